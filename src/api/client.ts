@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type DeletedEndpoint,
+  type EventRecord,
+  isErrorEnvelope,
+  type ListPage,
+  type PingAcknowledgement,
+  RETRYABLE_RATE_LIMIT_CODES,
+  type RedeliveryAcknowledgement,
+  type WebhookEndpoint,
+} from '../contract/index.js';
+import { type Logger, realSleep, silentLogger } from '../logger.js';
+import { ApiError } from './error.js';
+
+export interface ApiClientOptions {
+  /** The service's base URL (`CLOCKHOOK_API_BASE`), or a sandbox's. */
+  baseUrl: string;
+  /** Bearer key (`CLOCKHOOK_API_KEY`). */
+  apiKey: string;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** @default setTimeout-based sleep */
+  sleep?: (ms: number) => Promise<void>;
+  /** Told about each retry. @default silent */
+  logger?: Logger;
+  /** Per-request time-out in milliseconds. @default 30000 */
+  timeoutMs?: number;
+  /** Retries after api_error 500, bare 502/503 and network errors, waiting 1, 2, 4 s. @default 3 */
+  maxServerRetries?: number;
+  /** Retries after a retryable 429, each waiting Retry-After doubled per repeat. @default 4 */
+  maxRateLimitRetries?: number;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  query?: Record<string, string | number | undefined>;
+}
+
+export interface EndpointInput {
+  url: string;
+  /** Event types, or `['*']`. */
+  enabledEvents: string[];
+  description?: string;
+}
+
+export interface EndpointPatch {
+  url?: string;
+  enabledEvents?: string[];
+  description?: string;
+  status?: 'enabled' | 'disabled';
+}
+
+export interface ListQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+const SERVER_RETRY_BASE_MS = 1000;
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** The contract names the subscription both `eventTypes` and `enabledEvents`: accept either. */
+export function normalizeEndpoint(raw: unknown): WebhookEndpoint {
+  const { eventTypes, enabledEvents, ...rest } = raw as WebhookEndpoint & { eventTypes?: string[] };
+  return { ...rest, enabledEvents: enabledEvents ?? eventTypes ?? [] };
+}
+
+/** A list may be a bare array or wrapped in `data`; the wrapper's fields are not in the contract. */
+export function normalizeList<T>(raw: unknown, map: (item: unknown) => T = (item) => item as T): ListPage<T> {
+  if (Array.isArray(raw)) return { data: raw.map(map), hasMore: false, nextCursor: null };
+  const wrapped = (raw ?? {}) as { data?: unknown[]; hasMore?: boolean; has_more?: boolean; nextCursor?: string | null };
+  return {
+    data: (wrapped.data ?? []).map((item) => map(item)),
+    hasMore: wrapped.hasMore ?? wrapped.has_more ?? false,
+    nextCursor: wrapped.nextCursor ?? null,
+  };
+}
+
+function parseRetryAfter(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+/**
+ * REST client for the service's webhook API: bearer auth, the contract's error envelope turned into
+ * `ApiError`, and the contract's retry strategy. Every write carries one Idempotency-Key for all its
+ * attempts, so retrying after a lost response never writes twice.
+ */
+export class ApiClient {
+  readonly baseUrl: string;
+  readonly #apiKey: string;
+  readonly #fetch: typeof fetch;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #logger: Logger;
+  readonly #timeoutMs: number;
+  readonly #maxServerRetries: number;
+  readonly #maxRateLimitRetries: number;
+
+  constructor(options: ApiClientOptions) {
+    if (!options?.baseUrl) throw new TypeError('ApiClient: baseUrl is required (the service or sandbox URL).');
+    if (!options.apiKey) throw new TypeError('ApiClient: apiKey is required (--api-key or CLOCKHOOK_API_KEY).');
+    let base: URL;
+    try {
+      base = new URL(options.baseUrl);
+    } catch {
+      throw new TypeError(`ApiClient: baseUrl ${JSON.stringify(options.baseUrl)} is not a URL; use e.g. https://api.example.com`);
+    }
+    this.baseUrl = base.href.replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#sleep = options.sleep ?? realSleep;
+    this.#logger = options.logger ?? silentLogger;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#maxServerRetries = options.maxServerRetries ?? 3;
+    this.#maxRateLimitRetries = options.maxRateLimitRetries ?? 4;
+  }
+
+  /** Any call on the API, with auth, error mapping and retries. Resolves to the parsed JSON body. */
+  async request<T>(method: string, path: string, { body, query }: RequestOptions = {}): Promise<T> {
+    const url = this.#url(path, query);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#apiKey}`,
+      accept: 'application/json',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (WRITE_METHODS.has(method)) headers['idempotency-key'] = randomUUID();
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+
+    let serverRetries = 0;
+    let rateLimitRetries = 0;
+    for (;;) {
+      let response: Response;
+      let text: string;
+      try {
+        response = await this.#fetch(url, {
+          method,
+          headers,
+          body: payload,
+          signal: AbortSignal.timeout(this.#timeoutMs),
+        });
+        text = await response.text();
+      } catch (cause) {
+        // A write whose answer was lost may have happened: only retry it under an Idempotency-Key.
+        const retryable = !WRITE_METHODS.has(method) || headers['idempotency-key'] !== undefined;
+        if (retryable && serverRetries < this.#maxServerRetries) {
+          await this.#wait(SERVER_RETRY_BASE_MS * 2 ** serverRetries++, method, url, describeCause(cause));
+          continue;
+        }
+        throw new ApiError({
+          status: 0,
+          type: 'api_error',
+          code: 'connection_failed',
+          message: `No response from ${url}: ${describeCause(cause)}`,
+          method,
+          url,
+        });
+      }
+
+      if (response.ok) return (text === '' ? undefined : parseJson(text)) as T;
+
+      const error = toApiError(response, text, method, url);
+      if (isRetryableRateLimit(error) && rateLimitRetries < this.#maxRateLimitRetries) {
+        const waitMs = (error.retryAfter ?? 1) * 1000 * 2 ** rateLimitRetries++;
+        await this.#wait(waitMs, method, url, `${error.status} ${error.code}`);
+        continue;
+      }
+      if (isTransientServerError(error) && serverRetries < this.#maxServerRetries) {
+        await this.#wait(SERVER_RETRY_BASE_MS * 2 ** serverRetries++, method, url, `${error.status} ${error.code}`);
+        continue;
+      }
+      throw error;
+    }
+  }
+
+  async listEndpoints(query: ListQuery = {}): Promise<ListPage<WebhookEndpoint>> {
+    return normalizeList(await this.request('GET', '/webhookEndpoint', { query: { ...query } }), normalizeEndpoint);
+  }
+
+  async getEndpoint(id: number | string): Promise<WebhookEndpoint> {
+    return normalizeEndpoint(await this.request('GET', `/webhookEndpoint/${encodeURIComponent(id)}`));
+  }
+
+  /** Creates an endpoint; the response is the only place its secret is ever shown. */
+  async createEndpoint({ url, enabledEvents, description }: EndpointInput): Promise<WebhookEndpoint> {
+    return normalizeEndpoint(
+      await this.request('POST', '/webhookEndpoint', { body: { url, enabledEvents, description } }),
+    );
+  }
+
+  async updateEndpoint(id: number | string, patch: EndpointPatch): Promise<WebhookEndpoint> {
+    return normalizeEndpoint(
+      await this.request('POST', `/webhookEndpoint/${encodeURIComponent(id)}`, { body: patch }),
+    );
+  }
+
+  deleteEndpoint(id: number | string): Promise<DeletedEndpoint> {
+    return this.request('DELETE', `/webhookEndpoint/${encodeURIComponent(id)}`);
+  }
+
+  pingEndpoint(id: number | string): Promise<PingAcknowledgement> {
+    return this.request('POST', `/webhookEndpoint/${encodeURIComponent(id)}/ping`);
+  }
+
+  async listEvents(query: ListQuery & { type?: string } = {}): Promise<ListPage<EventRecord>> {
+    return normalizeList(await this.request('GET', '/event', { query: { ...query } }));
+  }
+
+  async getEvent(id: string): Promise<EventRecord> {
+    const event = await this.request<EventRecord>('GET', `/event/${encodeURIComponent(id)}`);
+    return { ...event, delivery_attempts: event.delivery_attempts ?? [] };
+  }
+
+  redeliverEvent(id: string): Promise<RedeliveryAcknowledgement> {
+    return this.request('POST', `/event/${encodeURIComponent(id)}/redeliver`);
+  }
+
+  #url(path: string, query: RequestOptions['query']): string {
+    const url = new URL(this.baseUrl + path);
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
+    }
+    return url.href;
+  }
+
+  async #wait(ms: number, method: string, url: string, why: string): Promise<void> {
+    this.#logger.warn(`[${method}] ${url}: ${why}; retrying in ${ms / 1000} s`);
+    await this.#sleep(ms);
+  }
+}
+
+function describeCause(cause: unknown): string {
+  if (cause instanceof Error) {
+    const inner = (cause as Error & { cause?: { code?: string; message?: string } }).cause;
+    if (cause.name === 'TimeoutError') return 'timed out';
+    return inner?.code ?? inner?.message ?? cause.message;
+  }
+  return String(cause);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function toApiError(response: Response, text: string, method: string, url: string): ApiError {
+  const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+  const body = parseJson(text);
+  if (isErrorEnvelope(body)) {
+    return new ApiError({
+      ...body.error,
+      requestId: body.error.requestId ?? response.headers.get('request-id') ?? undefined,
+      status: response.status,
+      method,
+      url,
+      retryAfter,
+    });
+  }
+  // Not the service's envelope: a proxy's HTML page, an empty 503 from a load balancer, ...
+  const snippet = text.replace(/\s+/g, ' ').trim().slice(0, 120);
+  return new ApiError({
+    status: response.status,
+    type: response.status >= 500 ? 'api_error' : 'invalid_request_error',
+    code: `http_${response.status}`,
+    message: `${response.status} ${response.statusText || 'error'} without the service's JSON error body${snippet ? ` (got: ${snippet})` : ''}. A proxy or gateway between you and the service answered.`,
+    method,
+    url,
+    retryAfter,
+  });
+}
+
+function isRetryableRateLimit(error: ApiError): boolean {
+  return error.status === 429 && (RETRYABLE_RATE_LIMIT_CODES as readonly string[]).includes(error.code);
+}
+
+/** api_error 500, and 502/503 from infrastructure, are transient (contract: Retry strategy). */
+function isTransientServerError(error: ApiError): boolean {
+  return (error.status === 500 && error.type === 'api_error') || error.status === 502 || error.status === 503;
+}

@@ -1,0 +1,37 @@
+import { CommanderError } from 'commander';
+import { ApiError } from '../api/index.js';
+import { CliError, UsageError } from './errors.js';
+import { buildProgram } from './program.js';
+
+/** Runs the CLI; maps failures to the exit codes of DESIGN.md: 1 runtime failure, 2 bad usage. */
+export async function run(argv: string[] = process.argv): Promise<void> {
+  const program = buildProgram().exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    process.exitCode = reportError(error);
+  }
+}
+
+function reportError(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // commander has printed its own message already; help and version are successes.
+    return error.exitCode === 0 ? 0 : 2;
+  }
+  if (error instanceof UsageError) {
+    process.stderr.write(`clockhook: ${error.message}\n`);
+    return 2;
+  }
+  if (error instanceof ApiError) {
+    process.stderr.write(`clockhook: the API call failed\n${error.describe()}\n`);
+    return 1;
+  }
+  if (error instanceof CliError) {
+    process.stderr.write(`clockhook: ${error.message}\n`);
+    return 1;
+  }
+  process.stderr.write(`clockhook: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}
+
+await run();

@@ -1,0 +1,91 @@
+/** Every subscribable event type of the contract's Events table, grouped by resource. */
+export const EVENT_TYPES_BY_RESOURCE = {
+  employee: ['employee.created', 'employee.updated', 'employee.deleted'],
+  punch: ['punch.created', 'punch.updated', 'punch.deleted'],
+  time_entry: ['time_entry.created', 'time_entry.updated', 'time_entry.deleted'],
+  shift: ['shift.created', 'shift.updated', 'shift.deleted', 'shift.published'],
+  location: ['location.created', 'location.updated', 'location.deleted'],
+  job_code: ['job_code.created', 'job_code.updated', 'job_code.deleted'],
+  position: ['position.created', 'position.updated', 'position.deleted'],
+  group: ['group.created', 'group.updated', 'group.deleted'],
+  geofence: ['geofence.created', 'geofence.updated', 'geofence.deleted'],
+  pto_request: [
+    'pto_request.created',
+    'pto_request.updated',
+    'pto_request.approved',
+    'pto_request.denied',
+    'pto_request.cancelled',
+  ],
+  pay_period: ['pay_period.approved', 'pay_period.reopened'],
+  time_card: ['time_card.approved', 'time_card.rejected'],
+  schedule: ['schedule.published'],
+} as const;
+
+export type ResourceName = keyof typeof EVENT_TYPES_BY_RESOURCE;
+export type DomainEventType = (typeof EVENT_TYPES_BY_RESOURCE)[ResourceName][number];
+
+/** The synthetic type produced only by the ping operation; never subscribable. */
+export const PING_EVENT_TYPE = 'webhook_endpoint.ping';
+export const WILDCARD = '*';
+
+export type EventType = DomainEventType | typeof PING_EVENT_TYPE;
+
+/** All subscribable domain event types, in catalogue order. */
+export const EVENT_TYPES: readonly DomainEventType[] = Object.freeze(
+  Object.values(EVENT_TYPES_BY_RESOURCE).flat() as DomainEventType[],
+);
+
+const DOMAIN_TYPES = new Set<string>(EVENT_TYPES);
+
+export function isDomainEventType(type: string): type is DomainEventType {
+  return DOMAIN_TYPES.has(type);
+}
+
+/** A domain type or the synthetic ping type: anything a delivery envelope may carry. */
+export function isKnownEventType(type: string): type is EventType {
+  return DOMAIN_TYPES.has(type) || type === PING_EVENT_TYPE;
+}
+
+/** The resource an event type belongs to (`punch.created` → `punch`). */
+export function resourceOf(type: DomainEventType): ResourceName {
+  return type.slice(0, type.indexOf('.')) as ResourceName;
+}
+
+/**
+ * Whether an endpoint subscribed to `subscription` receives an event of `type`. `*` matches every
+ * domain type; the ping type never matches through a filter (it bypasses filters instead).
+ */
+export function matchesSubscription(type: string, subscription: readonly string[]): boolean {
+  if (!isDomainEventType(type)) return false;
+  return subscription.includes(WILDCARD) || subscription.includes(type);
+}
+
+export type SubscriptionCheck =
+  | { ok: true; types: string[] }
+  | { ok: false; invalid: string[]; message: string };
+
+/**
+ * Validates a subscription list: non-empty, each entry a catalogue type or `*`. The message of a
+ * failure lists the valid types, so a person can correct the request.
+ */
+export function validateSubscription(types: unknown): SubscriptionCheck {
+  if (!Array.isArray(types) || types.length === 0 || types.some((t) => typeof t !== 'string')) {
+    return {
+      ok: false,
+      invalid: [],
+      message: 'must be a non-empty array of event-type strings, or ["*"] for every type',
+    };
+  }
+  const invalid = types.filter((t) => t !== WILDCARD && !isDomainEventType(t));
+  if (invalid.length > 0) {
+    const pingNote = invalid.includes(PING_EVENT_TYPE)
+      ? ` ${PING_EVENT_TYPE} is not subscribable: pings reach the endpoint whatever it subscribes to.`
+      : '';
+    return {
+      ok: false,
+      invalid,
+      message: `unknown event type${invalid.length > 1 ? 's' : ''} ${invalid.join(', ')}.${pingNote} Valid types: *, ${EVENT_TYPES.join(', ')}`,
+    };
+  }
+  return { ok: true, types: [...new Set(types as string[])] };
+}

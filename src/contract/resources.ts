@@ -1,0 +1,78 @@
+/** REST resources of the contract (camelCase), with the DESIGN.md answers to what it leaves open. */
+
+export type EndpointStatus = 'enabled' | 'disabled';
+
+export interface WebhookEndpoint {
+  id: number;
+  object?: 'webhook_endpoint';
+  url: string;
+  /** The subscription. The contract names it both ways; clients normalize to this field. */
+  enabledEvents: string[];
+  description?: string | null;
+  status: EndpointStatus | string;
+  /** Only in the create response. */
+  secret?: string;
+  [field: string]: unknown;
+}
+
+/** One delivery attempt (DESIGN.md: delivery attempt entry). */
+export interface DeliveryAttempt {
+  attempt: number;
+  endpointId: number;
+  /** null on time-out or refused connection. */
+  statusCode: number | null;
+  /** At most 4000 characters. */
+  responseBody: string;
+  durationMs: number;
+  error: string | null;
+  createdAt: string;
+}
+
+export interface EventRecord {
+  id: string;
+  object?: 'event';
+  type: string;
+  apiVersion?: string;
+  created?: number;
+  data?: Record<string, unknown>;
+  /** The one snake_case name of the REST API. */
+  delivery_attempts: DeliveryAttempt[];
+  [field: string]: unknown;
+}
+
+export interface PingAcknowledgement {
+  eventId: string;
+  endpointId: number;
+  object: 'webhook_endpoint_ping';
+  message: string;
+}
+
+export interface RedeliveryAcknowledgement {
+  eventId: string;
+  endpointsNotified: number;
+  object: 'webhook_event_redelivery';
+  message: string;
+}
+
+export interface DeletedEndpoint {
+  id: number;
+  object: 'webhook_endpoint';
+  deleted: true;
+}
+
+export interface ListPage<T> {
+  data: T[];
+  hasMore: boolean;
+  nextCursor: string | null;
+}
+
+/** Limits of the contract's Limits table. */
+export const LIMITS = {
+  deliveryAttempts: 5,
+  consecutiveFailuresToDisable: 10,
+  storedResponseBodyChars: 4000,
+  receiverTimeoutMs: 30_000,
+  replayWindowSeconds: 300,
+  /** Retry table: delay before attempts 1..5, in milliseconds. */
+  retryDelaysMs: [0, 60_000, 300_000, 1_800_000, 7_200_000],
+} as const;

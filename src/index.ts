@@ -1,0 +1,2 @@
+export { ApiClient, ApiError } from './api/index.js';
+export * from './contract/index.js';

@@ -1,0 +1,16 @@
+/** What every component logs through; inject a recording one in tests. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+export const consoleLogger: Logger = {
+  info: (message) => console.error(message),
+  warn: (message) => console.error(message),
+  error: (message) => console.error(message),
+};
+
+export const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

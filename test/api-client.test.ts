@@ -1,0 +1,166 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiClient, ApiError } from '../src/index.js';
+import { type ScriptedReply, startScriptedServer } from './helpers/scripted-server.js';
+
+const KEY = 'tt_live_testkey';
+let closeServer: (() => Promise<void>) | undefined;
+
+afterEach(async () => {
+  await closeServer?.();
+  closeServer = undefined;
+});
+
+async function clientFor(replies: ScriptedReply[]) {
+  const server = await startScriptedServer(replies);
+  closeServer = server.close;
+  const waits: number[] = [];
+  const client = new ApiClient({
+    baseUrl: server.url,
+    apiKey: KEY,
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+  });
+  return { client, waits, requests: server.requests };
+}
+
+const envelope = (status: number, type: string, code: string, extra: Record<string, unknown> = {}): ScriptedReply => ({
+  status,
+  body: { error: { type, code, message: `${code} happened`, requestId: `req_${status}`, ...extra } },
+});
+
+describe('ApiClient', () => {
+  it('sends the bearer key and parses the body', async () => {
+    const { client, requests } = await clientFor([{ status: 200, body: { id: 7, url: 'https://x', enabledEvents: ['*'], status: 'enabled' } }]);
+    const endpoint = await client.getEndpoint(7);
+    expect(endpoint.id).toBe(7);
+    expect(requests[0].headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(requests[0].url).toBe('/webhookEndpoint/7');
+  });
+
+  it('waits Retry-After on a 429, then succeeds', async () => {
+    const { client, waits, requests } = await clientFor([
+      { ...envelope(429, 'rate_limit_error', 'rate_limit_exceeded'), headers: { 'retry-after': '3' } },
+      { status: 200, body: { data: [], hasMore: false, nextCursor: null } },
+    ]);
+    await client.listEndpoints();
+    expect(waits).toEqual([3000]);
+    expect(requests).toHaveLength(2);
+  });
+
+  it('backs off exponentially on repeated 429s', async () => {
+    const limited = { ...envelope(429, 'rate_limit_error', 'account_rate_limit_exceeded'), headers: { 'retry-after': '2' } };
+    const { client, waits } = await clientFor([limited, limited, limited, { status: 200, body: [] }]);
+    await client.listEvents();
+    expect(waits).toEqual([2000, 4000, 8000]);
+  });
+
+  it('never retries the trial caps', async () => {
+    for (const code of ['trial_resource_limit_exceeded', 'trial_resource_daily_limit_exceeded', 'trial_daily_writes_exceeded']) {
+      const { client, waits, requests } = await clientFor([
+        { ...envelope(429, 'rate_limit_error', code), headers: { 'retry-after': '1' } },
+      ]);
+      const error = await client.createEndpoint({ url: 'https://x', enabledEvents: ['*'] }).catch((e) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error.code).toBe(code);
+      expect(waits).toEqual([]);
+      expect(requests).toHaveLength(1);
+      await closeServer?.();
+    }
+  });
+
+  it('retries api_error 500 after 1, 2 and 4 s, then gives up', async () => {
+    const fail = envelope(500, 'api_error', 'internal_error');
+    const { client, waits, requests } = await clientFor([fail, fail, fail, fail]);
+    const error = await client.listEvents().catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 500, type: 'api_error', code: 'internal_error', requestId: 'req_500' });
+    expect(waits).toEqual([1000, 2000, 4000]);
+    expect(requests).toHaveLength(4);
+  });
+
+  it('succeeds after 500 ×3 when the fourth answer is good', async () => {
+    const fail = envelope(500, 'api_error', 'internal_error');
+    const { client, waits } = await clientFor([fail, fail, fail, { status: 200, body: { id: 'evt_1', type: 'punch.created' } }]);
+    const event = await client.getEvent('evt_1');
+    expect(event.id).toBe('evt_1');
+    expect(event.delivery_attempts).toEqual([]);
+    expect(waits).toEqual([1000, 2000, 4000]);
+  });
+
+  it('does not retry a 401 and carries the envelope fields', async () => {
+    const { client, waits, requests } = await clientFor([envelope(401, 'authentication_error', 'api_key_invalid')]);
+    const error = await client.listEndpoints().catch((e) => e);
+    expect(error).toMatchObject({ status: 401, type: 'authentication_error', code: 'api_key_invalid', message: 'api_key_invalid happened' });
+    expect(error.describe()).toContain('[GET]');
+    expect(error.describe()).toContain('req_401');
+    expect(waits).toEqual([]);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('keeps param and per-field errors of a validation failure', async () => {
+    const { client } = await clientFor([
+      envelope(400, 'invalid_request_error', 'parameter_invalid', { param: 'url', errors: [{ field: 'url', message: 'must be https' }] }),
+    ]);
+    const error = await client.createEndpoint({ url: 'http://x', enabledEvents: ['*'] }).catch((e) => e);
+    expect(error.param).toBe('url');
+    expect(error.errors).toEqual([{ field: 'url', message: 'must be https' }]);
+    expect(error.describe()).toContain('- url: must be https');
+  });
+
+  it('turns a 502 HTML page into an ApiError after retrying it', async () => {
+    const page: ScriptedReply = { status: 502, body: '<html><body>Bad Gateway</body></html>', headers: { 'content-type': 'text/html' } };
+    const { client, waits } = await clientFor([page, page, page, page]);
+    const error = await client.listEndpoints().catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.status).toBe(502);
+    expect(error.message).toMatch(/without the service's JSON error body/);
+    expect(error.message).toContain('Bad Gateway');
+    expect(waits).toEqual([1000, 2000, 4000]);
+  });
+
+  it('sends one Idempotency-Key per logical write, the same on every retry', async () => {
+    const fail = envelope(500, 'api_error', 'internal_error');
+    const { client, requests } = await clientFor([fail, { status: 202, body: { eventId: 'evt_1', endpointsNotified: 1 } }]);
+    await client.redeliverEvent('evt_1');
+    await client.redeliverEvent('evt_1');
+    const keys = requests.map((r) => r.headers['idempotency-key']);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+  });
+
+  it('retries a write after a network error because it carries an Idempotency-Key', async () => {
+    const { client, waits, requests } = await clientFor([{ status: 0, hangUp: true }, { status: 202, body: { eventId: 'evt_2' } }]);
+    const ack = await client.pingEndpoint(3);
+    expect(ack.eventId).toBe('evt_2');
+    expect(waits).toEqual([1000]);
+    expect(requests[0].headers['idempotency-key']).toBe(requests[1].headers['idempotency-key']);
+  });
+
+  it('reports an unreachable service as connection_failed naming the URL', async () => {
+    const { client, waits } = await clientFor([]);
+    await closeServer?.();
+    closeServer = undefined;
+    const error = await client.listEndpoints().catch((e) => e);
+    expect(error).toMatchObject({ status: 0, code: 'connection_failed' });
+    expect(error.message).toContain(client.baseUrl);
+    expect(waits).toEqual([1000, 2000, 4000]);
+  });
+
+  it('accepts eventTypes as the subscription field and a bare-array list', async () => {
+    const { client } = await clientFor([{ status: 200, body: [{ id: 1, url: 'https://a', eventTypes: ['punch.created'], status: 'enabled' }] }]);
+    const page = await client.listEndpoints();
+    expect(page).toEqual({
+      data: [{ id: 1, url: 'https://a', enabledEvents: ['punch.created'], status: 'enabled' }],
+      hasMore: false,
+      nextCursor: null,
+    });
+  });
+
+  it('refuses to be built without a base URL or key', () => {
+    expect(() => new ApiClient({ baseUrl: '', apiKey: KEY })).toThrow(/baseUrl is required/);
+    expect(() => new ApiClient({ baseUrl: 'nope', apiKey: KEY })).toThrow(/not a URL/);
+    expect(() => new ApiClient({ baseUrl: 'http://x', apiKey: '' })).toThrow(/apiKey is required/);
+  });
+});
