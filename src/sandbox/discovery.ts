@@ -1,0 +1,47 @@
+import { readFile, unlink } from 'node:fs/promises';
+import { writePrivateFile } from '../store/index.js';
+
+/** `.clockhook/sandbox.json`: how other commands in the same folder find a running sandbox. */
+export interface SandboxDiscovery {
+  apiBase: string;
+  apiKey: string;
+  account: string;
+  pid: number;
+}
+
+export const DEFAULT_DISCOVERY_PATH = '.clockhook/sandbox.json';
+
+export function writeDiscovery(path: string, info: SandboxDiscovery): Promise<void> {
+  return writePrivateFile(path, `${JSON.stringify(info, null, 2)}\n`);
+}
+
+/** Removes the file only if it still names this process (a newer sandbox may have replaced it). */
+export async function removeDiscovery(path: string, pid = process.pid): Promise<void> {
+  const current = await readDiscoveryFile(path);
+  if (current?.pid === pid) await unlink(path).catch(() => {});
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readDiscoveryFile(path: string): Promise<SandboxDiscovery | null> {
+  try {
+    const info = JSON.parse(await readFile(path, 'utf8')) as SandboxDiscovery;
+    return typeof info.apiBase === 'string' && typeof info.apiKey === 'string' && Number.isInteger(info.pid) ? info : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The running sandbox of this folder, or null; a file left by a process that is gone is ignored. */
+export async function findRunningSandbox(path = DEFAULT_DISCOVERY_PATH): Promise<SandboxDiscovery | null> {
+  const info = await readDiscoveryFile(path);
+  return info && isAlive(info.pid) ? info : null;
+}

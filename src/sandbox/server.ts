@@ -1,0 +1,419 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Low } from 'lowdb';
+import { isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { DEFAULT_DISCOVERY_PATH, removeDiscovery, writeDiscovery } from './discovery.js';
+import { invalidParam, notFound, rateLimited, SandboxError } from './errors.js';
+import { DAY_MS, MinuteWindow, PER_KEY_PER_MINUTE, TRIAL_CAPS, usageInLastDay } from './limits.js';
+import * as api from './resources.js';
+import {
+  type AccountRecord,
+  DEFAULT_ACCOUNT,
+  type KeyRecord,
+  newAccountId,
+  newApiKey,
+  newRequestId,
+  openSandboxState,
+  PLANS,
+  type Plan,
+  SCOPES,
+  type SandboxData,
+  type Scope,
+} from './state.js';
+import { type AttemptReport, DeliveryWorker } from './worker.js';
+
+export interface SandboxOptions {
+  /** @default 4302 */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** lowdb state file. @default '.clockhook/sandbox-db.json' */
+  dbPath?: string;
+  /** Discovery file for other commands; null writes none. @default '.clockhook/sandbox.json' */
+  discoveryPath?: string | null;
+  /** Multiplies retry delays: 0.001 turns 1 min into 60 ms. The 30 s time-out is not scaled. @default 1 */
+  timeScale?: number;
+  /** api_version of the envelopes this sandbox sends. @default '2026-11-01' */
+  apiVersion?: string;
+  /** The receiver's time limit per attempt. @default 30000 (the contract's) */
+  deliveryTimeoutMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+  /** @default silent */
+  logger?: Logger;
+  /** Told about every completed delivery attempt. */
+  onAttempt?: (report: AttemptReport) => void;
+}
+
+export interface Sandbox {
+  /** `http://host:port` of the REST API. */
+  apiBase: string;
+  /** The default account's full-scope key. */
+  apiKey: string;
+  account: string;
+  port: number;
+  /** Stops the server and the worker, writes the state, removes the discovery file. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+const DEFAULTS = {
+  port: 4302,
+  host: '127.0.0.1',
+  dbPath: '.clockhook/sandbox-db.json',
+  discoveryPath: DEFAULT_DISCOVERY_PATH as string | null,
+  timeScale: 1,
+  apiVersion: '2026-11-01',
+  deliveryTimeoutMs: 30_000,
+  now: Date.now,
+  logger: silentLogger,
+  onAttempt: (_report: AttemptReport) => {},
+};
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const FORCEABLE_ERRORS = ['internal_error', 'rate_limit_exceeded', 'account_rate_limit_exceeded'];
+const API_VERSION_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+type Handler = (ctx: api.RouteContext, id: string) => api.RouteResult;
+interface Route {
+  method: string;
+  pattern: RegExp;
+  scope: Scope;
+  write: boolean;
+  handler: Handler;
+}
+
+/** The contract's Endpoints table, with DESIGN.md's scope for each operation. */
+const ROUTES: Route[] = [
+  { method: 'GET', pattern: /^\/webhookEndpoint$/, scope: 'webhooks:read', write: false, handler: api.listEndpoints },
+  { method: 'POST', pattern: /^\/webhookEndpoint$/, scope: 'webhooks:write', write: true, handler: api.createEndpoint },
+  { method: 'GET', pattern: /^\/webhookEndpoint\/([^/]+)$/, scope: 'webhooks:read', write: false, handler: api.getEndpoint },
+  { method: 'POST', pattern: /^\/webhookEndpoint\/([^/]+)$/, scope: 'webhooks:write', write: true, handler: api.updateEndpoint },
+  { method: 'DELETE', pattern: /^\/webhookEndpoint\/([^/]+)$/, scope: 'webhooks:write', write: true, handler: api.deleteEndpoint },
+  { method: 'POST', pattern: /^\/webhookEndpoint\/([^/]+)\/ping$/, scope: 'webhooks:write', write: true, handler: api.pingEndpoint },
+  { method: 'GET', pattern: /^\/event$/, scope: 'events:read', write: false, handler: api.listEvents },
+  { method: 'GET', pattern: /^\/event\/([^/]+)$/, scope: 'events:read', write: false, handler: api.getEvent },
+  { method: 'POST', pattern: /^\/event\/([^/]+)\/redeliver$/, scope: 'events:write', write: true, handler: api.redeliverEvent },
+];
+
+function validateOptions(options: typeof DEFAULTS): void {
+  if (!Number.isFinite(options.timeScale) || options.timeScale <= 0) {
+    throw new TypeError(`timeScale must be a positive number (got ${options.timeScale}); 0.001 turns 1 minute into 60 ms.`);
+  }
+  if (!API_VERSION_PATTERN.test(options.apiVersion)) {
+    throw new TypeError(`apiVersion must be a date label YYYY-MM-DD (got ${JSON.stringify(options.apiVersion)}).`);
+  }
+}
+
+/** Serializes writes: at most one in flight, and one more that picks up every change made meanwhile. */
+function coalesceWrites(write: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  return function persist(): Promise<void> {
+    if (queued) return queued;
+    if (!running) {
+      running = write().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    queued = running.then((): Promise<void> => {
+      queued = null;
+      return persist();
+    });
+    return queued;
+  };
+}
+
+function ensureDefaultAccount(data: SandboxData, now: number): KeyRecord {
+  const createdAt = new Date(now).toISOString();
+  if (!data.accounts.some((a) => a.id === DEFAULT_ACCOUNT)) {
+    data.accounts.push({ id: DEFAULT_ACCOUNT, plan: 'pro', createdAt });
+  }
+  let key = data.keys.find((k) => k.account === DEFAULT_ACCOUNT && k.scopes.length === SCOPES.length);
+  if (!key) {
+    key = { key: newApiKey(), account: DEFAULT_ACCOUNT, scopes: [...SCOPES], createdAt };
+    data.keys.push(key);
+  }
+  return key;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw invalidParam('body', `the request body is over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function parseJsonBody(raw: Buffer): Record<string, unknown> {
+  if (raw.length === 0) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw invalidParam('body', 'the request body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidParam('body', 'the request body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+function authenticate(req: IncomingMessage, data: SandboxData): KeyRecord {
+  const authorization = req.headers.authorization;
+  if (authorization === undefined) {
+    // DESIGN.md: any *subscription-key* header without a bearer header is the older style.
+    if (Object.keys(req.headers).some((name) => name.includes('subscription-key'))) {
+      throw new SandboxError(401, 'authentication_error', 'legacy_key_unsupported',
+        'The subscription-key header is no longer accepted. Send "Authorization: Bearer <API key>".');
+    }
+    throw new SandboxError(401, 'authentication_error', 'api_key_invalid', 'No API key: send "Authorization: Bearer <API key>".');
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  const key = match ? data.keys.find((k) => k.key === match[1]) : undefined;
+  if (!key) throw new SandboxError(401, 'authentication_error', 'api_key_invalid', 'The API key is malformed, unknown or revoked.');
+  return key;
+}
+
+function requireScope(key: KeyRecord, scope: Scope): void {
+  if (!key.scopes.includes(scope)) {
+    throw new SandboxError(403, 'authorization_error', 'insufficient_permissions', `This API key lacks the ${scope} permission.`);
+  }
+}
+
+function forcedError(req: IncomingMessage): SandboxError | null {
+  const value = req.headers['sandbox-force-error'];
+  if (value === undefined) return null;
+  switch (value) {
+    case 'internal_error':
+      return new SandboxError(500, 'api_error', 'internal_error', 'Forced by Sandbox-Force-Error: an unexpected server-side failure.');
+    case 'rate_limit_exceeded':
+    case 'account_rate_limit_exceeded':
+      return rateLimited(value, `Forced by Sandbox-Force-Error: ${value}.`, 1);
+    default:
+      return invalidParam('Sandbox-Force-Error', `Sandbox-Force-Error must be one of ${FORCEABLE_ERRORS.join(', ')}`);
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/**
+ * Starts the sandbox: a faithful local emulator of the service's webhook API and delivery worker,
+ * with its state in a lowdb file. Resolves once it is listening and its discovery file is written.
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const config = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as typeof DEFAULTS;
+  validateOptions(config);
+  const { now, logger } = config;
+
+  const db: Low<SandboxData> = await openSandboxState(config.dbPath, logger);
+  const defaultKey = ensureDefaultAccount(db.data, now());
+  const persist = coalesceWrites(() => db.write());
+  await persist();
+
+  const worker = new DeliveryWorker({
+    db,
+    persist,
+    timeScale: config.timeScale,
+    timeoutMs: config.deliveryTimeoutMs,
+    now,
+    onAttempt: config.onAttempt,
+  });
+  const windows = new MinuteWindow();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = newRequestId();
+    res.setHeader('request-id', requestId);
+    try {
+      const url = new URL(req.url ?? '/', 'http://sandbox');
+      const raw = await readBody(req);
+      const forced = forcedError(req);
+      if (forced) throw forced;
+      if (url.pathname === '/sandbox/health' && req.method === 'GET') {
+        send(res, 200, { ok: true, apiVersion: config.apiVersion, timeScale: config.timeScale });
+        return;
+      }
+      const result = url.pathname.startsWith('/sandbox/')
+        ? await handleAdmin(req, url, raw)
+        : await handleApi(req, url, raw);
+      send(res, result.status, result.body);
+    } catch (error) {
+      const failure = error instanceof SandboxError ? error : internal(error);
+      const headers: Record<string, string> = failure.extra.retryAfter === undefined ? {} : { 'retry-after': String(failure.extra.retryAfter) };
+      send(res, failure.status, failure.body(requestId), headers);
+    }
+  }
+
+  function internal(error: unknown): SandboxError {
+    logger.error(`sandbox: unexpected failure: ${error instanceof Error ? error.stack : String(error)}`);
+    return new SandboxError(500, 'api_error', 'internal_error', 'An unexpected failure in the sandbox.');
+  }
+
+  function routeContext(key: KeyRecord, url: URL, body: Record<string, unknown>): api.RouteContext {
+    const account = db.data.accounts.find((a) => a.id === key.account) as AccountRecord;
+    return {
+      data: db.data,
+      account: key.account,
+      plan: account.plan,
+      body,
+      query: url.searchParams,
+      now: now(),
+      apiVersion: config.apiVersion,
+      deliver: (event, endpoints) => worker.enqueue(event, endpoints),
+      cancelDeliveries: (endpointId) => worker.cancelForEndpoint(endpointId),
+    };
+  }
+
+  function enforceRateLimits(key: KeyRecord, plan: Plan): void {
+    const at = now();
+    const keyWait = windows.take(`key:${key.key}`, PER_KEY_PER_MINUTE, at);
+    if (keyWait > 0) throw rateLimited('rate_limit_exceeded', `This key made ${PER_KEY_PER_MINUTE} requests in the last minute.`, keyWait);
+    const accountWait = windows.take(`account:${key.account}`, PLANS[plan], at);
+    if (accountWait > 0) {
+      throw rateLimited('account_rate_limit_exceeded', `The account's ${plan} plan allows ${PLANS[plan]} requests per minute.`, accountWait);
+    }
+  }
+
+  async function handleApi(req: IncomingMessage, url: URL, raw: Buffer): Promise<api.RouteResult> {
+    const route = ROUTES.find((r) => r.method === req.method && r.pattern.test(url.pathname));
+    if (!route) throw notFound(`route ${req.method} ${url.pathname}`);
+    const key = authenticate(req, db.data);
+    requireScope(key, route.scope);
+    const ctx = routeContext(key, url, {});
+    enforceRateLimits(key, ctx.plan as Plan);
+
+    const idempotencyKey = route.write ? req.headers['idempotency-key'] : undefined;
+    const scope = `${key.key}:${idempotencyKey}`;
+    const fingerprint = `${req.method} ${url.pathname} ${raw.toString('base64')}`;
+    if (typeof idempotencyKey === 'string') {
+      const cached = db.data.idempotency.find((r) => r.scope === scope && r.at > now() - DAY_MS);
+      if (cached) {
+        if (cached.fingerprint !== fingerprint) {
+          throw invalidParam('Idempotency-Key', 'this Idempotency-Key was used with a different request; use a new key for a new request');
+        }
+        return { status: cached.status, body: cached.body };
+      }
+    }
+    if (route.write && ctx.plan === 'trial' && usageInLastDay(db.data.usage, key.account, 'write', ctx.now) >= TRIAL_CAPS.writesPerDay) {
+      throw new SandboxError(429, 'rate_limit_error', 'trial_daily_writes_exceeded',
+        `Trial accounts may make ${TRIAL_CAPS.writesPerDay} write requests per rolling 24 hours.`);
+    }
+    ctx.body = parseJsonBody(raw);
+    const result = route.handler(ctx, route.pattern.exec(url.pathname)?.[1] ?? '');
+    if (route.write) {
+      db.data.usage = db.data.usage.filter((u) => u.at > ctx.now - DAY_MS);
+      db.data.usage.push({ account: key.account, kind: 'write', at: ctx.now });
+      if (typeof idempotencyKey === 'string') {
+        db.data.idempotency = db.data.idempotency.filter((r) => r.at > ctx.now - DAY_MS);
+        db.data.idempotency.push({ scope, fingerprint, status: result.status, body: result.body, at: ctx.now });
+      }
+      await persist();
+    }
+    return result;
+  }
+
+  async function handleAdmin(req: IncomingMessage, url: URL, raw: Buffer): Promise<api.RouteResult> {
+    const key = authenticate(req, db.data);
+    if (!SCOPES.every((scope) => key.scopes.includes(scope))) {
+      throw new SandboxError(403, 'authorization_error', 'insufficient_permissions', 'Sandbox admin routes need a full-scope key.');
+    }
+    const body = parseJsonBody(raw);
+    if (req.method === 'POST' && url.pathname === '/sandbox/keys') return createKey(body);
+    if (req.method === 'POST' && url.pathname === '/sandbox/events') {
+      const result = emitDomainEvent(routeContext(key, url, body));
+      await persist();
+      return result;
+    }
+    throw notFound(`route ${req.method} ${url.pathname}`);
+  }
+
+  function createKey(body: Record<string, unknown>): api.RouteResult {
+    const { plan, scopes = [...SCOPES], account } = body;
+    if (plan !== undefined && !(typeof plan === 'string' && plan in PLANS)) {
+      throw invalidParam('plan', `plan must be one of ${Object.keys(PLANS).join(', ')}`);
+    }
+    if (!Array.isArray(scopes) || scopes.length === 0 || scopes.some((s) => !(SCOPES as readonly unknown[]).includes(s))) {
+      throw invalidParam('scopes', `scopes must be a non-empty list from ${SCOPES.join(', ')}`);
+    }
+    let record: AccountRecord | undefined;
+    if (account !== undefined) {
+      record = db.data.accounts.find((a) => a.id === account);
+      if (!record) throw notFound(`account ${String(account)}`);
+      if (plan !== undefined && plan !== record.plan) {
+        throw invalidParam('plan', `account ${record.id} is on the ${record.plan} plan; omit plan to add a key to it`);
+      }
+    } else {
+      record = { id: newAccountId(), plan: (plan as Plan | undefined) ?? 'pro', createdAt: new Date(now()).toISOString() };
+      db.data.accounts.push(record);
+    }
+    const key: KeyRecord = { key: newApiKey(), account: record.id, scopes: [...new Set(scopes as Scope[])], createdAt: new Date(now()).toISOString() };
+    db.data.keys.push(key);
+    return { status: 201, body: { apiKey: key.key, account: record.id, plan: record.plan, scopes: key.scopes } };
+  }
+
+  function emitDomainEvent(ctx: api.RouteContext): api.RouteResult {
+    const { type, data } = ctx.body;
+    if (typeof type !== 'string' || !isDomainEventType(type)) {
+      const hint = type === PING_EVENT_TYPE ? ' Pings come from POST /webhookEndpoint/{id}/ping.' : '';
+      throw invalidParam('type', `type must be a catalogue event type (see clockhook trigger --help).${hint}`);
+    }
+    if (data !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) {
+      throw invalidParam('data', 'data must be a JSON object (the resource)');
+    }
+    const event = api.createEvent(ctx, type, (data as Record<string, unknown> | undefined) ?? sampleData(type));
+    worker.enqueue(event, api.subscribedEndpoints(ctx, type));
+    return { status: 201, body: api.eventJson(event) };
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      logger.error(`sandbox: ${String(error)}`);
+      res.destroy();
+    });
+  });
+  await listen(server, config.port, config.host);
+  const { port } = server.address() as AddressInfo;
+  const apiBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  worker.resume();
+  if (config.discoveryPath) {
+    await writeDiscovery(config.discoveryPath, { apiBase, apiKey: defaultKey.key, account: DEFAULT_ACCOUNT, pid: process.pid });
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    apiBase,
+    apiKey: defaultKey.key,
+    account: DEFAULT_ACCOUNT,
+    port,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await worker.close();
+        await persist();
+        if (config.discoveryPath) await removeDiscovery(config.discoveryPath);
+      })();
+      return closing;
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,241 @@
+import { randomBytes } from 'node:crypto';
+import type { Low } from 'lowdb';
+import { type DeliveryAttempt, type DeliveryEnvelope, LIMITS, signPayload } from '../contract/index.js';
+import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxData } from './state.js';
+
+export interface AttemptReport {
+  eventId: string;
+  type: string;
+  endpointId: number;
+  url: string;
+  attempt: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** delivered: 2xx; retrying: another attempt is scheduled; failed: the 5th attempt failed. */
+  outcome: 'delivered' | 'retrying' | 'failed';
+  /** Set when this failure made the endpoint reach 10 consecutive failed deliveries. */
+  endpointDisabled?: boolean;
+}
+
+export interface DeliveryWorkerOptions {
+  db: Low<SandboxData>;
+  /** Persists the state after each change (coalesced by the caller). */
+  persist: () => Promise<void>;
+  /** Multiplies the retry delays (not the time-out). @default 1 */
+  timeScale: number;
+  /** The receiver's time limit per attempt (contract: 30 s). */
+  timeoutMs: number;
+  now: () => number;
+  onAttempt: (report: AttemptReport) => void;
+}
+
+interface PostResult {
+  statusCode: number | null;
+  body: string;
+  error: string | null;
+}
+
+const USER_AGENT = 'clockhook-sandbox (time-tracking service emulator)';
+
+/**
+ * The sandbox's background delivery worker: one independent task per (event, endpoint), so a slow
+ * or failing receiver never delays another delivery. Retries follow the contract's table, each delay
+ * counted from the end of the previous attempt and multiplied by the time scale.
+ */
+export class DeliveryWorker {
+  readonly #options: DeliveryWorkerOptions;
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #closing = new AbortController();
+
+  constructor(options: DeliveryWorkerOptions) {
+    this.#options = options;
+  }
+
+  /** Resumes deliveries that were pending when the sandbox last stopped. */
+  resume(): void {
+    for (const delivery of this.#options.db.data.deliveries) {
+      if (delivery.state === 'pending') this.#schedule(delivery, Math.max(0, (delivery.nextAttemptAt ?? 0) - this.#options.now()));
+    }
+  }
+
+  /** Queues `event` for each endpoint; the first attempt starts at once, off the caller's path. */
+  enqueue(event: EventRecordStored, endpoints: EndpointRecord[]): void {
+    for (const endpoint of endpoints) {
+      const delivery: DeliveryRecord = {
+        id: `dlv_${randomBytes(8).toString('hex')}`,
+        eventId: event.id,
+        endpointId: endpoint.id,
+        attemptsMade: 0,
+        state: 'pending',
+        nextAttemptAt: this.#options.now(),
+      };
+      this.#options.db.data.deliveries.push(delivery);
+      this.#schedule(delivery, 0);
+    }
+  }
+
+  /** Stops the deliveries still pending for a deleted endpoint. */
+  cancelForEndpoint(endpointId: number): void {
+    for (const delivery of this.#options.db.data.deliveries) {
+      if (delivery.endpointId !== endpointId || delivery.state !== 'pending') continue;
+      delivery.state = 'cancelled';
+      delivery.nextAttemptAt = null;
+      clearTimeout(this.#timers.get(delivery.id));
+      this.#timers.delete(delivery.id);
+    }
+  }
+
+  /** Stops scheduling, aborts attempts in flight (they stay pending and resume on the next start). */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  #schedule(delivery: DeliveryRecord, delayMs: number): void {
+    if (this.#closing.signal.aborted) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(delivery.id);
+      const task = this.#attempt(delivery).finally(() => this.#inFlight.delete(task));
+      this.#inFlight.add(task);
+    }, delayMs);
+    this.#timers.set(delivery.id, timer);
+  }
+
+  async #attempt(delivery: DeliveryRecord): Promise<void> {
+    const { db, now } = this.#options;
+    const event = db.data.events.find((e) => e.id === delivery.eventId);
+    const endpoint = db.data.endpoints.find((e) => e.id === delivery.endpointId);
+    if (!event || !endpoint || delivery.state !== 'pending') {
+      delivery.state = delivery.state === 'pending' ? 'cancelled' : delivery.state;
+      return;
+    }
+    const started = performance.now();
+    const result = await this.#post(endpoint, event);
+    if (this.#closing.signal.aborted) return; // not an attempt: we stopped, not the receiver
+    const durationMs = Math.round(performance.now() - started);
+
+    const attempt: DeliveryAttempt = {
+      attempt: delivery.attemptsMade + 1,
+      endpointId: endpoint.id,
+      statusCode: result.statusCode,
+      responseBody: result.body.slice(0, LIMITS.storedResponseBodyChars),
+      durationMs,
+      error: result.error,
+      createdAt: new Date(now()).toISOString(),
+    };
+    // Recorded only now that the attempt is complete (contract: entries appear after completion).
+    event.delivery_attempts.push(attempt);
+    delivery.attemptsMade = attempt.attempt;
+    const report = this.#settle(delivery, endpoint, result);
+    await this.#options.persist();
+    this.#options.onAttempt({
+      eventId: event.id,
+      type: event.type,
+      endpointId: endpoint.id,
+      url: endpoint.url,
+      attempt: attempt.attempt,
+      statusCode: attempt.statusCode,
+      durationMs,
+      error: attempt.error,
+      ...report,
+    });
+  }
+
+  #settle(delivery: DeliveryRecord, endpoint: EndpointRecord, result: PostResult): Pick<AttemptReport, 'outcome' | 'endpointDisabled'> {
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    if (ok) {
+      delivery.state = 'delivered';
+      delivery.nextAttemptAt = null;
+      endpoint.consecutiveFailures = 0;
+      return { outcome: 'delivered' };
+    }
+    if (delivery.attemptsMade < LIMITS.deliveryAttempts) {
+      const delay = LIMITS.retryDelaysMs[delivery.attemptsMade] * this.#options.timeScale;
+      delivery.nextAttemptAt = this.#options.now() + delay;
+      this.#schedule(delivery, delay);
+      return { outcome: 'retrying' };
+    }
+    delivery.state = 'failed';
+    delivery.nextAttemptAt = null;
+    endpoint.consecutiveFailures += 1;
+    // Contract: 10 consecutive failed deliveries disable the endpoint.
+    if (endpoint.status === 'enabled' && endpoint.consecutiveFailures >= LIMITS.consecutiveFailuresToDisable) {
+      endpoint.status = 'disabled';
+      endpoint.updatedAt = new Date(this.#options.now()).toISOString();
+      return { outcome: 'failed', endpointDisabled: true };
+    }
+    return { outcome: 'failed' };
+  }
+
+  async #post(endpoint: EndpointRecord, event: EventRecordStored): Promise<PostResult> {
+    const envelope: DeliveryEnvelope = {
+      id: event.id,
+      object: 'event',
+      type: event.type,
+      api_version: event.apiVersion,
+      created: event.created,
+      data: event.data,
+    };
+    const body = JSON.stringify(envelope);
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs);
+    try {
+      const response = await fetch(endpoint.url, {
+        method: 'POST',
+        // A 3xx is an answer, and not a 2xx: a failed attempt, never followed.
+        redirect: 'manual',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'x-service-event': event.type,
+          'x-service-signature': signPayload({ payload: body, secret: endpoint.secret, timestamp: Math.floor(this.#options.now() / 1000) }),
+        },
+        body,
+        signal: AbortSignal.any([timeout, this.#closing.signal]),
+      });
+      return { statusCode: response.status, body: await readPrefix(response, LIMITS.storedResponseBodyChars), error: null };
+    } catch (error) {
+      return { statusCode: null, body: '', error: describeFailure(error, timeout.aborted, this.#options.timeoutMs) };
+    }
+  }
+}
+
+/** Reads at most `chars` characters of a response body; a huge, endless or binary body is cut, never a failure. */
+async function readPrefix(response: Response, chars: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (text.length < chars) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // The status is the answer; a body cut short by the receiver or the time-out changes nothing.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return text.slice(0, chars);
+}
+
+function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `timed out after ${timeoutMs} ms`;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  switch (cause?.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection reset by the receiver';
+    case 'ENOTFOUND':
+      return 'host not found';
+    default:
+      return cause?.message ?? (error as Error).message ?? String(error);
+  }
+}
+

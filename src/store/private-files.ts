@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** Creates the folder (and parents) as 0700; tightens an existing one. */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700).catch(() => {});
+}
+
+/**
+ * Writes a file atomically with mode 0600: a temp file beside it, fsync, rename. A reader never
+ * sees half a file, and a crash leaves either the old or the new content.
+ */
+export async function writePrivateFile(path: string, data: string | Buffer): Promise<void> {
+  await ensurePrivateDir(dirname(path));
+  const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+}
+
+/** Moves an unreadable file aside to `<path>.corrupt-<time>` (never overwritten); returns the new path. */
+export async function moveAside(path: string, now = Date.now()): Promise<string> {
+  const aside = `${path}.corrupt-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
+  await rename(path, aside);
+  return aside;
+}
+
+export type ReadJsonResult<T> =
+  | { status: 'missing' }
+  | { status: 'ok'; data: T }
+  | { status: 'corrupt'; movedTo: string; reason: string };
+
+/** Reads a JSON file; a corrupt one is moved aside and reported, never overwritten. */
+export async function readJsonFile<T>(path: string, isValid: (value: unknown) => value is T): Promise<ReadJsonResult<T>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { status: 'missing' };
+    throw error;
+  }
+  let reason: string;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (isValid(value)) return { status: 'ok', data: value };
+    reason = 'it does not have the expected shape';
+  } catch (error) {
+    reason = `it is not valid JSON (${(error as Error).message})`;
+  }
+  return { status: 'corrupt', movedTo: await moveAside(path), reason };
+}

@@ -1,0 +1,111 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findRunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function folder() {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  return { dbPath: join(dir.path, '.clockhook', 'sandbox-db.json'), discoveryPath: join(dir.path, '.clockhook', 'sandbox.json'), dir: dir.path };
+}
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+
+describe('sandbox state and discovery', () => {
+  it('keeps accounts, keys, endpoints and events across a restart', async () => {
+    const paths = await folder();
+    const first = await startSandbox({ port: 0, ...paths });
+    const created = await fetch(`${first.apiBase}/webhookEndpoint`, {
+      method: 'POST',
+      headers: auth(first.apiKey),
+      body: JSON.stringify({ url: 'https://e.com/h', enabledEvents: ['*'] }),
+    }).then((r) => r.json());
+    await first.close();
+
+    const second = await startSandbox({ port: 0, ...paths });
+    cleanups.push(second.close);
+    expect(second.apiKey).toBe(first.apiKey);
+    const got = await fetch(`${second.apiBase}/webhookEndpoint/${created.id}`, { headers: auth(second.apiKey) });
+    expect(got.status).toBe(200);
+  });
+
+  it('writes the state 0600 in a 0700 folder', async () => {
+    const paths = await folder();
+    const sandbox = await startSandbox({ port: 0, ...paths });
+    cleanups.push(sandbox.close);
+    expect((await stat(paths.dbPath)).mode & 0o777).toBe(0o600);
+    expect((await stat(paths.discoveryPath)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(paths.dir, '.clockhook'))).mode & 0o777).toBe(0o700);
+  });
+
+  it('writes the discovery file while running and removes it on close; close twice is safe', async () => {
+    const paths = await folder();
+    const sandbox = await startSandbox({ port: 0, ...paths });
+    const info = JSON.parse(await readFile(paths.discoveryPath, 'utf8'));
+    expect(info).toEqual({ apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: sandbox.account, pid: process.pid });
+    expect(await findRunningSandbox(paths.discoveryPath)).toEqual(info);
+    await sandbox.close();
+    await sandbox.close();
+    expect(await findRunningSandbox(paths.discoveryPath)).toBeNull();
+    await expect(stat(paths.discoveryPath)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('ignores a discovery file whose pid is gone', async () => {
+    const paths = await folder();
+    const sandbox = await startSandbox({ port: 0, ...paths, discoveryPath: null });
+    cleanups.push(sandbox.close);
+    await writeFile(paths.discoveryPath, JSON.stringify({ apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: 'a', pid: 2 ** 22 + 1 }));
+    expect(await findRunningSandbox(paths.discoveryPath)).toBeNull();
+  });
+
+  it('moves a corrupt state file aside, warns naming both paths, and starts', async () => {
+    const paths = await folder();
+    const warnings: string[] = [];
+    const logger = { info() {}, error() {}, warn: (m: string) => warnings.push(m) };
+    const first = await startSandbox({ port: 0, ...paths });
+    await first.close();
+    await writeFile(paths.dbPath, '{"version":1,"endpoints":[tru');
+    const sandbox = await startSandbox({ port: 0, ...paths, logger });
+    cleanups.push(sandbox.close);
+    const files = await readdir(join(paths.dir, '.clockhook'));
+    const aside = files.find((f) => f.startsWith('sandbox-db.json.corrupt-'));
+    expect(aside).toBeDefined();
+    expect(await readFile(join(paths.dir, '.clockhook', aside as string), 'utf8')).toBe('{"version":1,"endpoints":[tru');
+    expect(warnings.join('\n')).toContain(paths.dbPath);
+    expect(warnings.join('\n')).toContain(aside);
+  });
+
+  it('resumes pending retries after a restart', async () => {
+    const paths = await folder();
+    let calls = 0;
+    const app = await startReceiver((_r, res) => {
+      res.writeHead(++calls === 1 ? 500 : 200);
+      res.end();
+    });
+    cleanups.push(app.close);
+    let first = await startSandbox({ port: 0, ...paths, timeScale: 0.001 /* 1 min → 60 ms */ });
+    const headers = auth(first.apiKey);
+    await fetch(`${first.apiBase}/webhookEndpoint`, { method: 'POST', headers, body: JSON.stringify({ url: app.url, enabledEvents: ['*'] }) });
+    await fetch(`${first.apiBase}/sandbox/events`, { method: 'POST', headers, body: JSON.stringify({ type: 'punch.created' }) });
+    await app.waitFor(1);
+    await first.close(); // the retry, 60 ms away, has not run
+    expect(app.received).toHaveLength(1);
+    first = await startSandbox({ port: 0, ...paths, timeScale: 0.001 });
+    cleanups.push(first.close);
+    await app.waitFor(2);
+    expect(app.received).toHaveLength(2);
+  });
+
+  it('refuses a bad time scale or api version with a message that says what is expected', async () => {
+    const paths = await folder();
+    await expect(startSandbox({ port: 0, ...paths, timeScale: 0 })).rejects.toThrow(/positive number/);
+    await expect(startSandbox({ port: 0, ...paths, apiVersion: 'v2' })).rejects.toThrow(/YYYY-MM-DD/);
+  });
+});
