@@ -5,7 +5,7 @@ import { buildProgram } from './program.js';
 
 /** Runs the CLI; maps failures to the exit codes of DESIGN.md: 1 runtime failure, 2 bad usage. */
 export async function run(argv: string[] = process.argv): Promise<void> {
-  const program = buildProgram().exitOverride();
+  const program = buildProgram();
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -1,5 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerEndpoints } from './endpoints.js';
+import { registerEvents } from './events.js';
+import { registerSandbox } from './sandbox.js';
+import { registerTrigger } from './trigger.js';
 
 // Read rather than imported: JSON modules still print an ExperimentalWarning on Node 20.
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -9,6 +13,11 @@ export function buildProgram(): Command {
   const program = new Command('clockhook')
     .description('Local development tunnel and inspector for the time-tracking service\'s signed webhooks.')
     .version(pkg.version)
-    .showHelpAfterError('(run with --help for usage)');
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerSandbox(program);
+  registerTrigger(program);
+  registerEndpoints(program);
+  registerEvents(program);
   return program;
 }

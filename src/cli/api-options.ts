@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { ApiClient } from '../api/index.js';
+import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
+import { CliError, UsageError } from './errors.js';
+
+export interface ApiFlags {
+  apiKey?: string;
+  apiBase?: string;
+  json?: boolean;
+}
+
+export interface ResolvedApi {
+  client: ApiClient;
+  apiBase: string;
+  /** True when the key and base came from a running sandbox's discovery file. */
+  fromSandbox: boolean;
+}
+
+/** Adds the flags every API command shares. */
+export function withApiOptions(command: Command): Command {
+  return command
+    .option('--api-key <key>', 'API key (default: $CLOCKHOOK_API_KEY, else the running sandbox of this folder)')
+    .option('--api-base <url>', 'API base URL (default: $CLOCKHOOK_API_BASE, else the running sandbox of this folder)')
+    .option('--json', 'print raw JSON for scripts');
+}
+
+/** Where the key and base come from: flags, then the environment, then `.clockhook/sandbox.json`. */
+export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedApi> {
+  const apiKey = flags.apiKey ?? env.CLOCKHOOK_API_KEY;
+  const apiBase = flags.apiBase ?? env.CLOCKHOOK_API_BASE;
+  if (apiKey) {
+    if (!apiBase) {
+      throw new UsageError('an API key was given without a base URL: pass --api-base or set CLOCKHOOK_API_BASE to the service\'s API URL.');
+    }
+    return { client: makeClient(apiBase, apiKey), apiBase, fromSandbox: false };
+  }
+  const sandbox = await findRunningSandbox(DEFAULT_DISCOVERY_PATH);
+  if (!sandbox) {
+    throw new CliError(
+      'no API key and no running sandbox in this folder (.clockhook/sandbox.json). Start one with "clockhook sandbox" (or "clockhook listen") in this folder, or pass --api-key and --api-base (or set CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE).',
+    );
+  }
+  if (apiBase && apiBase.replace(/\/+$/, '') !== sandbox.apiBase) {
+    throw new UsageError(`--api-base ${apiBase} was given without a key; the key on file is for the sandbox at ${sandbox.apiBase}. Pass --api-key too.`);
+  }
+  return { client: makeClient(sandbox.apiBase, sandbox.apiKey), apiBase: sandbox.apiBase, fromSandbox: true };
+}
+
+function makeClient(baseUrl: string, apiKey: string): ApiClient {
+  try {
+    return new ApiClient({ baseUrl, apiKey });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** Parses `a,b` or `*` into a subscription list. */
+export function parseEventList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}

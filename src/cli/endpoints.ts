@@ -1,0 +1,126 @@
+import { type Command, Option } from 'commander';
+import type { WebhookEndpoint } from '../contract/index.js';
+import { parseEventList, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
+import { UsageError } from './errors.js';
+import { parsePositiveInt } from './process.js';
+import { colour, formatTable, printJson } from './output.js';
+
+interface EndpointFlags extends ApiFlags {
+  url?: string;
+  events?: string;
+  description?: string;
+  status?: 'enabled' | 'disabled';
+  limit?: string;
+}
+
+function printEndpoints(endpoints: WebhookEndpoint[]): void {
+  if (endpoints.length === 0) {
+    console.log('No webhook endpoints. Create one with "clockhook endpoints create --url https://… --events \'*\'".');
+    return;
+  }
+  console.log(
+    formatTable(
+      ['ID', 'STATUS', 'URL', 'EVENTS', 'DESCRIPTION'],
+      endpoints.map((e) => [e.id, e.status === 'enabled' ? colour.green('enabled') : colour.red(String(e.status)), e.url, e.enabledEvents.join(','), e.description]),
+    ),
+  );
+}
+
+function printEndpoint(endpoint: WebhookEndpoint): void {
+  printEndpoints([endpoint]);
+  if (endpoint.secret) {
+    console.log(`\nSigning secret: ${endpoint.secret}`);
+    console.log('Store it now: it is shown only in this response and cannot be retrieved later.');
+  }
+  if (endpoint.status === 'disabled') console.log(`\nThis endpoint is disabled. Re-enable it with "clockhook endpoints enable ${endpoint.id}".`);
+}
+
+function parseId(id: string): string {
+  if (!/^\d+$/.test(id)) throw new UsageError(`endpoint id must be a number (got ${JSON.stringify(id)}); see "clockhook endpoints list".`);
+  return id;
+}
+
+/** `clockhook endpoints …`: manage webhook endpoints on the service or the sandbox. */
+export function registerEndpoints(program: Command): void {
+  const endpoints = program.command('endpoints').description('list, create, update, delete, ping, enable or disable webhook endpoints');
+
+  const action =
+    (run: (flags: EndpointFlags, id: string) => Promise<unknown>, print: (result: never) => void) =>
+    async (...args: unknown[]) => {
+      const command = args.at(-1) as Command;
+      const flags = command.opts<EndpointFlags>();
+      const id = typeof args[0] === 'string' ? args[0] : '';
+      const result = await run(flags, id);
+      if (flags.json) printJson(result);
+      else print(result as never);
+    };
+
+  withApiOptions(endpoints.command('list').description('list webhook endpoints'))
+    .option('--limit <n>', 'how many (1-100)', '20')
+    .action(
+      action(
+        async (flags) => (await (await resolveApi(flags)).client.listEndpoints({ limit: parsePositiveInt(flags.limit ?? '20', '--limit') })).data,
+        printEndpoints,
+      ),
+    );
+
+  withApiOptions(endpoints.command('get <id>').description('show one endpoint (never its secret)')).action(
+    action(async (flags, id) => (await resolveApi(flags)).client.getEndpoint(parseId(id)), printEndpoint),
+  );
+
+  withApiOptions(endpoints.command('create').description('create an endpoint; prints its secret once'))
+    .requiredOption('--url <url>', 'HTTPS URL of the receiver')
+    .option('--events <types>', 'comma-separated event types, or * for all', '*')
+    .option('--description <text>', 'a label')
+    .action(
+      action(
+        async (flags) =>
+          (await resolveApi(flags)).client.createEndpoint({
+            url: flags.url as string,
+            enabledEvents: parseEventList(flags.events ?? '*'),
+            description: flags.description,
+          }),
+        printEndpoint,
+      ),
+    );
+
+  withApiOptions(endpoints.command('update <id>').description('change url, events, description or status (omitted ones are kept)'))
+    .option('--url <url>', 'new receiver URL')
+    .option('--events <types>', 'new comma-separated event types, or *')
+    .option('--description <text>', 'new label')
+    .addOption(new Option('--status <status>', 'enabled or disabled').choices(['enabled', 'disabled']))
+    .action(
+      action(async (flags, id) => {
+        const patch = {
+          ...(flags.url ? { url: flags.url } : {}),
+          ...(flags.events ? { enabledEvents: parseEventList(flags.events) } : {}),
+          ...(flags.description !== undefined ? { description: flags.description } : {}),
+          ...(flags.status ? { status: flags.status } : {}),
+        };
+        if (Object.keys(patch).length === 0) throw new UsageError('nothing to update: pass --url, --events, --description or --status.');
+        return (await resolveApi(flags)).client.updateEndpoint(parseId(id), patch);
+      }, printEndpoint),
+    );
+
+  withApiOptions(endpoints.command('delete <id>').description('delete an endpoint')).action(
+    action(
+      async (flags, id) => (await resolveApi(flags)).client.deleteEndpoint(parseId(id)),
+      (result: { id: number }) => console.log(`Deleted webhook endpoint ${result.id}.`),
+    ),
+  );
+
+  withApiOptions(endpoints.command('ping <id>').description('send a webhook_endpoint.ping to one endpoint')).action(
+    action(
+      async (flags, id) => (await resolveApi(flags)).client.pingEndpoint(parseId(id)),
+      (ack: { eventId: string; endpointId: number }) =>
+        console.log(`Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "clockhook events get ${ack.eventId}".`),
+    ),
+  );
+
+  for (const status of ['enabled', 'disabled'] as const) {
+    const verb = status === 'enabled' ? 'enable' : 'disable';
+    withApiOptions(endpoints.command(`${verb} <id>`).description(`${verb} an endpoint`)).action(
+      action(async (flags, id) => (await resolveApi(flags)).client.updateEndpoint(parseId(id), { status }), printEndpoint),
+    );
+  }
+}

@@ -1,0 +1,80 @@
+import type { Command } from 'commander';
+import type { EventRecord, RedeliveryAcknowledgement } from '../contract/index.js';
+import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
+import { colour, formatTable, printJson } from './output.js';
+import { parsePositiveInt } from './process.js';
+
+interface EventFlags extends ApiFlags {
+  type?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+const formatCreated = (created: unknown) => (typeof created === 'number' ? new Date(created * 1000).toISOString() : '-');
+
+function lastStatus(event: EventRecord): string {
+  const last = event.delivery_attempts.at(-1);
+  if (!last) return 'pending';
+  if (last.statusCode === null) return colour.red(last.error ?? 'failed');
+  return last.statusCode < 300 ? colour.green(String(last.statusCode)) : colour.red(String(last.statusCode));
+}
+
+function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): void {
+  if (page.data.length === 0) {
+    console.log('No events. Emit one on the sandbox with "clockhook trigger punch.created".');
+    return;
+  }
+  console.log(
+    formatTable(
+      ['ID', 'TYPE', 'CREATED', 'ATTEMPTS', 'LAST'],
+      page.data.map((e) => [e.id, e.type, formatCreated(e.created), (e.delivery_attempts ?? []).length, lastStatus({ ...e, delivery_attempts: e.delivery_attempts ?? [] })]),
+    ),
+  );
+  if (page.nextCursor) console.log(`\nMore: --cursor ${page.nextCursor}`);
+}
+
+function printEvent(event: EventRecord): void {
+  console.log(`${event.id}  ${event.type}  created ${formatCreated(event.created)}`);
+  if (event.delivery_attempts.length === 0) {
+    console.log('No delivery attempts yet (attempts appear once they complete).');
+    return;
+  }
+  console.log(
+    formatTable(
+      ['#', 'ENDPOINT', 'STATUS', 'DURATION', 'ERROR', 'AT'],
+      event.delivery_attempts.map((a) => [a.attempt, a.endpointId, a.statusCode ?? '-', `${a.durationMs} ms`, a.error, a.createdAt]),
+    ),
+  );
+}
+
+/** `clockhook events …`: list, inspect and redeliver events. */
+export function registerEvents(program: Command): void {
+  const events = program.command('events').description('list events, show delivery attempts, redeliver an event');
+
+  withApiOptions(events.command('list').description('list events, newest first'))
+    .option('--type <type>', 'only this event type')
+    .option('--limit <n>', 'how many (1-100)', '20')
+    .option('--cursor <cursor>', 'the next page, as printed by the previous one')
+    .action(async (flags: EventFlags) => {
+      const { client } = await resolveApi(flags);
+      const page = await client.listEvents({ type: flags.type, limit: parsePositiveInt(flags.limit ?? '20', '--limit'), cursor: flags.cursor });
+      if (flags.json) printJson(page);
+      else printEvents(page);
+    });
+
+  withApiOptions(events.command('get <id>').description('show an event and its delivery attempts')).action(
+    async (id: string, flags: EventFlags) => {
+      const event = await (await resolveApi(flags)).client.getEvent(id);
+      if (flags.json) printJson(event);
+      else printEvent(event);
+    },
+  );
+
+  withApiOptions(events.command('redeliver <id>').description('send an event again to the endpoints subscribed now')).action(
+    async (id: string, flags: EventFlags) => {
+      const ack: RedeliveryAcknowledgement = await (await resolveApi(flags)).client.redeliverEvent(id);
+      if (flags.json) printJson(ack);
+      else console.log(`Redelivery of ${ack.eventId} queued for ${ack.endpointsNotified} endpoint(s).`);
+    },
+  );
+}

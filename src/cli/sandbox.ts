@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import { type AttemptReport, startSandbox } from '../sandbox/index.js';
+import { consoleLogger } from '../logger.js';
+import { CliError, UsageError } from './errors.js';
+import { colour, printLine } from './output.js';
+import { onShutdown, parsePort } from './process.js';
+
+interface SandboxFlags {
+  port: string;
+  host: string;
+  db: string;
+  timeScale: string;
+  apiVersion: string;
+  json?: boolean;
+}
+
+function attemptLine(report: AttemptReport): string {
+  const status = report.statusCode === null ? report.error : String(report.statusCode);
+  const painted = report.outcome === 'delivered' ? colour.green(String(status)) : colour.red(String(status));
+  const tail = report.outcome === 'retrying' ? ' (will retry)' : report.outcome === 'failed' ? ' (failed after 5 attempts)' : '';
+  const disabled = report.endpointDisabled ? colour.red(` endpoint ${report.endpointId} disabled after 10 failed deliveries`) : '';
+  return `${new Date().toISOString().slice(11, 19)} ${report.type} ${report.eventId} -> #${report.endpointId} ${report.url} attempt ${report.attempt}: ${painted} (${report.durationMs} ms)${tail}${disabled}`;
+}
+
+/** `clockhook sandbox`: runs the local emulator of the service until interrupted. */
+export function registerSandbox(program: Command): void {
+  program
+    .command('sandbox')
+    .description('run a local emulator of the service\'s webhook API and delivery worker')
+    .option('--port <port>', 'port of the REST API', '4302')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--db <file>', 'state file', '.clockhook/sandbox-db.json')
+    .option('--time-scale <factor>', 'multiply retry delays (0.001 turns 1 min into 60 ms)', '1')
+    .option('--api-version <date>', 'api_version of the envelopes it sends', '2026-11-01')
+    .option('--json', 'print NDJSON: a ready line, then one line per delivery attempt')
+    .action(async (flags: SandboxFlags) => {
+      const port = parsePort(flags.port, '--port');
+      const timeScale = Number(flags.timeScale);
+      if (!Number.isFinite(timeScale) || timeScale <= 0) throw new UsageError(`--time-scale must be a positive number (got ${flags.timeScale}).`);
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(flags.apiVersion)) throw new UsageError(`--api-version must be a date YYYY-MM-DD (got ${flags.apiVersion}).`);
+
+      const sandbox = await startSandbox({
+        port,
+        host: flags.host,
+        dbPath: flags.db,
+        timeScale,
+        apiVersion: flags.apiVersion,
+        logger: consoleLogger,
+        onAttempt: (report) => (flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report))),
+      }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'EADDRINUSE') {
+          throw new CliError(`port ${port} on ${flags.host} is in use (another sandbox?). Stop it, or pick another with --port.`);
+        }
+        throw error;
+      });
+
+      if (flags.json) {
+        printLine({ event: 'ready', apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: sandbox.account });
+      } else {
+        console.log(`Sandbox ready at ${colour.cyan(sandbox.apiBase)}`);
+        console.log(`API key (full scope, account ${sandbox.account}, pro plan): ${sandbox.apiKey}`);
+        console.log('Other clockhook commands in this folder find it by themselves. Ctrl-C to stop.');
+      }
+      await onShutdown(() => sandbox.close());
+    });
+}

@@ -1,0 +1,64 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { EVENT_TYPES, type EventRecord, isDomainEventType } from '../contract/index.js';
+import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
+import { CliError, UsageError } from './errors.js';
+import { printJson } from './output.js';
+
+interface TriggerFlags extends ApiFlags {
+  data?: string;
+}
+
+async function readData(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read --data ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Pass a JSON file holding the data object.`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--data ${path} is not valid JSON (${(error as Error).message}).`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UsageError(`--data ${path} must hold a JSON object: the resource that goes in the envelope's data.`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** A real service has no way to emit events on request; only a sandbox answers /sandbox/health. */
+async function isSandbox(api: ResolvedApi): Promise<boolean> {
+  if (api.fromSandbox) return true;
+  try {
+    const response = await fetch(`${api.apiBase}/sandbox/health`, { signal: AbortSignal.timeout(5000) });
+    return response.ok && ((await response.json()) as { ok?: boolean }).ok === true;
+  } catch {
+    return false;
+  }
+}
+
+/** `clockhook trigger <type>`: emits an event on the sandbox, which delivers it to subscribed endpoints. */
+export function registerTrigger(program: Command): void {
+  withApiOptions(
+    program
+      .command('trigger <event-type>')
+      .description('emit an event on the sandbox (sample data, or --data file.json)')
+      .option('--data <file>', 'JSON file holding the data object (default: sample data for the type)'),
+  ).action(async (type: string, flags: TriggerFlags) => {
+    if (!isDomainEventType(type)) {
+      throw new UsageError(`unknown event type ${JSON.stringify(type)}. Valid types: ${EVENT_TYPES.join(', ')}`);
+    }
+    const data = flags.data ? await readData(flags.data) : undefined;
+    const api = await resolveApi(flags);
+    if (!(await isSandbox(api))) {
+      throw new CliError(
+        `${api.apiBase} is the real service, which emits events only from real actions (punching in, approving a time card, …). To send a test delivery there, use "clockhook endpoints ping <id>"; to emit any event type, run "clockhook sandbox".`,
+      );
+    }
+    const event = await api.client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data } });
+    if (flags.json) printJson(event);
+    else console.log(`Emitted ${event.type} ${event.id}. Its deliveries: "clockhook events get ${event.id}".`);
+  });
+}

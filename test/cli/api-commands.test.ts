@@ -1,0 +1,179 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
+
+let dir: { path: string; remove: () => Promise<void> };
+let sandbox: Sandbox;
+let app: Receiver;
+
+beforeAll(async () => {
+  dir = await tempDir();
+  sandbox = await startSandbox({
+    port: 0,
+    dbPath: join(dir.path, '.clockhook', 'sandbox-db.json'),
+    discoveryPath: join(dir.path, '.clockhook', 'sandbox.json'),
+  });
+  app = await startReceiver();
+});
+afterAll(async () => {
+  await sandbox.close();
+  await app.close();
+  await dir.remove();
+});
+
+const cli = (...args: string[]) => runCli(args, { cwd: dir.path });
+
+describe('clockhook --help', () => {
+  it('lists every command with one line each', async () => {
+    const { code, stdout } = await cli('--help');
+    expect(code).toBe(0);
+    for (const command of ['sandbox', 'trigger', 'endpoints', 'events']) expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+  });
+});
+
+describe('endpoints, events and trigger against the sandbox found in the folder', () => {
+  it('creates, reads, updates, pings, disables, enables and deletes an endpoint', async () => {
+    const created = await cli('endpoints', 'create', '--url', `${app.url}/hooks`, '--events', 'punch.created,shift.published', '--json');
+    expect(created.code).toBe(0);
+    const endpoint = JSON.parse(created.stdout);
+    expect(endpoint).toMatchObject({ url: `${app.url}/hooks`, enabledEvents: ['punch.created', 'shift.published'] });
+    expect(endpoint.secret).toMatch(/^whsec_/);
+
+    const human = await cli('endpoints', 'get', String(endpoint.id));
+    expect(human.stdout).toContain(`${app.url}/hooks`);
+    expect(human.stdout).not.toContain(endpoint.secret);
+
+    const updated = JSON.parse((await cli('endpoints', 'update', String(endpoint.id), '--description', 'mine', '--json')).stdout);
+    expect(updated).toMatchObject({ description: 'mine', enabledEvents: ['punch.created', 'shift.published'] });
+    expect(JSON.parse((await cli('endpoints', 'disable', String(endpoint.id), '--json')).stdout).status).toBe('disabled');
+    expect((await cli('endpoints', 'get', String(endpoint.id))).stdout).toContain(`clockhook endpoints enable ${endpoint.id}`);
+    expect(JSON.parse((await cli('endpoints', 'enable', String(endpoint.id), '--json')).stdout).status).toBe('enabled');
+
+    const ping = await cli('endpoints', 'ping', String(endpoint.id));
+    expect(ping.stdout).toMatch(/Ping evt_\w+ queued/);
+    await app.waitFor(1);
+    expect(app.received[0].headers['x-service-event']).toBe('webhook_endpoint.ping');
+
+    const list = JSON.parse((await cli('endpoints', 'list', '--json')).stdout);
+    expect(list.map((e: { id: number }) => e.id)).toContain(endpoint.id);
+    expect((await cli('endpoints', 'delete', String(endpoint.id))).stdout).toContain(`Deleted webhook endpoint ${endpoint.id}`);
+  });
+
+  it('triggers an event that reaches the receiver, then shows and redelivers it', async () => {
+    const endpoint = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/t`, '--json')).stdout);
+    const before = app.received.length;
+    const triggered = await cli('trigger', 'time_card.approved', '--json');
+    expect(triggered.code).toBe(0);
+    const event = JSON.parse(triggered.stdout);
+    expect(event).toMatchObject({ type: 'time_card.approved', data: { status: 'approved' } });
+    await app.waitFor(before + 1);
+
+    const shown = await cli('events', 'get', event.id);
+    expect(shown.stdout).toMatch(/#\s+ENDPOINT\s+STATUS/);
+    expect(shown.stdout).toMatch(new RegExp(`1\\s+${endpoint.id}\\s+200`));
+    const listed = await cli('events', 'list', '--type', 'time_card.approved');
+    expect(listed.stdout).toContain(event.id);
+    const redelivered = JSON.parse((await cli('events', 'redeliver', event.id, '--json')).stdout);
+    expect(redelivered).toMatchObject({ eventId: event.id, endpointsNotified: 1 });
+    await app.waitFor(before + 2);
+    expect(JSON.parse(app.received.at(-1)?.body.toString() ?? '').id).toBe(event.id);
+    await cli('endpoints', 'delete', String(endpoint.id));
+  });
+
+  it('sends --data as the envelope data', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(join(dir.path, 'data.json'), '{"id": 42, "firstName": "Grace"}');
+    const event = JSON.parse((await cli('trigger', 'employee.created', '--data', 'data.json', '--json')).stdout);
+    expect(event.data).toEqual({ id: 42, firstName: 'Grace' });
+    await writeFile(join(dir.path, 'bad.json'), '[1]');
+    const bad = await cli('trigger', 'employee.created', '--data', 'bad.json');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('must hold a JSON object');
+  });
+
+  it('prints type, code, message, field errors and requestId of an API error, exit 1', async () => {
+    const res = await cli('endpoints', 'create', '--url', 'http://example.com/h', '--events', 'punch.exploded');
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('400 invalid_request_error parameter_invalid');
+    expect(res.stderr).toContain('- url:');
+    expect(res.stderr).toContain('- enabledEvents:');
+    expect(res.stderr).toMatch(/requestId: req_/);
+  });
+
+  it('exits 2 on bad usage', async () => {
+    expect((await cli('trigger', 'punch.exploded')).code).toBe(2);
+    expect((await cli('endpoints', 'get', 'abc')).code).toBe(2);
+    expect((await cli('endpoints', 'create')).code).toBe(2);
+    expect((await cli('events', 'list', '--limit', 'lots')).code).toBe(2);
+    expect((await cli('frobnicate')).code).toBe(2);
+  });
+});
+
+describe('without a sandbox or key', () => {
+  it('says how to start a sandbox or pass a key, exit 1', async () => {
+    const empty = await tempDir();
+    const res = await runCli(['events', 'list'], { cwd: empty.path });
+    await empty.remove();
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('clockhook sandbox');
+    expect(res.stderr).toContain('--api-key');
+  });
+
+  it('trigger against the real service explains that events come from real actions', async () => {
+    const service = await startScriptedServer([{ status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_not_found', message: 'no' } } }]);
+    const res = await runCli(['trigger', 'punch.created'], {
+      cwd: dir.path,
+      env: { CLOCKHOOK_API_KEY: 'tt_live_x', CLOCKHOOK_API_BASE: service.url },
+    });
+    await service.close();
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('real actions');
+    expect(res.stderr).toContain('clockhook endpoints ping');
+  });
+
+  it('uses CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE from the environment', async () => {
+    const empty = await tempDir();
+    const res = await runCli(['endpoints', 'list', '--json'], {
+      cwd: empty.path,
+      env: { CLOCKHOOK_API_KEY: sandbox.apiKey, CLOCKHOOK_API_BASE: sandbox.apiBase },
+    });
+    await empty.remove();
+    expect(res.code).toBe(0);
+    expect(Array.isArray(JSON.parse(res.stdout))).toBe(true);
+  });
+});
+
+describe('clockhook sandbox', () => {
+  it('prints a ready line, one line per attempt, and exits 0 on SIGTERM removing its discovery file', async () => {
+    const folder = await tempDir();
+    const proc = spawnCli(['sandbox', '--port', '0', '--json', '--time-scale', '0.001'], { cwd: folder.path });
+    try {
+      const ready = await proc.waitForLine((l) => l.event === 'ready');
+      expect(ready).toEqual({ event: 'ready', apiBase: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), apiKey: expect.stringMatching(/^tt_live_/), account: expect.any(String) });
+      expect(proc.lines[0]).toBe(ready);
+      await runCli(['endpoints', 'create', '--url', app.url], { cwd: folder.path });
+      await runCli(['trigger', 'punch.created'], { cwd: folder.path });
+      const attempt = await proc.waitForLine((l) => l.event === 'attempt');
+      expect(attempt).toMatchObject({ type: 'punch.created', statusCode: 200, outcome: 'delivered', attempt: 1 });
+      expect(await proc.stop('SIGTERM')).toBe(0);
+      const { stat } = await import('node:fs/promises');
+      await expect(stat(join(folder.path, '.clockhook', 'sandbox.json'))).rejects.toThrow(/ENOENT/);
+    } finally {
+      await proc.stop('SIGKILL');
+      await folder.remove();
+    }
+  });
+
+  it('refuses a taken port with a message naming it, exit 1', async () => {
+    const folder = await tempDir();
+    const port = new URL(sandbox.apiBase).port;
+    const res = await runCli(['sandbox', '--port', port], { cwd: folder.path });
+    await folder.remove();
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`port ${port}`);
+  });
+});
