@@ -26,7 +26,7 @@ describe('sandbox state and discovery', () => {
       method: 'POST',
       headers: auth(first.apiKey),
       body: JSON.stringify({ url: 'https://e.com/h', enabledEvents: ['*'] }),
-    }).then((r) => r.json());
+    }).then((r) => r.json() as Promise<{ id: number }>);
     await first.close();
 
     const second = await startSandbox({ port: 0, ...paths });
