@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerEndpoints } from './endpoints.js';
 import { registerEvents } from './events.js';
+import { registerListen } from './listen.js';
 import { registerSandbox } from './sandbox.js';
 import { registerTrigger } from './trigger.js';
 
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
     .version(pkg.version)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
+  registerListen(program);
   registerSandbox(program);
   registerTrigger(program);
   registerEndpoints(program);

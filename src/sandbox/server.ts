@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Low } from 'lowdb';
 import { isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
+import { coalesceWrites } from '../store/index.js';
 import { DEFAULT_DISCOVERY_PATH, removeDiscovery, writeDiscovery } from './discovery.js';
 import { invalidParam, notFound, rateLimited, SandboxError } from './errors.js';
 import { DAY_MS, MinuteWindow, PER_KEY_PER_MINUTE, TRIAL_CAPS, usageInLastDay } from './limits.js';
@@ -103,26 +104,6 @@ function validateOptions(options: typeof DEFAULTS): void {
   if (!API_VERSION_PATTERN.test(options.apiVersion)) {
     throw new TypeError(`apiVersion must be a date label YYYY-MM-DD (got ${JSON.stringify(options.apiVersion)}).`);
   }
-}
-
-/** Serializes writes: at most one in flight, and one more that picks up every change made meanwhile. */
-function coalesceWrites(write: () => Promise<void>): () => Promise<void> {
-  let running: Promise<void> | null = null;
-  let queued: Promise<void> | null = null;
-  return function persist(): Promise<void> {
-    if (queued) return queued;
-    if (!running) {
-      running = write().finally(() => {
-        running = null;
-      });
-      return running;
-    }
-    queued = running.then((): Promise<void> => {
-      queued = null;
-      return persist();
-    });
-    return queued;
-  };
 }
 
 function ensureDefaultAccount(data: SandboxData, now: number): KeyRecord {

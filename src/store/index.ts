@@ -1,1 +1,5 @@
+export * from './capture.js';
+export { CaptureStore, type CaptureListener, type CaptureStoreOptions } from './capture-store.js';
+export { coalesceWrites } from './coalesce.js';
+export { StoreLockedError } from './lock.js';
 export * from './private-files.js';

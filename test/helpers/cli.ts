@@ -46,7 +46,13 @@ export function spawnCli(args: string[], { cwd, env = {} }: { cwd: string; env?:
     while (newline !== -1) {
       const line = buffer.slice(0, newline);
       buffer = buffer.slice(newline + 1);
-      if (line.trim()) lines.push(JSON.parse(line));
+      if (line.trim()) {
+        try {
+          lines.push(JSON.parse(line));
+        } catch {
+          lines.push({ text: line }); // output for people
+        }
+      }
       newline = buffer.indexOf('\n');
     }
     notify();

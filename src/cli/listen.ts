@@ -1,0 +1,157 @@
+import { type Command, Option } from 'commander';
+import { ApiError } from '../api/index.js';
+import { type DeliveryReport, ListenUsageError, type ReadyInfo, startListen } from '../listener/index.js';
+import { consoleLogger } from '../logger.js';
+import { StoreLockedError } from '../store/index.js';
+import { parseEventList } from './api-options.js';
+import { CliError, UsageError } from './errors.js';
+import { colour, maskSecret, printLine } from './output.js';
+import { onShutdown, parsePort, parsePositiveInt } from './process.js';
+
+interface ListenFlags {
+  forwardTo?: string;
+  port: string;
+  inspectorPort: string;
+  sandboxPort: string;
+  host: string;
+  path: string;
+  secret?: string;
+  skipVerify?: boolean;
+  tolerance: string;
+  timeout: string;
+  db?: string;
+  maxCaptures: string;
+  apiKey?: string;
+  apiBase?: string;
+  publicUrl?: string;
+  events: string;
+  endpoint?: string;
+  keepEndpoint?: boolean;
+  printSecret?: boolean;
+  json?: boolean;
+  inspector: boolean;
+  open: boolean;
+}
+
+const time = () => new Date().toTimeString().slice(0, 8);
+
+function signatureText(report: DeliveryReport): string {
+  switch (report.signature) {
+    case 'valid':
+      return colour.green('signature valid');
+    case 'unchecked':
+      return colour.yellow('signature unchecked');
+    default:
+      return colour.red(`signature ${report.signature}${report.signatureReason ? ` (${report.signatureReason})` : ''}`);
+  }
+}
+
+/** One line per delivery: time, `-->` type [event id] verdict, `<--` [status] METHOD target (ms). */
+export function deliveryLine(report: DeliveryReport): string {
+  const what = report.type ? `${report.type} [${report.eventId}]` : `${report.method} (not an envelope)`;
+  const replay = report.source === 'replay' ? colour.cyan(' replay') : '';
+  const status = report.status < 300 ? colour.green(`[${report.status}]`) : colour.red(`[${report.status}]`);
+  const target = report.target ?? 'clockhook';
+  const error = report.error ? colour.red(` ${report.error}`) : '';
+  return `${colour.grey(time())}${replay} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}`;
+}
+
+function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, mode: string): void {
+  const lines = [
+    colour.cyan('clockhook listen is ready'),
+    `  Listening   ${ready.listener}`,
+    `  Forwarding  ${ready.forwardTo ?? 'nowhere: capture-only mode, clockhook answers 200 itself (use --forward-to <port|url>)'}`,
+    `  API         ${ready.apiBase ? `${ready.apiBase}${ready.sandbox ? ' (sandbox)' : ''}` : 'none (offline)'}`,
+  ];
+  if (ready.endpointId !== null) lines.push(`  Endpoint    ${ready.endpointId}${ready.publicUrl ? ` for ${ready.publicUrl}` : ''}`);
+  lines.push(`  Secret      ${secret ? (printSecret ? secret : `${maskSecret(secret)} (--print-secret to show it)`) : 'unknown: signatures are not checked'}`);
+  if (ready.inspector) lines.push(`  Inspector   ${ready.inspector}`);
+  if (mode === 'sandbox') lines.push('', `Send a test delivery from another terminal: ${colour.cyan('npx clockhook trigger punch.created')}`);
+  console.log(lines.join('\n'));
+}
+
+function toNumber(value: string, flag: string, min = 0): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) throw new UsageError(`${flag} must be a number of at least ${min} (got ${value}).`);
+  return n;
+}
+
+/** `clockhook listen`: flags → ListenOptions → startListen, printing for people or as NDJSON. */
+export function registerListen(program: Command): void {
+  program
+    .command('listen')
+    .description('receive deliveries: verify, capture and forward them to your app')
+    .option('--forward-to <url>', 'your app: 3000, localhost:3000/hooks or a URL (default: capture-only)')
+    .option('--port <port>', 'listener port', '4300')
+    .option('--inspector-port <port>', 'inspector port (127.0.0.1 only)', '4301')
+    .option('--sandbox-port <port>', 'embedded sandbox port (a free one if taken)', '4302')
+    .option('--host <host>', 'listener address', '127.0.0.1')
+    .option('--path <path>', 'deliveries arrive under this path', '/')
+    .option('--secret <whsec>', 'verify with this secret (default: $CLOCKHOOK_SECRET, else the registered endpoint\'s)')
+    .option('--skip-verify', 'forward requests whose signature is invalid or missing')
+    .option('--tolerance <seconds>', 'allowed signature age; 0 turns the time check off', '300')
+    .option('--timeout <ms>', 'time the app has to answer', '30000')
+    .option('--db <file>', 'capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
+    .option('--max-captures <n>', 'keep only the newest n captures', '1000')
+    .option('--api-key <key>', 'use the real API (default: $CLOCKHOOK_API_KEY; without one an embedded sandbox runs)')
+    .option('--api-base <url>', 'API base URL (default: $CLOCKHOOK_API_BASE)')
+    .option('--public-url <url>', 'public URL (your tunnel) to register as the endpoint')
+    .option('--events <types>', 'comma-separated event types to subscribe to, or *', '*')
+    .option('--endpoint <id>', 'use this existing endpoint (with --secret); create nothing')
+    .option('--keep-endpoint', 'do not delete the registered endpoint on exit')
+    .option('--print-secret', 'show the secret unmasked')
+    .option('--json', 'print NDJSON: a ready line, then one line per delivery')
+    .addOption(new Option('--no-inspector', 'do not serve the inspector page'))
+    .addOption(new Option('--no-open', 'do not open the inspector in a browser'))
+    .action(async (flags: ListenFlags) => {
+      const env = process.env;
+      const options = {
+        forwardTo: flags.forwardTo ?? null,
+        port: parsePort(flags.port, '--port'),
+        sandboxPort: parsePort(flags.sandboxPort, '--sandbox-port'),
+        host: flags.host,
+        path: flags.path,
+        secret: flags.secret ?? env.CLOCKHOOK_SECRET,
+        skipVerify: Boolean(flags.skipVerify),
+        tolerance: toNumber(flags.tolerance, '--tolerance'),
+        timeoutMs: toNumber(flags.timeout, '--timeout', 1),
+        dbPath: flags.db ?? env.CLOCKHOOK_DB,
+        maxCaptures: parsePositiveInt(flags.maxCaptures, '--max-captures'),
+        apiKey: flags.apiKey ?? env.CLOCKHOOK_API_KEY,
+        apiBase: flags.apiBase ?? env.CLOCKHOOK_API_BASE,
+        publicUrl: flags.publicUrl,
+        events: parseEventList(flags.events),
+        endpointId: flags.endpoint === undefined ? undefined : parsePositiveInt(flags.endpoint, '--endpoint'),
+        keepEndpoint: Boolean(flags.keepEndpoint),
+        logger: consoleLogger,
+        onDelivery: (report: DeliveryReport) => {
+          if (flags.json) {
+            const { captureId, eventId, type, signature, status, durationMs, error, source, signatureReason } = report;
+            printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), status, durationMs, source, ...(error ? { error } : {}) });
+          } else console.log(deliveryLine(report));
+        },
+      };
+      const session = await startListen(options).catch((error: unknown) => {
+        throw explainStartFailure(error, options.port);
+      });
+      if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
+      else printReady(session.ready, session.secret, Boolean(flags.printSecret), session.mode);
+      await onShutdown(() => session.close());
+    });
+}
+
+function explainStartFailure(error: unknown, port: number): unknown {
+  if (error instanceof ListenUsageError || error instanceof TypeError) return new UsageError(error.message);
+  if (error instanceof StoreLockedError) return new CliError(error.message);
+  if (error instanceof ApiError) {
+    if (error.status === 401 || error.status === 403) {
+      return new CliError(`the API refused the key (${error.status} ${error.code}): ${error.message} ${error.hint}`);
+    }
+    if (error.code === 'connection_failed') return new CliError(`the API is unreachable: ${error.message}. ${error.hint}`);
+    return error;
+  }
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new CliError(`port ${port} is in use (another clockhook listen?). Stop it, or pick another with --port.`);
+  if (code === 'EACCES') return new CliError(`no permission to listen on port ${port}; use a port above 1024 with --port.`);
+  return error;
+}

@@ -1,0 +1,121 @@
+import { readFile } from 'node:fs/promises';
+import { type ApiClient, ApiError } from '../api/index.js';
+import type { WebhookEndpoint } from '../contract/index.js';
+import type { Logger } from '../logger.js';
+import { writePrivateFile } from '../store/index.js';
+
+/** Endpoints listen creates carry this description, so a later run recognizes them. */
+export const ENDPOINT_DESCRIPTION = 'clockhook listen (created automatically; deleted when it exits)';
+
+/** `.clockhook/endpoints.json`: endpoints listen registered, with the secret only the create response had. */
+export interface EndpointRecordOnFile {
+  apiBase: string;
+  url: string;
+  id: number;
+  secret: string;
+  createdAt: string;
+}
+
+export interface RegisteredEndpoint {
+  endpoint: WebhookEndpoint;
+  secret: string;
+  /** Whether this run may delete it on exit (it or an earlier run of listen created it). */
+  owned: boolean;
+}
+
+async function readRecords(path: string): Promise<EndpointRecordOnFile[]> {
+  try {
+    const value = JSON.parse(await readFile(path, 'utf8'));
+    return Array.isArray(value) ? (value as EndpointRecordOnFile[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+const writeRecords = (path: string, records: EndpointRecordOnFile[]) => writePrivateFile(path, `${JSON.stringify(records, null, 2)}\n`);
+
+async function allEndpoints(client: ApiClient): Promise<WebhookEndpoint[]> {
+  const all: WebhookEndpoint[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listEndpoints({ limit: 100, cursor });
+    all.push(...page.data);
+    cursor = page.hasMore && page.nextCursor ? page.nextCursor : undefined;
+  } while (cursor);
+  return all;
+}
+
+const sameEvents = (a: string[], b: string[]) => a.length === b.length && a.every((type) => b.includes(type));
+
+/**
+ * Registers an endpoint for `url`, reusing the one an earlier run created when its secret is on
+ * file; an earlier one of ours without a secret on file is deleted and created again (so a restart
+ * after a crash works). Endpoints listen did not create are never touched.
+ */
+export async function registerEndpoint(options: {
+  client: ApiClient;
+  url: string;
+  events: string[];
+  recordsPath: string;
+  logger: Logger;
+}): Promise<RegisteredEndpoint> {
+  const { client, url, events, recordsPath, logger } = options;
+  const apiBase = client.baseUrl;
+  const records = await readRecords(recordsPath);
+  const onFile = records.find((r) => r.apiBase === apiBase && r.url === url);
+
+  if (onFile) {
+    try {
+      let endpoint = await client.getEndpoint(onFile.id);
+      if (endpoint.url === url) {
+        if (!sameEvents(endpoint.enabledEvents, events)) endpoint = await client.updateEndpoint(endpoint.id, { enabledEvents: events });
+        return { endpoint, secret: onFile.secret, owned: true };
+      }
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
+    }
+  }
+
+  for (const stale of await allEndpoints(client)) {
+    if (stale.url === url && stale.description === ENDPOINT_DESCRIPTION) {
+      logger.warn(`Deleting endpoint ${stale.id} for ${url}: an earlier clockhook listen created it and its secret is not on file.`);
+      await client.deleteEndpoint(stale.id);
+    }
+  }
+
+  let endpoint: WebhookEndpoint;
+  try {
+    endpoint = await client.createEndpoint({ url, enabledEvents: events, description: ENDPOINT_DESCRIPTION });
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'idempotency_conflict') {
+      const existing = (await allEndpoints(client)).find((e) => e.url === url);
+      throw new ApiError({
+        status: error.status,
+        type: error.type,
+        code: error.code,
+        message: `An endpoint for ${url} exists already${existing ? ` (id ${existing.id})` : ''} and clockhook did not create it. Use it with --endpoint ${existing?.id ?? '<id>'} --secret whsec_…, or delete it.`,
+        requestId: error.requestId,
+        method: error.method,
+        url: error.url,
+      });
+    }
+    throw error;
+  }
+  const secret = endpoint.secret as string;
+  const kept = records.filter((r) => !(r.apiBase === apiBase && r.url === url));
+  await writeRecords(recordsPath, [...kept, { apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() }]);
+  const { secret: _hidden, ...visible } = endpoint;
+  return { endpoint: visible as WebhookEndpoint, secret, owned: true };
+}
+
+/** Deletes an endpoint listen registered and forgets its secret. An already-deleted one is fine. */
+export async function releaseEndpoint(options: { client: ApiClient; id: number; recordsPath: string }): Promise<void> {
+  const { client, id, recordsPath } = options;
+  try {
+    await client.deleteEndpoint(id);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
+  }
+  const records = await readRecords(recordsPath);
+  await writeRecords(recordsPath, records.filter((r) => !(r.apiBase === client.baseUrl && r.id === id)));
+}

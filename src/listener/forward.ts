@@ -1,0 +1,184 @@
+import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { Readable } from 'node:stream';
+import httpProxy from 'http-proxy';
+import { type CaptureForward, encodeBody } from '../store/index.js';
+
+/** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never passed on. */
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** The first 64 KiB of the app's answer are kept in the capture. */
+export const FORWARD_BODY_LIMIT = 64 * 1024;
+
+export type ForwardOutcome =
+  | { kind: 'answered'; forward: CaptureForward }
+  | { kind: 'failed'; code: 'forward_failed' | 'forward_timeout'; statusCode: 502 | 504; message: string; forward: CaptureForward };
+
+interface Pending {
+  res: ServerResponse;
+  target: string;
+  started: number;
+  timedOut: boolean;
+  proxyReq?: ClientRequest;
+  settle(outcome: ForwardOutcome): void;
+}
+
+function withoutHopByHop(headers: IncomingMessage['headers']): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = {};
+  const connectionListed = String(headers.connection ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase());
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || connectionListed.includes(name)) continue;
+    result[name] = value;
+  }
+  return result;
+}
+
+function describeError(error: NodeJS.ErrnoException): string {
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+      return 'connection reset by the app';
+    case 'ENOTFOUND':
+      return 'host not found';
+    default:
+      return error.message;
+  }
+}
+
+/**
+ * Forwards deliveries to the developer's app with http-proxy: same method, path, query and headers,
+ * the exact raw bytes (never re-serialized), hop-by-hop headers dropped, X-Forwarded-* added, over
+ * keep-alive connections. The app's answer is streamed back to the sender and its head kept.
+ */
+export class Forwarder {
+  readonly #proxy: httpProxy;
+  readonly #agent: HttpAgent;
+  readonly #pending = new WeakMap<IncomingMessage, Pending>();
+
+  constructor(
+    readonly target: URL,
+    private readonly timeoutMs: number,
+  ) {
+    this.#agent = target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.#proxy = httpProxy.createProxyServer({
+      agent: this.#agent,
+      selfHandleResponse: true,
+      xfwd: true,
+      changeOrigin: true,
+      // Local apps often use self-signed certificates; this only ever talks to the developer's own app.
+      secure: false,
+    });
+    this.#proxy.on('proxyReq', (proxyReq, req) => {
+      const pending = this.#pending.get(req);
+      if (pending) pending.proxyReq = proxyReq;
+    });
+    this.#proxy.on('proxyRes', (proxyRes, req) => this.#relayAnswer(proxyRes, req));
+  }
+
+  /**
+   * Sends `body` (the raw bytes already read from `req`) to `path` on the target and streams the
+   * answer to `res`. On failure nothing is written: the caller answers with the outcome's status.
+   */
+  forward(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string): Promise<ForwardOutcome> {
+    return new Promise((resolve) => {
+      const target = new URL(path, this.target).href;
+      const pending: Pending = { res, target, started: performance.now(), timedOut: false, settle: resolve };
+      let settled = false;
+      pending.settle = (outcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+      this.#pending.set(req, pending);
+      const timer = setTimeout(() => {
+        pending.timedOut = true;
+        pending.proxyReq?.destroy(new Error('forward timed out'));
+      }, this.timeoutMs);
+
+      // The body is sent exactly as received, with its real length: chunked framing is per hop.
+      const headers = withoutHopByHop(req.headers);
+      headers['content-length'] = String(body.length);
+      req.headers = headers as IncomingMessage['headers'];
+      req.url = path;
+      this.#proxy.web(req, res, { target: this.target.origin, buffer: Readable.from([body]) }, (error) => {
+        const failure = error as NodeJS.ErrnoException;
+        const durationMs = Math.round(performance.now() - pending.started);
+        const timedOut = pending.timedOut;
+        const message = timedOut
+          ? `The app at ${target} did not answer within ${this.timeoutMs} ms. The service counts this attempt as failed and will retry.`
+          : `Could not reach the app at ${target}: ${describeError(failure)}. Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
+        pending.settle({
+          kind: 'failed',
+          code: timedOut ? 'forward_timeout' : 'forward_failed',
+          statusCode: timedOut ? 504 : 502,
+          message,
+          forward: {
+            target,
+            statusCode: null,
+            headers: {},
+            body: '',
+            bodyEncoding: 'utf8',
+            durationMs,
+            error: timedOut ? `timed out after ${this.timeoutMs} ms` : describeError(failure),
+          },
+        });
+      });
+    });
+  }
+
+  #relayAnswer(proxyRes: IncomingMessage, req: IncomingMessage): void {
+    const pending = this.#pending.get(req);
+    if (!pending) return;
+    const { res } = pending;
+    const headers = withoutHopByHop(proxyRes.headers);
+    const statusCode = proxyRes.statusCode ?? 502;
+    res.writeHead(statusCode, proxyRes.statusMessage, headers);
+    const kept: Buffer[] = [];
+    let keptBytes = 0;
+    proxyRes.on('data', (chunk: Buffer) => {
+      if (keptBytes < FORWARD_BODY_LIMIT) {
+        kept.push(chunk.subarray(0, FORWARD_BODY_LIMIT - keptBytes));
+        keptBytes += Math.min(chunk.length, FORWARD_BODY_LIMIT - keptBytes);
+      }
+      res.write(chunk);
+    });
+    const finish = (error?: string) => {
+      if (!res.writableEnded) res.end();
+      pending.settle({
+        kind: 'answered',
+        forward: {
+          target: pending.target,
+          statusCode,
+          headers,
+          ...encodeBody(Buffer.concat(kept)),
+          durationMs: Math.round(performance.now() - pending.started),
+          ...(error ? { error } : {}),
+        },
+      });
+    };
+    proxyRes.on('end', () => finish());
+    proxyRes.on('error', (error) => finish(pending.timedOut ? `answer cut: timed out after ${this.timeoutMs} ms` : error.message));
+    proxyRes.on('close', () => {
+      if (!proxyRes.complete) finish('the app closed the connection before its answer was complete');
+    });
+  }
+
+  close(): void {
+    this.#proxy.close();
+    this.#agent.destroy();
+  }
+}

@@ -1,0 +1,389 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, signPayload, verifySignature } from '../contract/index.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { type Capture, type CaptureSignature, type CaptureStore, decodeBody, encodeBody, newCaptureId } from '../store/index.js';
+import { Forwarder, HOP_BY_HOP } from './forward.js';
+import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
+
+export interface DeliveryReport {
+  captureId: string;
+  source: Capture['source'];
+  eventId: string | null;
+  type: string | null;
+  signature: CaptureSignature['status'];
+  signatureReason?: string;
+  method: string;
+  /** Where it went (forward target), or null when the listener answered itself. */
+  target: string | null;
+  /** The status the sender got. */
+  status: number;
+  durationMs: number;
+  error?: string;
+}
+
+export interface ListenerOptions {
+  store: CaptureStore;
+  /** The app, or null for capture-only mode (the listener answers 200 itself). */
+  forwardTo: URL | null;
+  /** @default 4300 */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Only requests under this path are deliveries. @default '/' */
+  path?: string;
+  /** The endpoint secret; null while unknown (signatures are then `unchecked`). */
+  secret?: string | null;
+  /** Forward even when the signature is invalid or missing. @default false */
+  skipVerify?: boolean;
+  /** @default 300 */
+  tolerance?: number;
+  /** Time the app has to answer. @default 30000 (the contract's) */
+  timeoutMs?: number;
+  /** @default 5 MiB */
+  maxBodyBytes?: number;
+  /** Headers and body must arrive within this. @default 60000 */
+  requestTimeoutMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+  /** @default silent */
+  logger?: Logger;
+  /** Told about every request once it is answered. */
+  onDelivery?: (report: DeliveryReport) => void;
+}
+
+export interface ReplayRequest {
+  captureId: string;
+  /** resign: current time and the endpoint secret; asis: the original bytes and header. */
+  mode: 'resign' | 'asis';
+  /** An edited body (resign only). */
+  body?: string;
+}
+
+export interface ReplayResult {
+  captureId: string;
+  statusCode: number;
+  durationMs: number;
+}
+
+export class ReplayError extends Error {
+  override readonly name = 'ReplayError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const DEFAULTS = {
+  port: 4300,
+  host: '127.0.0.1',
+  path: '/',
+  secret: null as string | null,
+  skipVerify: false,
+  tolerance: DEFAULT_TOLERANCE_SECONDS,
+  timeoutMs: 30_000,
+  maxBodyBytes: 5 * 1024 * 1024,
+  requestTimeoutMs: 60_000,
+  now: Date.now,
+  logger: silentLogger,
+  onDelivery: (_report: DeliveryReport) => {},
+};
+
+type ListenerConfig = typeof DEFAULTS & { store: CaptureStore; forwardTo: URL | null };
+
+/** Internal header by which the listener's own replays enter the same path; never forwarded. */
+const REPLAY_HEADER = 'x-clockhook-replay';
+const CAPTURE_HEADER = 'x-clockhook-capture';
+
+interface Body {
+  bytes: Buffer;
+  size: number;
+  truncated: boolean;
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let kept = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (kept < limit) {
+        const part = chunk.subarray(0, limit - kept);
+        chunks.push(part);
+        kept += part.length;
+      }
+      // Past the limit nothing more is kept; reading on drains the rest (bounded by requestTimeout).
+    });
+    req.on('end', () => resolve({ bytes: Buffer.concat(chunks), size, truncated: size > limit }));
+    req.on('error', reject);
+  });
+}
+
+function lowerCaseHeaders(req: IncomingMessage): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && name !== REPLAY_HEADER) headers[name] = value;
+  return headers;
+}
+
+/** The listener's own answers use the contract's error envelope shape. */
+function answerError(res: ServerResponse, statusCode: number, code: string, message: string, requestId: string): void {
+  const body = JSON.stringify({ error: { type: statusCode >= 500 ? 'api_error' : 'invalid_request_error', code, message, requestId } });
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(statusCode, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function parseEnvelope(bytes: Buffer): Pick<Capture, 'envelope' | 'contractProblems'> {
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return { envelope: null, contractProblems: [{ field: '(body)', message: 'the body is not JSON' }] };
+  }
+  const contractProblems = checkEnvelope(json);
+  const value = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const envelope =
+    typeof value.id === 'string'
+      ? { id: value.id, type: String(value.type ?? ''), api_version: String(value.api_version ?? ''), created: Number(value.created) }
+      : null;
+  return { envelope, contractProblems };
+}
+
+/**
+ * The listener: every request under the base path is read once as bytes, its signature checked,
+ * captured on disk, then forwarded to the app (or answered here), and the app's answer goes back
+ * to the sender.
+ */
+export class Listener {
+  readonly #options: ListenerConfig;
+  readonly #basePath: string;
+  readonly #forwarder: Forwarder | null;
+  readonly #replayToken = randomBytes(32).toString('hex');
+  readonly #inFlight = new Set<Promise<void>>();
+  #server: Server | null = null;
+  #secret: string | null;
+  #closing: Promise<void> | undefined;
+  url = '';
+  port = 0;
+
+  constructor(options: ListenerOptions) {
+    const merged = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as ListenerConfig;
+    if (!Number.isInteger(merged.timeoutMs) || merged.timeoutMs < 1) throw new TypeError(`timeoutMs must be a positive integer (got ${merged.timeoutMs}).`);
+    if (!Number.isFinite(merged.tolerance) || merged.tolerance < 0) throw new TypeError(`tolerance must be 0 or more seconds (got ${merged.tolerance}).`);
+    this.#options = merged;
+    this.#basePath = normalizeBasePath(merged.path);
+    this.#secret = merged.secret;
+    this.#forwarder = merged.forwardTo ? new Forwarder(merged.forwardTo, merged.timeoutMs) : null;
+  }
+
+  /** The secret signatures are checked with (known once the endpoint is registered). */
+  setSecret(secret: string | null): void {
+    this.#secret = secret;
+  }
+
+  get hasSecret(): boolean {
+    return this.#secret !== null;
+  }
+
+  /** Starts listening; rejects with the server error (EADDRINUSE…) when the port cannot be had. */
+  async start(): Promise<void> {
+    const { requestTimeoutMs } = this.#options;
+    // Node 20 reads these only from the createServer options; setting them later has no effect.
+    const server = createServer({ headersTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs, keepAliveTimeout: 5_000 }, (req, res) => {
+      const task = this.#handle(req, res).catch((error) => {
+        this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`);
+        answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
+      });
+      this.#inFlight.add(task);
+      task.finally(() => this.#inFlight.delete(task));
+    });
+    server.on('clientError', (_error, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      else socket.destroy();
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.#options.port, this.#options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.#server = server;
+    const { port } = server.address() as AddressInfo;
+    this.port = port;
+    const host = this.#options.host.includes(':') ? `[${this.#options.host}]` : this.#options.host;
+    const displayHost = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
+    this.url = `http://${displayHost}:${port}${this.#basePath === '/' ? '/' : this.#basePath}`;
+  }
+
+  /**
+   * Sends a captured request to the app again through the same path as a delivery, recorded as a
+   * new capture with `source: "replay"` and `replayOf`.
+   */
+  async replay({ captureId, mode, body }: ReplayRequest): Promise<ReplayResult> {
+    const original = this.#options.store.get(captureId);
+    if (!original) throw new ReplayError('capture_not_found', `No capture ${captureId}: it was cleared or rotated out (--max-captures).`);
+    if (!this.#forwarder) throw new ReplayError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
+    if (mode === 'asis' && body !== undefined) throw new ReplayError('asis_with_edit', 'An edited body cannot be sent as-is: its old signature would not match. Use resign.');
+    const bytes = body === undefined ? decodeBody(original) : Buffer.from(body, 'utf8');
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(original.headers)) if (!HOP_BY_HOP.has(name) && name !== 'content-length') headers[name] = value;
+    if (mode === 'resign') {
+      if (!this.#secret) throw new ReplayError('no_secret', 'No endpoint secret is known, so the body cannot be re-signed. Pass --secret, or use "Replay as-is".');
+      headers['x-service-signature'] = signPayload({ payload: bytes, secret: this.#secret, timestamp: Math.floor(this.#options.now() / 1000) });
+    }
+    headers['content-length'] = String(bytes.length);
+    headers[REPLAY_HEADER] = `${this.#replayToken} ${captureId}`;
+    const started = performance.now();
+    const address = this.#server?.address() as AddressInfo;
+    const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+    return new Promise((resolve, reject) => {
+      const req = request({ host, port: address.port, method: original.method, path: original.path, headers }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({ captureId: String(res.headers[CAPTURE_HEADER]), statusCode: res.statusCode ?? 0, durationMs: Math.round(performance.now() - started) }),
+        );
+      });
+      req.on('error', (error) => reject(new ReplayError('replay_failed', `The replay could not be sent: ${error.message}`)));
+      req.end(bytes);
+    });
+  }
+
+  /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */
+  close(graceMs = 5_000): Promise<void> {
+    this.#closing ??= (async () => {
+      const server = this.#server;
+      if (server) {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+        await Promise.race([Promise.allSettled([...this.#inFlight]), grace]);
+        server.closeAllConnections();
+        await closed;
+      }
+      this.#forwarder?.close();
+    })();
+    return this.#closing;
+  }
+
+  #replayOf(req: IncomingMessage): string | undefined {
+    const value = req.headers[REPLAY_HEADER];
+    if (typeof value !== 'string') return undefined;
+    const [token, captureId] = value.split(' ');
+    const expected = Buffer.from(this.#replayToken);
+    const given = Buffer.from(token ?? '');
+    return given.length === expected.length && timingSafeEqual(given, expected) ? captureId : undefined;
+  }
+
+  #checkSignature(req: IncomingMessage, bytes: Buffer): CaptureSignature {
+    const header = req.headers['x-service-signature'];
+    if (this.#secret === null) return { status: 'unchecked' };
+    const result = verifySignature({ header, payload: bytes, secret: this.#secret, tolerance: this.#options.tolerance, now: this.#options.now });
+    const nowSeconds = this.#options.now() / 1000;
+    const timestamp = result.timestamp;
+    const age = timestamp === undefined ? {} : { timestamp, ageSeconds: Math.round(nowSeconds - timestamp) };
+    if (result.ok) return { status: 'valid', ...age };
+    return { status: result.reason === 'missing_header' ? 'missing' : 'invalid', reason: result.reason, hint: result.hint, ...age };
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const requestPath = req.url ?? '/';
+    const relative = pathUnderBase(requestPath, this.#basePath);
+    if (relative === null) {
+      answerError(res, 404, 'not_found', `clockhook listens for deliveries under ${this.#basePath}; ${requestPath.split('?')[0]} is outside it.`, newCaptureId());
+      req.resume();
+      return;
+    }
+    const replayOf = this.#replayOf(req);
+    const body = await readBody(req, this.#options.maxBodyBytes);
+    const signature = this.#checkSignature(req, body.bytes);
+    const parsed = parseEnvelope(body.bytes);
+    const store = this.#options.store;
+    const firstId = parsed.envelope ? store.firstWithEventId(parsed.envelope.id) : undefined;
+
+    let rejected: Capture['rejected'] = null;
+    let rejection = '';
+    if (body.truncated) {
+      rejected = { statusCode: 413, code: 'payload_too_large' };
+      rejection = `The body is ${body.size} bytes; clockhook accepts at most ${this.#options.maxBodyBytes}. The first ${this.#options.maxBodyBytes} bytes are captured.`;
+    } else if (replayOf === undefined && !this.#options.skipVerify && (signature.status === 'invalid' || signature.status === 'missing')) {
+      // A public tunnel must not be an open door to localhost.
+      rejected = { statusCode: 400, code: signature.status === 'missing' ? 'signature_missing' : 'signature_invalid' };
+      rejection = `Signature ${signature.status}${signature.reason ? ` (${signature.reason})` : ''}: not forwarded. ${signature.hint ?? ''} Use --skip-verify to forward anyway.`.trim();
+    }
+
+    const capture: Capture = {
+      id: newCaptureId(this.#options.now()),
+      receivedAt: new Date(this.#options.now()).toISOString(),
+      source: replayOf === undefined ? 'delivery' : 'replay',
+      ...(replayOf === undefined ? {} : { replayOf }),
+      method: req.method ?? 'GET',
+      path: requestPath,
+      headers: lowerCaseHeaders(req),
+      ...encodeBody(body.bytes),
+      bodySize: body.size,
+      ...(body.truncated ? { bodyTruncated: true } : {}),
+      signature,
+      ...parsed,
+      duplicateOf: firstId ?? null,
+      rejected,
+      ...(rejected === null && this.#forwarder === null ? { forward: null } : {}),
+    };
+    if (replayOf !== undefined) res.setHeader(CAPTURE_HEADER, capture.id);
+
+    try {
+      await store.add(capture);
+    } catch (error) {
+      // Not on disk: the service must retry, so say 503 and forward nothing (it would arrive twice).
+      this.#options.logger.error(`Could not write the capture to ${store.path}: ${(error as Error).message}. Answering 503 so the service retries.`);
+      answerError(res, 503, 'capture_failed', 'clockhook could not store this delivery (disk full or read-only?); retry later.', capture.id);
+      this.#report(capture, 503, started, 'capture_failed');
+      return;
+    }
+
+    if (rejected) {
+      answerError(res, rejected.statusCode, rejected.code, rejection, capture.id);
+      this.#report(capture, rejected.statusCode, started, rejected.code);
+      return;
+    }
+    if (!this.#forwarder) {
+      const text = JSON.stringify({ received: true, captureId: capture.id });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      this.#report(capture, 200, started);
+      return;
+    }
+
+    const outcome = await this.#forwarder.forward(req, res, body.bytes, joinTargetPath(this.#forwarder.target, relative));
+    if (outcome.kind === 'failed') answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
+    const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
+    await store.update(capture.id, { forward: outcome.forward }).catch((error: Error) => {
+      this.#options.logger.error(`Could not record the app's answer in ${store.path}: ${error.message}`);
+    });
+    this.#report(capture, status, started, outcome.forward.error);
+  }
+
+  #report(capture: Capture, status: number, started: number, error?: string): void {
+    this.#options.onDelivery({
+      captureId: capture.id,
+      source: capture.source,
+      eventId: capture.envelope?.id ?? null,
+      type: capture.envelope?.type ?? null,
+      signature: capture.signature.status,
+      ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
+      method: capture.method,
+      target: this.#forwarder && !capture.rejected ? new URL(joinTargetPath(this.#forwarder.target, pathUnderBase(capture.path, this.#basePath) ?? '/'), this.#forwarder.target).href : null,
+      status,
+      durationMs: Math.round(performance.now() - started),
+      ...(error ? { error } : {}),
+    });
+  }
+}

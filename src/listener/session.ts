@@ -1,0 +1,230 @@
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { ApiClient } from '../api/index.js';
+import type { WebhookEndpoint } from '../contract/index.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
+import { CaptureStore } from '../store/index.js';
+import { registerEndpoint, releaseEndpoint } from './endpoint.js';
+import { type DeliveryReport, Listener } from './listener.js';
+import { normalizeForwardTarget } from './target.js';
+
+export type ListenMode = 'sandbox' | 'api' | 'offline';
+
+export interface ListenOptions {
+  /** `3000`, `localhost:3000/hooks` or a URL; null for capture-only mode. */
+  forwardTo?: string | null;
+  /** @default 4300 */
+  port?: number;
+  /** Port of the embedded sandbox; a free one is used when it is taken. @default 4302 */
+  sandboxPort?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** @default '/' */
+  path?: string;
+  /** Verify with this secret instead of the registered endpoint's. */
+  secret?: string;
+  /** @default false */
+  skipVerify?: boolean;
+  /** @default 300 */
+  tolerance?: number;
+  /** @default 30000 */
+  timeoutMs?: number;
+  /** @default '<stateDir>/captures.json' */
+  dbPath?: string;
+  /** @default 1000 */
+  maxCaptures?: number;
+  /** A key selects the real API (with apiBase); without one an embedded sandbox is used. */
+  apiKey?: string;
+  apiBase?: string;
+  /** A public URL (tunnel) that reaches this listener, to register with the API. */
+  publicUrl?: string;
+  /** @default ['*'] */
+  events?: string[];
+  /** Use this existing endpoint (with `secret`) and create nothing. */
+  endpointId?: number;
+  /** Keep the endpoint this run registered when it exits. @default false */
+  keepEndpoint?: boolean;
+  /** The `.clockhook/` folder. @default '.clockhook' */
+  stateDir?: string;
+  /** @default silent */
+  logger?: Logger;
+  onDelivery?: (report: DeliveryReport) => void;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+export interface ReadyInfo {
+  event: 'ready';
+  listener: string;
+  inspector: string | null;
+  forwardTo: string | null;
+  apiBase: string | null;
+  sandbox: boolean;
+  endpointId: number | null;
+  publicUrl: string | null;
+}
+
+export interface ListenSession {
+  ready: ReadyInfo;
+  mode: ListenMode;
+  /** The secret in use, for `--print-secret` and the masked display; never sent to the page. */
+  secret: string | null;
+  endpoint: WebhookEndpoint | null;
+  listener: Listener;
+  store: CaptureStore;
+  /** The API client (sandbox or service), null when offline. */
+  client: ApiClient | null;
+  /** Finishes in-flight forwards, flushes the store, deletes the endpoint it created. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** A mistake in the options: the CLI turns it into exit code 2. */
+export class ListenUsageError extends Error {
+  override readonly name = 'ListenUsageError';
+}
+
+async function isAnswering(url: URL, timeoutMs = 1000): Promise<boolean> {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  return new Promise((resolve) => {
+    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port, timeout: timeoutMs });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
+}
+
+function chooseMode(options: ListenOptions): ListenMode {
+  if (options.apiKey) {
+    if (!options.apiBase) throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
+    return 'api';
+  }
+  if (options.endpointId !== undefined) throw new ListenUsageError('--endpoint needs an API key (--api-key or CLOCKHOOK_API_KEY) and --api-base.');
+  if (options.publicUrl) throw new ListenUsageError('--public-url registers an endpoint with the real API: pass --api-key and --api-base too.');
+  // A secret without a key: deliveries come from elsewhere (a tunnel the user set up); no sandbox.
+  return options.secret ? 'offline' : 'sandbox';
+}
+
+/**
+ * `clockhook listen` as a library call: opens the capture store, starts the listener, connects to
+ * the API (or an embedded sandbox), registers the endpoint and resolves once all of it is ready.
+ */
+export async function startListen(options: ListenOptions): Promise<ListenSession> {
+  const mode = chooseMode(options);
+  const logger = options.logger ?? silentLogger;
+  const stateDir = options.stateDir ?? '.clockhook';
+  const events = options.events ?? ['*'];
+  if (options.endpointId !== undefined && !options.secret) {
+    throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
+  }
+  const forwardTo = options.forwardTo ? normalizeForwardTarget(options.forwardTo) : null;
+  const cleanups: (() => Promise<void>)[] = [];
+  const unwind = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => logger.error(String(error)));
+  };
+
+  try {
+    const store = await CaptureStore.open({ path: options.dbPath ?? join(stateDir, 'captures.json'), maxCaptures: options.maxCaptures, logger, now: options.now });
+    cleanups.push(() => store.close());
+    const listener = new Listener({
+      store,
+      forwardTo,
+      port: options.port ?? 4300,
+      host: options.host,
+      path: options.path,
+      secret: options.secret ?? null,
+      skipVerify: options.skipVerify,
+      tolerance: options.tolerance,
+      timeoutMs: options.timeoutMs,
+      now: options.now,
+      logger,
+      onDelivery: options.onDelivery,
+    });
+    await listener.start();
+    cleanups.push(() => listener.close());
+
+    let client: ApiClient | null = null;
+    let sandbox: Sandbox | null = null;
+    if (mode === 'api') {
+      client = new ApiClient({ baseUrl: options.apiBase as string, apiKey: options.apiKey as string, logger });
+    } else if (mode === 'sandbox') {
+      const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
+      if (running) {
+        client = new ApiClient({ baseUrl: running.apiBase, apiKey: running.apiKey, logger });
+      } else {
+        sandbox = await startEmbeddedSandbox(options.sandboxPort ?? 4302, stateDir, logger);
+        cleanups.push(() => (sandbox as Sandbox).close());
+        client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey, logger });
+      }
+    }
+
+    const recordsPath = join(stateDir, 'endpoints.json');
+    let endpoint: WebhookEndpoint | null = null;
+    let secret = options.secret ?? null;
+    if (client && options.endpointId !== undefined) {
+      endpoint = await client.getEndpoint(options.endpointId);
+    } else if (client) {
+      const url = mode === 'sandbox' ? listener.url : options.publicUrl;
+      if (url) {
+        const registered = await registerEndpoint({ client, url, events, recordsPath, logger });
+        endpoint = registered.endpoint;
+        secret = options.secret ?? registered.secret;
+        const api = client;
+        const id = registered.endpoint.id;
+        if (!options.keepEndpoint) cleanups.push(() => releaseEndpoint({ client: api, id, recordsPath }));
+      } else {
+        logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
+      }
+    }
+    listener.setSecret(secret);
+    if (!secret) logger.warn('No endpoint secret known: signatures are recorded as unchecked and every request is forwarded. Pass --secret to verify them.');
+    if (endpoint?.status === 'disabled') {
+      logger.warn(`Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: clockhook endpoints enable ${endpoint.id}`);
+    }
+    if (forwardTo && !(await isAnswering(forwardTo))) {
+      logger.warn(`Nothing answers at ${forwardTo.href} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`);
+    }
+
+    let closing: Promise<void> | undefined;
+    return {
+      ready: {
+        event: 'ready',
+        listener: listener.url,
+        inspector: null,
+        forwardTo: forwardTo?.href ?? null,
+        apiBase: client?.baseUrl ?? null,
+        sandbox: mode === 'sandbox',
+        endpointId: endpoint?.id ?? null,
+        publicUrl: options.publicUrl ?? null,
+      },
+      mode,
+      secret,
+      endpoint,
+      listener,
+      store,
+      client,
+      close() {
+        closing ??= unwind();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await unwind();
+    throw error;
+  }
+}
+
+async function startEmbeddedSandbox(port: number, stateDir: string, logger: Logger): Promise<Sandbox> {
+  const options = { host: '127.0.0.1', dbPath: join(stateDir, 'sandbox-db.json'), discoveryPath: join(stateDir, 'sandbox.json'), logger };
+  try {
+    return await startSandbox({ ...options, port });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    logger.warn(`Port ${port} is taken; the embedded sandbox uses a free port instead (other commands find it through ${join(stateDir, 'sandbox.json')}).`);
+    return startSandbox({ ...options, port: 0 });
+  }
+}

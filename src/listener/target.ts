@@ -1,0 +1,53 @@
+/**
+ * Normalizes `--forward-to` the way other tools do: `3000` → `http://localhost:3000`,
+ * `localhost:3000/hooks` → `http://localhost:3000/hooks`, a full URL as is.
+ */
+export function normalizeForwardTarget(input: string): URL {
+  const value = input.trim();
+  let candidate = value;
+  if (/^\d+(\/.*)?$/.test(value)) candidate = `http://localhost:${value}`;
+  else if (/^:\d+/.test(value)) candidate = `http://localhost${value}`;
+  else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) candidate = `http://${value}`;
+  let url: URL;
+  try {
+    url = new URL(candidate);
+  } catch {
+    throw new TypeError(`--forward-to ${JSON.stringify(input)} is not a port, host:port or URL; try 3000, localhost:3000/hooks or http://localhost:3000/hooks.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`--forward-to must be an http or https URL (got ${url.protocol}).`);
+  }
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  if (port < 1 || port > 65_535) throw new TypeError(`--forward-to port must be 1-65535 (got ${url.port}).`);
+  return url;
+}
+
+/** Normalizes `--path` to `/…` without a trailing slash (except the root itself). */
+export function normalizeBasePath(path: string): string {
+  const trimmed = `/${path.trim().replace(/^\/+|\/+$/g, '')}`;
+  return trimmed;
+}
+
+/**
+ * The part of a request path under the listener's base path, or null when it is outside it:
+ * base `/hooks`, `/hooks/a?b=1` → `/a?b=1`; base `/`, anything → itself.
+ */
+export function pathUnderBase(requestPath: string, basePath: string): string | null {
+  if (basePath === '/') return requestPath;
+  const [pathname] = requestPath.split('?', 1);
+  if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) return null;
+  return requestPath.slice(basePath.length) || '/';
+}
+
+/**
+ * Appends the path under the base to the target's path, keeping the query:
+ * target `/hooks`: `/` → `/hooks`, `/a?b=1` → `/hooks/a?b=1`.
+ */
+export function joinTargetPath(target: URL, relative: string): string {
+  const base = target.pathname.replace(/\/+$/, '');
+  const queryIndex = relative.indexOf('?');
+  const pathname = queryIndex === -1 ? relative : relative.slice(0, queryIndex);
+  const query = queryIndex === -1 ? '' : relative.slice(queryIndex);
+  const joined = pathname === '/' ? base || '/' : `${base}${pathname}`;
+  return `${joined}${query}`;
+}

@@ -1,0 +1,185 @@
+import { dirname } from 'node:path';
+import { Low } from 'lowdb';
+import { type Logger, silentLogger } from '../logger.js';
+import type { Capture } from './capture.js';
+import { coalesceWrites } from './coalesce.js';
+import { JournalAdapter, type StoreData } from './journal.js';
+import { acquireLock } from './lock.js';
+import { ensurePrivateDir } from './private-files.js';
+
+export interface CaptureStoreOptions {
+  /** The capture file. @default '.clockhook/captures.json' */
+  path?: string;
+  /** Only the newest this many are kept. @default 1000 */
+  maxCaptures?: number;
+  /** @default silent */
+  logger?: Logger;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+export type CaptureListener = (capture: Capture) => void;
+
+/**
+ * The capture store: captures in memory (lowdb's `data`), on disk as a snapshot plus an fsynced
+ * journal. `add` resolves only once the capture is on disk, and concurrent adds share one write.
+ */
+export class CaptureStore {
+  readonly path: string;
+  readonly maxCaptures: number;
+  readonly #db: Low<StoreData>;
+  readonly #adapter: JournalAdapter;
+  readonly #persist: () => Promise<void>;
+  readonly #release: () => Promise<void>;
+  readonly #byId = new Map<string, Capture>();
+  /** First capture seen for each envelope id, for `duplicateOf`. */
+  readonly #firstByEventId = new Map<string, string>();
+  readonly #listeners = new Set<CaptureListener>();
+  #closed: Promise<void> | undefined;
+
+  private constructor(db: Low<StoreData>, adapter: JournalAdapter, release: () => Promise<void>, maxCaptures: number) {
+    this.#db = db;
+    this.#adapter = adapter;
+    this.#release = release;
+    this.path = adapter.path;
+    this.maxCaptures = maxCaptures;
+    this.#persist = coalesceWrites(() => db.write());
+    this.#trim();
+    for (const capture of db.data.captures) this.#index(capture);
+  }
+
+  /** Opens (or creates, 0600 in a 0700 folder) the store and takes its lock. */
+  static async open(options: CaptureStoreOptions = {}): Promise<CaptureStore> {
+    const path = options.path ?? '.clockhook/captures.json';
+    const maxCaptures = options.maxCaptures ?? 1000;
+    if (!Number.isInteger(maxCaptures) || maxCaptures < 1) throw new TypeError(`maxCaptures must be a positive integer (got ${maxCaptures}).`);
+    await ensurePrivateDir(dirname(path));
+    const release = await acquireLock(path);
+    try {
+      const adapter = new JournalAdapter(path, {
+        logger: options.logger ?? silentLogger,
+        now: options.now ?? Date.now,
+        compactAfter: Math.max(1000, maxCaptures),
+      });
+      const db = new Low<StoreData>(adapter, { version: 1, captures: [] });
+      await db.read();
+      const store = new CaptureStore(db, adapter, release, maxCaptures);
+      // The file exists from the start (0600), and a journal left by a crash is folded in.
+      if (adapter.needsCompaction) await adapter.compact(db.data);
+      return store;
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  }
+
+  /** Every capture, oldest first. */
+  all(): readonly Capture[] {
+    return this.#db.data.captures;
+  }
+
+  get(id: string): Capture | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** The id of the first stored capture with this envelope id, if any. */
+  firstWithEventId(eventId: string): string | undefined {
+    return this.#firstByEventId.get(eventId);
+  }
+
+  /** Up to `limit` captures, newest first, older than `beforeId` when given. */
+  newest(limit: number, beforeId?: string): Capture[] {
+    const captures = this.#db.data.captures;
+    let end = captures.length;
+    if (beforeId !== undefined) {
+      const index = captures.findIndex((c) => c.id === beforeId);
+      end = index === -1 ? 0 : index;
+    }
+    return captures.slice(Math.max(0, end - limit), end).reverse();
+  }
+
+  /** Stores a new capture; resolves once it has reached the disk. */
+  async add(capture: Capture): Promise<void> {
+    this.#db.data.captures.push(capture);
+    this.#index(capture);
+    this.#adapter.put(capture);
+    this.#trim();
+    this.#emit(capture);
+    await this.#persist();
+  }
+
+  /** Replaces fields of a stored capture (the forward result, a pin); resolves once written. */
+  async update(id: string, patch: Partial<Capture>): Promise<Capture | undefined> {
+    const captures = this.#db.data.captures;
+    const current = this.#byId.get(id);
+    if (!current) return undefined;
+    const next = { ...current, ...patch, id };
+    // Newest last: a recent capture is near the end, so search from there.
+    for (let i = captures.length - 1; i >= 0; i--) {
+      if (captures[i] === current) {
+        captures[i] = next;
+        break;
+      }
+    }
+    this.#byId.set(id, next);
+    this.#adapter.put(next);
+    this.#emit(next);
+    await this.#persist();
+    return next;
+  }
+
+  /** Removes every capture that is not pinned; returns how many went. */
+  async clear(): Promise<number> {
+    const gone = this.#db.data.captures.filter((c) => !c.pinned);
+    this.#db.data.captures = this.#db.data.captures.filter((c) => c.pinned);
+    for (const capture of gone) this.#unindex(capture);
+    this.#adapter.delete(gone.map((c) => c.id));
+    await this.#persist();
+    return gone.length;
+  }
+
+  /** Calls `listener` with every new or changed capture; returns the unsubscribe function. */
+  subscribe(listener: CaptureListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Writes what is pending and releases the lock. Safe to call twice. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      try {
+        await this.#persist();
+        // A clean exit leaves everything in the snapshot, readable as one JSON file.
+        await this.#adapter.compact(this.#db.data);
+      } finally {
+        await this.#adapter.close();
+        await this.#release();
+      }
+    })();
+    return this.#closed;
+  }
+
+  #emit(capture: Capture): void {
+    for (const listener of this.#listeners) listener(capture);
+  }
+
+  #index(capture: Capture): void {
+    this.#byId.set(capture.id, capture);
+    const eventId = capture.envelope?.id;
+    if (eventId && !this.#firstByEventId.has(eventId)) this.#firstByEventId.set(eventId, capture.id);
+  }
+
+  #unindex(capture: Capture): void {
+    this.#byId.delete(capture.id);
+    const eventId = capture.envelope?.id;
+    if (eventId && this.#firstByEventId.get(eventId) === capture.id) this.#firstByEventId.delete(eventId);
+  }
+
+  /** Retention: keep the newest `maxCaptures`, pinned ones included in the count. */
+  #trim(): void {
+    const captures = this.#db.data.captures;
+    const excess = captures.length - this.maxCaptures;
+    if (excess <= 0) return;
+    for (const capture of captures.splice(0, excess)) this.#unindex(capture);
+  }
+}

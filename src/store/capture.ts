@@ -1,0 +1,82 @@
+import type { ContractProblem } from '../contract/index.js';
+
+export type SignatureStatus = 'valid' | 'invalid' | 'missing' | 'unchecked';
+
+export interface CaptureSignature {
+  status: SignatureStatus;
+  /** Why it is invalid or missing: a reason of `verifySignature`. */
+  reason?: string;
+  /** What to do about it. */
+  hint?: string;
+  /** `t` of the header, Unix seconds. */
+  timestamp?: number;
+  /** Seconds between `t` and the arrival; negative when `t` is in the future. */
+  ageSeconds?: number;
+}
+
+export interface CaptureForward {
+  /** The URL the request went to. */
+  target: string;
+  /** The app's status, or the listener's own 502/504 when the app did not answer. */
+  statusCode: number | null;
+  headers: Record<string, string | string[]>;
+  /** The first 64 KiB of the app's answer. */
+  body: string;
+  bodyEncoding: 'utf8' | 'base64';
+  durationMs: number;
+  error?: string;
+}
+
+/** One request that reached the listener (or a replay of one), as stored. */
+export interface Capture {
+  id: string;
+  receivedAt: string;
+  source: 'delivery' | 'replay';
+  replayOf?: string;
+  method: string;
+  /** Path and query as received. */
+  path: string;
+  /** Lower-case names. */
+  headers: Record<string, string | string[]>;
+  body: string;
+  bodyEncoding: 'utf8' | 'base64';
+  /** Bytes of the body as received (the stored body is cut at the body limit). */
+  bodySize: number;
+  bodyTruncated?: boolean;
+  signature: CaptureSignature;
+  envelope: { id: string; type: string; api_version: string; created: number } | null;
+  contractProblems: ContractProblem[];
+  /** The earlier capture with the same envelope id (receivers must deduplicate). */
+  duplicateOf: string | null;
+  /** Set when the listener answered itself instead of forwarding. */
+  rejected: { statusCode: number; code: string } | null;
+  /** null in capture-only mode; absent until the forward result arrives. */
+  forward?: CaptureForward | null;
+  /** Kept by "Clear" in the inspector. */
+  pinned?: boolean;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Stores bytes as text when they are valid UTF-8, else as base64, so nothing is lost. */
+export function encodeBody(bytes: Buffer): { body: string; bodyEncoding: 'utf8' | 'base64' } {
+  try {
+    return { body: utf8.decode(bytes), bodyEncoding: 'utf8' };
+  } catch {
+    return { body: bytes.toString('base64'), bodyEncoding: 'base64' };
+  }
+}
+
+export function decodeBody(capture: Pick<Capture, 'body' | 'bodyEncoding'>): Buffer {
+  return Buffer.from(capture.body, capture.bodyEncoding === 'base64' ? 'base64' : 'utf8');
+}
+
+let lastMs = 0;
+let sequence = 0;
+/** Time-ordered, unique ids: `cap_<ms base36><sequence><random>`; sorting ids sorts by arrival. */
+export function newCaptureId(now = Date.now()): string {
+  sequence = now === lastMs ? sequence + 1 : 0;
+  lastMs = now;
+  const random = Math.floor(Math.random() * 36 ** 4).toString(36).padStart(4, '0');
+  return `cap_${now.toString(36).padStart(9, '0')}${sequence.toString(36).padStart(3, '0')}${random}`;
+}

@@ -1,0 +1,171 @@
+import { open, readFile, type FileHandle, rename } from 'node:fs/promises';
+import type { Adapter } from 'lowdb';
+import type { Logger } from '../logger.js';
+import type { Capture } from './capture.js';
+import { moveAside, writePrivateFile } from './private-files.js';
+
+/** The capture file: `{ "version": 1, "captures": [ … ] }`, newest last. */
+export interface StoreData {
+  version: 1;
+  captures: Capture[];
+}
+
+type JournalEntry = { op: 'put'; capture: Capture } | { op: 'delete'; ids: string[] };
+
+function isStoreData(value: unknown): value is StoreData {
+  return typeof value === 'object' && value !== null && (value as StoreData).version === 1 && Array.isArray((value as StoreData).captures);
+}
+
+/**
+ * lowdb adapter that keeps lowdb's API while writing only what changed: the snapshot file holds the
+ * whole store, and a journal beside it (`<file>.journal`, NDJSON) gets one line per new or changed
+ * capture, fsynced. The journal is folded into a fresh snapshot (atomic rename) once it is as long as
+ * the store, so a capture's cost does not grow with history, and the snapshot always parses.
+ */
+export class JournalAdapter implements Adapter<StoreData> {
+  readonly journalPath: string;
+  #journal: FileHandle | null = null;
+  #journalLines = 0;
+  #pending: JournalEntry[] = [];
+  /** Set by read(): no snapshot yet, or a journal to fold into it. */
+  needsCompaction = false;
+
+  constructor(
+    readonly path: string,
+    private readonly options: { logger: Logger; compactAfter: number; now: () => number },
+  ) {
+    this.journalPath = `${path}.journal`;
+  }
+
+  /** Records a new or changed capture for the next write. */
+  put(capture: Capture): void {
+    this.#pending.push({ op: 'put', capture });
+  }
+
+  /** Records removed captures (a "clear") for the next write. */
+  delete(ids: string[]): void {
+    if (ids.length > 0) this.#pending.push({ op: 'delete', ids });
+  }
+
+  async read(): Promise<StoreData | null> {
+    const snapshot = await this.#readSnapshot();
+    const entries = await this.#readJournal();
+    this.needsCompaction = !snapshot || entries.length > 0;
+    if (!snapshot && entries.length === 0) return null;
+    const data: StoreData = snapshot ?? { version: 1, captures: [] };
+    const byId = new Map(data.captures.map((c, i) => [c.id, i]));
+    for (const entry of entries) {
+      if (entry.op === 'put') {
+        const index = byId.get(entry.capture.id);
+        if (index === undefined) {
+          byId.set(entry.capture.id, data.captures.length);
+          data.captures.push(entry.capture);
+        } else data.captures[index] = entry.capture;
+      } else {
+        const gone = new Set(entry.ids);
+        data.captures = data.captures.filter((c) => !gone.has(c.id));
+        byId.clear();
+        for (const [i, c] of data.captures.entries()) byId.set(c.id, i);
+      }
+    }
+    this.#journalLines = entries.length;
+    return data;
+  }
+
+  /** Appends the pending entries and fsyncs; compacts when the journal has grown long. */
+  async write(data: StoreData): Promise<void> {
+    if (this.#journalLines + this.#pending.length > this.options.compactAfter) {
+      await this.compact(data);
+      return;
+    }
+    if (this.#pending.length === 0) return;
+    const entries = this.#pending;
+    this.#pending = [];
+    const text = `${entries.map((entry) => JSON.stringify(entry)).join('\n')}\n`;
+    try {
+      this.#journal ??= await open(this.journalPath, 'a', 0o600);
+      await this.#journal.write(text);
+      await this.#journal.datasync();
+    } catch (error) {
+      // Keep them for the next write (disk full now may be free later); the callers learn it failed.
+      this.#pending = [...entries, ...this.#pending];
+      await this.#closeJournal();
+      throw error;
+    }
+    this.#journalLines += entries.length;
+  }
+
+  /** Writes the whole store as a new snapshot, then starts an empty journal. */
+  async compact(data: StoreData): Promise<void> {
+    const pending = this.#pending;
+    this.#pending = [];
+    try {
+      await writePrivateFile(this.path, JSON.stringify(data));
+    } catch (error) {
+      this.#pending = [...pending, ...this.#pending];
+      throw error;
+    }
+    await this.#closeJournal();
+    // The snapshot now holds everything: an empty journal replaces the old one atomically.
+    await writePrivateFile(this.journalPath, '');
+    this.#journalLines = 0;
+    this.needsCompaction = false;
+  }
+
+  async close(): Promise<void> {
+    await this.#closeJournal();
+  }
+
+  async #closeJournal(): Promise<void> {
+    const journal = this.#journal;
+    this.#journal = null;
+    await journal?.close().catch(() => {});
+  }
+
+  async #readSnapshot(): Promise<StoreData | null> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    try {
+      const value: unknown = JSON.parse(text);
+      if (isStoreData(value)) return value;
+    } catch {
+      // fall through to moving it aside
+    }
+    const aside = await moveAside(this.path, this.options.now());
+    this.options.logger.warn(
+      `The capture store ${this.path} is corrupt; moved it to ${aside} (nothing was overwritten) and started a new one.`,
+    );
+    return null;
+  }
+
+  async #readJournal(): Promise<JournalEntry[]> {
+    let text: string;
+    try {
+      text = await readFile(this.journalPath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const lines = text.split('\n');
+    const entries: JournalEntry[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      if (lines[i] === '') continue;
+      try {
+        entries.push(JSON.parse(lines[i]) as JournalEntry);
+      } catch {
+        // A torn last line is a write a crash cut short: it was never acknowledged. Anything else is damage.
+        if (lines.slice(i + 1).every((line) => line === '')) break;
+        const aside = `${this.journalPath}.corrupt-${new Date(this.options.now()).toISOString().replace(/[:.]/g, '-')}`;
+        await rename(this.journalPath, aside);
+        this.options.logger.warn(`The capture journal ${this.journalPath} is damaged at line ${i + 1}; moved it to ${aside}.`);
+        return entries;
+      }
+    }
+    return entries;
+  }
+}

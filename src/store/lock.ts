@@ -1,0 +1,47 @@
+import { readFile, unlink, writeFile } from 'node:fs/promises';
+
+export class StoreLockedError extends Error {
+  override readonly name = 'StoreLockedError';
+  constructor(
+    readonly path: string,
+    readonly pid: number,
+  ) {
+    super(
+      `${path} is in use by another clockhook listen (pid ${pid}). Stop that one, or give this one its own store with --db.`,
+    );
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<path>.lock` for this process. A lock whose pid is alive refuses; one left by a process
+ * that no longer exists is taken over. Returns the release function (safe to call twice).
+ */
+export async function acquireLock(path: string): Promise<() => Promise<void>> {
+  const lockPath = `${path}.lock`;
+  for (let tries = 0; tries < 3; tries++) {
+    try {
+      await writeFile(lockPath, String(process.pid), { flag: 'wx', mode: 0o600 });
+      let released = false;
+      return async () => {
+        if (released) return;
+        released = true;
+        await unlink(lockPath).catch(() => {});
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const pid = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
+    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) throw new StoreLockedError(path, pid);
+    await unlink(lockPath).catch(() => {}); // stale: its process is gone
+  }
+  throw new Error(`could not take the lock ${lockPath}; remove it if no clockhook listen is running.`);
+}

@@ -1,0 +1,265 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { signPayload } from '../../src/contract/index.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+const SECRET = 'whsec_direct_test_secret';
+const ENVELOPE = JSON.stringify({ id: 'evt_direct1', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1, note: 'Zoë' } });
+
+let dir: { path: string; remove: () => Promise<void> };
+let app: Receiver;
+let listen: Awaited<ReturnType<typeof startListenProcess>> | undefined;
+
+beforeEach(async () => {
+  dir = await tempDir();
+  app = await startReceiver((_r, res) => {
+    res.writeHead(201, { 'content-type': 'application/json', 'x-app': 'yes' });
+    res.end('{"handled":true}');
+  });
+});
+afterEach(async () => {
+  await listen?.stop('SIGKILL');
+  listen = undefined;
+  await app.close();
+  await dir.remove();
+});
+
+const signed = (body: string | Buffer, timestamp?: number) => ({ 'x-service-signature': signPayload({ payload: body, secret: SECRET, timestamp }) });
+
+async function start(...args: string[]) {
+  listen = await startListenProcess(['--secret', SECRET, ...args], dir.path);
+  return listen;
+}
+
+describe('listen with a known secret (offline mode)', () => {
+  it('prints a ready line with every URL', async () => {
+    const { ready } = await start('--forward-to', `${app.url}/hooks`);
+    expect(ready).toEqual({
+      event: 'ready',
+      listener: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/$/),
+      inspector: null,
+      forwardTo: `${app.url}/hooks`,
+      apiBase: null,
+      sandbox: false,
+      endpointId: null,
+      publicUrl: null,
+    });
+  });
+
+  it('forwards a valid delivery byte for byte and passes the app answer back', async () => {
+    const { ready } = await start('--forward-to', `${app.url}/hooks`);
+    const res = await post(`${ready.listener}a?b=1`, ENVELOPE, { ...signed(ENVELOPE), 'x-custom': 'kept', connection: 'keep-alive, x-drop', 'x-drop': 'hop' });
+    expect(res.status).toBe(201);
+    expect(res.text).toBe('{"handled":true}');
+    expect(res.headers.get('x-app')).toBe('yes');
+    const [got] = app.received;
+    expect(got.url).toBe('/hooks/a?b=1');
+    expect(got.body.equals(Buffer.from(ENVELOPE))).toBe(true);
+    expect(got.headers['x-custom']).toBe('kept');
+    expect(got.headers['x-service-signature']).toBe(signed(ENVELOPE)['x-service-signature']);
+    expect(got.headers['x-forwarded-for']).toBeDefined();
+    expect(got.headers['x-drop']).toBeUndefined(); // listed in Connection: hop-by-hop
+
+    const line = await listen?.waitForLine((l) => l.event === 'delivery');
+    expect(line).toMatchObject({ event: 'delivery', eventId: 'evt_direct1', type: 'punch.created', signature: 'valid', status: 201 });
+    const [capture] = await readCaptures(dir.path);
+    expect(capture).toMatchObject({
+      source: 'delivery',
+      method: 'POST',
+      path: '/a?b=1',
+      body: ENVELOPE,
+      bodyEncoding: 'utf8',
+      signature: { status: 'valid', timestamp: expect.any(Number) },
+      envelope: { id: 'evt_direct1', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000 },
+      contractProblems: [],
+      duplicateOf: null,
+      rejected: null,
+      forward: { target: `${app.url}/hooks/a?b=1`, statusCode: 201, body: '{"handled":true}', durationMs: expect.any(Number) },
+    });
+    expect(capture.headers['x-custom']).toBe('kept');
+  });
+
+  it('maps / to the target path itself', async () => {
+    const { ready } = await start('--forward-to', `${app.url}/hooks`);
+    await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    expect(app.received[0].url).toBe('/hooks');
+  });
+
+  it('rejects a tampered body with 400 signature_invalid, captured and not forwarded', async () => {
+    const { ready } = await start('--forward-to', app.url);
+    const tampered = ENVELOPE.replace('Zoë', 'Zoe');
+    const res = await post(ready.listener, tampered, signed(ENVELOPE));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).error).toMatchObject({ type: 'invalid_request_error', code: 'signature_invalid', requestId: expect.any(String) });
+    expect(app.received).toHaveLength(0);
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    const [capture] = await readCaptures(dir.path);
+    expect(capture).toMatchObject({ body: tampered, signature: { status: 'invalid', reason: 'signature_mismatch' }, rejected: { statusCode: 400, code: 'signature_invalid' } });
+  });
+
+  it('rejects a stale timestamp and a missing signature', async () => {
+    const { ready } = await start('--forward-to', app.url);
+    const stale = await post(ready.listener, ENVELOPE, signed(ENVELOPE, Math.floor(Date.now() / 1000) - 301));
+    expect(stale.status).toBe(400);
+    expect(JSON.parse(stale.text).error.code).toBe('signature_invalid');
+    const missing = await post(ready.listener, ENVELOPE);
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.text).error.code).toBe('signature_missing');
+    expect(app.received).toHaveLength(0);
+    await listen?.waitForLine((l) => l.signature === 'missing');
+    const captures = await readCaptures(dir.path);
+    expect(captures.map((c) => [c.signature.status, c.signature.reason])).toEqual([
+      ['invalid', 'timestamp_outside_tolerance'],
+      ['missing', 'missing_header'],
+    ]);
+    expect(captures[0].signature.ageSeconds).toBeGreaterThanOrEqual(301);
+  });
+
+  it('forwards bad signatures with --skip-verify, recording the verdict', async () => {
+    const { ready } = await start('--forward-to', app.url, '--skip-verify');
+    expect((await post(ready.listener, ENVELOPE)).status).toBe(201);
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    expect((await readCaptures(dir.path))[0].signature.status).toBe('missing');
+  });
+
+  it('answers 200 itself in capture-only mode', async () => {
+    const { ready } = await start();
+    expect(ready.forwardTo).toBeNull();
+    const res = await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toMatchObject({ received: true, captureId: expect.stringMatching(/^cap_/) });
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    expect((await readCaptures(dir.path))[0].forward).toBeNull();
+  });
+
+  it('answers 502 forward_failed naming the target when the app is down, and keeps the capture', async () => {
+    const down = await startReceiver();
+    await down.close();
+    const { ready } = await start('--forward-to', down.url);
+    const res = await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    expect(res.status).toBe(502);
+    const error = JSON.parse(res.text).error;
+    expect(error.code).toBe('forward_failed');
+    expect(error.message).toContain(down.url);
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    const [capture] = await readCaptures(dir.path);
+    expect(capture.forward).toMatchObject({ statusCode: null, error: 'connection refused' });
+    expect(listen?.stderr).toContain(`Nothing answers at ${down.url}`);
+  });
+
+  it('answers 504 forward_timeout when the app is slower than --timeout', async () => {
+    app.setResponder(() => {});
+    const { ready } = await start('--forward-to', app.url, '--timeout', '300');
+    const res = await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    expect(res.status).toBe(504);
+    const error = JSON.parse(res.text).error;
+    expect(error.code).toBe('forward_timeout');
+    expect(error.message).toMatch(/count.*failed/);
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    expect((await readCaptures(dir.path))[0].forward).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
+  });
+
+  it('stores a non-UTF-8 body as base64 and forwards the exact bytes', async () => {
+    const { ready } = await start('--forward-to', app.url);
+    const bytes = Buffer.concat([Buffer.from('{"id":"evt_bin","x":"'), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('"}')]);
+    expect((await post(ready.listener, bytes, signed(bytes))).status).toBe(201);
+    expect(app.received[0].body.equals(bytes)).toBe(true);
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    const [capture] = await readCaptures(dir.path);
+    expect(capture.bodyEncoding).toBe('base64');
+    expect(Buffer.from(capture.body, 'base64').equals(bytes)).toBe(true);
+  });
+
+  it('answers 413 to a 6 MiB body, capturing its first 5 MiB', async () => {
+    const { ready } = await start('--forward-to', app.url);
+    const big = Buffer.alloc(6 * 1024 * 1024, 'a');
+    const res = await post(ready.listener, big, signed(big));
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.text).error.code).toBe('payload_too_large');
+    expect(app.received).toHaveLength(0);
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    const [capture] = await readCaptures(dir.path);
+    expect(capture).toMatchObject({ bodySize: 6 * 1024 * 1024, bodyTruncated: true, rejected: { statusCode: 413, code: 'payload_too_large' } });
+    expect(capture.body).toHaveLength(5 * 1024 * 1024);
+  });
+
+  it('flags a second delivery of the same event id as a duplicate', async () => {
+    const { ready } = await start('--forward-to', app.url);
+    await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    await listen?.waitForLine((l) => l.event === 'delivery' && listen?.lines.filter((x) => x.event === 'delivery').length === 2);
+    const [first, second] = await readCaptures(dir.path);
+    expect(first.duplicateOf).toBeNull();
+    expect(second.duplicateOf).toBe(first.id);
+  });
+
+  it('records contract problems of a body that breaks the envelope', async () => {
+    const { ready } = await start();
+    const body = JSON.stringify({ id: 'wrong', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: Date.now(), data: {} });
+    await post(ready.listener, body, signed(body));
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    const [capture] = await readCaptures(dir.path);
+    expect(capture.contractProblems.map((p) => p.field)).toEqual(['id', 'created']);
+  });
+
+  it('answers 404 outside --path without capturing', async () => {
+    const { ready } = await start('--forward-to', app.url, '--path', '/webhooks');
+    expect(ready.listener).toMatch(/\/webhooks$/);
+    const base = ready.listener.replace(/\/webhooks$/, '');
+    expect((await post(`${base}/other`, ENVELOPE, signed(ENVELOPE))).status).toBe(404);
+    expect((await post(`${base}/webhooks/x`, ENVELOPE, signed(ENVELOPE))).status).toBe(201);
+    expect(app.received[0].url).toBe('/x');
+  });
+
+  it('keeps history across a restart, in a 0600 file', async () => {
+    const first = await start();
+    await post(first.ready.listener, ENVELOPE, signed(ENVELOPE));
+    await first.waitForLine((l) => l.event === 'delivery');
+    expect(await first.stop('SIGTERM')).toBe(0);
+    const { stat } = await import('node:fs/promises');
+    const file = join(dir.path, '.clockhook', 'captures.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(file, 'utf8')).captures).toHaveLength(1);
+    const second = await start();
+    await post(second.ready.listener, ENVELOPE, signed(ENVELOPE));
+    await second.waitForLine((l) => l.event === 'delivery');
+    const captures = await readCaptures(dir.path);
+    expect(captures).toHaveLength(2);
+    expect(captures[1].duplicateOf).toBe(captures[0].id);
+  });
+
+  it('moves a corrupt store aside, warning with both paths', async () => {
+    const { mkdir, writeFile, readdir } = await import('node:fs/promises');
+    await mkdir(join(dir.path, '.clockhook'), { recursive: true });
+    await writeFile(join(dir.path, '.clockhook', 'captures.json'), '{"version":1,"captures":[{"id":');
+    const { stderr } = await start();
+    const aside = (await readdir(join(dir.path, '.clockhook'))).find((f) => f.startsWith('captures.json.corrupt-'));
+    expect(aside).toBeDefined();
+    expect(stderr).toContain(join('.clockhook', 'captures.json'));
+    expect(stderr).toContain(aside);
+    expect(await readFile(join(dir.path, '.clockhook', aside as string), 'utf8')).toBe('{"version":1,"captures":[{"id":');
+  });
+
+  it('refuses a second listener on the same store with a clear message', async () => {
+    await start();
+    const { runCli } = await import('../helpers/cli.js');
+    const second = await runCli(['listen', '--port', '0', '--secret', SECRET, '--json'], { cwd: dir.path });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/in use by another clockhook listen \(pid \d+\)/);
+  });
+
+  it('keeps the retention cap', async () => {
+    const { ready } = await start('--max-captures', '3');
+    for (let i = 0; i < 5; i++) {
+      const body = ENVELOPE.replace('evt_direct1', `evt_${i}`);
+      await post(ready.listener, body, signed(body));
+    }
+    await listen?.waitForLine(() => (listen?.lines.filter((x) => x.event === 'delivery').length ?? 0) === 5);
+    await listen?.stop('SIGTERM');
+    const captures = await readCaptures(dir.path);
+    expect(captures.map((c) => c.envelope?.id)).toEqual(['evt_2', 'evt_3', 'evt_4']);
+  });
+});

@@ -1,0 +1,245 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/index.js';
+import { signPayload } from '../../src/contract/index.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
+import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+let dir: { path: string; remove: () => Promise<void> };
+let app: Receiver;
+const procs: SpawnedCli[] = [];
+const sandboxes: Sandbox[] = [];
+
+beforeEach(async () => {
+  dir = await tempDir();
+  app = await startReceiver((_r, res) => {
+    res.writeHead(202);
+    res.end('queued');
+  });
+});
+afterEach(async () => {
+  for (const proc of procs.splice(0)) await proc.stop('SIGKILL');
+  for (const sandbox of sandboxes.splice(0)) await sandbox.close();
+  await app.close();
+  await dir.remove();
+});
+
+async function listen(...args: string[]) {
+  const proc = await startListenProcess(args, dir.path);
+  procs.push(proc);
+  return proc;
+}
+
+/** A standalone sandbox in the test folder (listen finds it), with fast retries. */
+async function folderSandbox() {
+  const sandbox = await startSandbox({
+    port: 0,
+    timeScale: 0.0005,
+    dbPath: join(dir.path, '.clockhook', 'sandbox-db.json'),
+    discoveryPath: join(dir.path, '.clockhook', 'sandbox.json'),
+  });
+  sandboxes.push(sandbox);
+  return { sandbox, client: new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey }) };
+}
+
+describe('listen with the embedded sandbox (no key anywhere)', () => {
+  it('registers an endpoint for itself; a trigger makes the full round trip', async () => {
+    const proc = await listen('--forward-to', app.url);
+    expect(proc.ready).toMatchObject({ sandbox: true, apiBase: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/), endpointId: expect.any(Number) });
+    expect(proc.ready.secret).toBeUndefined();
+
+    const triggered = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
+    expect(triggered.code).toBe(0);
+    const event = JSON.parse(triggered.stdout);
+    const line = await proc.waitForLine((l) => l.event === 'delivery');
+    expect(line).toMatchObject({ eventId: event.id, type: 'punch.created', signature: 'valid', status: 202 });
+    expect(JSON.parse(app.received[0].body.toString()).id).toBe(event.id);
+
+    // The sandbox saw the app's own status.
+    const shown = JSON.parse((await runCli(['events', 'get', event.id, '--json'], { cwd: dir.path })).stdout);
+    expect(shown.delivery_attempts[0]).toMatchObject({ statusCode: 202, responseBody: 'queued' });
+  });
+
+  it('deletes the endpoint it created on SIGINT and exits 0', async () => {
+    const { client } = await folderSandbox();
+    const proc = await listen();
+    expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([proc.ready.endpointId]);
+    expect(await proc.stop('SIGINT')).toBe(0);
+    expect((await client.listEndpoints()).data).toEqual([]);
+    expect(JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'))).toEqual([]);
+  });
+
+  it('keeps it with --keep-endpoint and reuses it (secret on file) on the next run', async () => {
+    const { client } = await folderSandbox();
+    const first = await listen('--keep-endpoint', '--port', '0');
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect((await client.listEndpoints()).data).toHaveLength(1);
+    const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    expect(records).toEqual([expect.objectContaining({ id: first.ready.endpointId, secret: expect.stringMatching(/^whsec_/) })]);
+    const { stat } = await import('node:fs/promises');
+    expect((await stat(join(dir.path, '.clockhook', 'endpoints.json'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('after a crash, reuses the endpoint whose secret is on file', async () => {
+    const { client } = await folderSandbox();
+    const { createServer } = await import('node:net');
+    // A fixed free port, so the second run registers the same URL.
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const first = await listen('--port', String(port));
+    await first.stop('SIGKILL');
+    const second = await listen('--port', String(port));
+    expect(second.ready.endpointId).toBe(first.ready.endpointId);
+    expect((await client.listEndpoints()).data).toHaveLength(1);
+    // And it verifies with the secret on file.
+    await runCli(['trigger', 'shift.published'], { cwd: dir.path });
+    expect(await second.waitForLine((l) => l.event === 'delivery')).toMatchObject({ signature: 'valid', status: 200 });
+  });
+
+  it('deletes and recreates an earlier endpoint of its own whose secret is not on file', async () => {
+    const { client } = await folderSandbox();
+    const proc = await listen('--keep-endpoint');
+    const url = (await client.getEndpoint(proc.ready.endpointId)).url;
+    await proc.stop('SIGKILL');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(join(dir.path, '.clockhook', 'endpoints.json'), '[]');
+    const port = new URL(url).port;
+    const again = await listen('--port', port);
+    expect(again.ready.endpointId).not.toBe(proc.ready.endpointId);
+    expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([again.ready.endpointId]);
+    expect(again.stderr).toContain(`Deleting endpoint ${proc.ready.endpointId}`);
+  });
+
+  it('answers 502 when the app is down; the sandbox records the failure and retries', async () => {
+    const { client } = await folderSandbox();
+    await app.close();
+    const proc = await listen('--forward-to', app.url);
+    const triggered = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
+    await proc.waitForLine(() => proc.lines.filter((l) => l.event === 'delivery').length >= 2);
+    const event = await client.getEvent(triggered.id);
+    expect(event.delivery_attempts[0]).toMatchObject({ statusCode: 502 });
+    expect(event.delivery_attempts.length).toBeGreaterThanOrEqual(1);
+    const captures = await readCaptures(dir.path);
+    expect(captures.length).toBeGreaterThanOrEqual(2);
+    expect(captures[1].duplicateOf).toBe(captures[0].id);
+  });
+
+  it('warns at start when the endpoint it uses is disabled, naming the command to fix it', async () => {
+    const { client } = await folderSandbox();
+    const created = await client.createEndpoint({ url: 'https://example.com/h', enabledEvents: ['*'] });
+    await client.updateEndpoint(created.id, { status: 'disabled' });
+    const proc = await startListenProcess(
+      ['--api-key', (await folderKey()).apiKey, '--api-base', sandboxes[0].apiBase, '--endpoint', String(created.id), '--secret', created.secret as string],
+      dir.path,
+    );
+    procs.push(proc);
+    expect(proc.ready.endpointId).toBe(created.id);
+    expect(proc.stderr).toContain(`clockhook endpoints enable ${created.id}`);
+    expect(await proc.stop('SIGTERM')).toBe(0);
+    // Not ours: never deleted.
+    expect((await client.getEndpoint(created.id)).id).toBe(created.id);
+  });
+});
+
+async function folderKey() {
+  return { apiKey: sandboxes[0].apiKey };
+}
+
+describe('listen with an API key', () => {
+  it('registers --public-url, masks the secret for people, deletes the endpoint on exit', async () => {
+    const { sandbox, client } = await folderSandbox();
+    const proc = spawnCli(
+      ['listen', '--port', '0', '--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--public-url', 'https://tunnel.example.com/h', '--events', 'punch.created'],
+      { cwd: dir.path },
+    );
+    procs.push(proc);
+    const secretLine = await proc.waitForLine((l) => typeof l.text === 'string' && l.text.includes('Secret'));
+    const [record] = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    expect(secretLine.text).toContain(`whsec_…${record.secret.slice(-4)}`);
+    expect(proc.lines.map((l) => l.text).join('\n')).not.toContain(record.secret);
+    expect(proc.stderr).not.toContain(record.secret);
+    const endpoints = (await client.listEndpoints()).data;
+    expect(endpoints).toEqual([expect.objectContaining({ id: record.id, url: 'https://tunnel.example.com/h', enabledEvents: ['punch.created'] })]);
+    expect(await proc.stop('SIGTERM')).toBe(0);
+    expect((await client.listEndpoints()).data).toEqual([]);
+  });
+
+  it('prints the ready line with publicUrl, and the secret only with --print-secret', async () => {
+    const { sandbox } = await folderSandbox();
+    const args = ['--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--public-url', 'https://t.example.com/h'];
+    const masked = await listen(...args);
+    expect(masked.ready).toMatchObject({ publicUrl: 'https://t.example.com/h', sandbox: false, apiBase: sandbox.apiBase });
+    expect(masked.ready.secret).toBeUndefined();
+    await masked.stop('SIGTERM');
+    const shown = await listen(...args, '--print-secret');
+    expect(shown.ready.secret).toMatch(/^whsec_/);
+  });
+
+  it('exits 1 with a clear message when the key is refused', async () => {
+    const { sandbox } = await folderSandbox();
+    const res = await runCli(['listen', '--port', '0', '--api-key', 'tt_live_wrong', '--api-base', sandbox.apiBase, '--public-url', 'https://t.example.com/h'], { cwd: dir.path });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('401 api_key_invalid');
+  });
+
+  it('exits 2 on bad usage', async () => {
+    for (const args of [['--api-key', 'tt_live_x'], ['--endpoint', '3'], ['--forward-to', 'ftp://x'], ['--tolerance', '-1'], ['--max-captures', '0']]) {
+      const res = await runCli(['listen', '--port', '0', ...args], { cwd: dir.path });
+      expect(res.code, args.join(' ')).toBe(2);
+    }
+  });
+
+  it('never writes the API key to the capture file', async () => {
+    const { sandbox } = await folderSandbox();
+    const proc = await listen('--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--secret', 'whsec_k');
+    const body = '{"id":"evt_k"}';
+    await post(proc.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: 'whsec_k' }) });
+    await proc.waitForLine((l) => l.event === 'delivery');
+    await proc.stop('SIGTERM');
+    const file = await readFile(join(dir.path, '.clockhook', 'captures.json'), 'utf8');
+    expect(file).toContain('evt_k');
+    expect(file).not.toContain(sandbox.apiKey);
+  });
+});
+
+describe('crash safety', () => {
+  it('kill -9 during a burst loses no delivery that was answered 2xx', async () => {
+    const secret = 'whsec_burst';
+    // Capture-only: the answer follows the capture write directly, so an early answer would show.
+    const proc = await listen('--secret', secret);
+    const answered: string[] = [];
+    let stop = false;
+    const sender = async (worker: number) => {
+      for (let i = 0; !stop; i++) {
+        const body = JSON.stringify({ id: `evt_${worker}_${i}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
+        try {
+          const res = await post(proc.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret }) });
+          if (res.status >= 200 && res.status < 300) answered.push(`evt_${worker}_${i}`);
+        } catch {
+          return; // the listener is gone
+        }
+      }
+    };
+    const senders = Array.from({ length: 8 }, (_, w) => sender(w));
+    await proc.waitForLine(() => proc.lines.filter((l) => l.event === 'delivery').length >= 300);
+    proc.child.kill('SIGKILL');
+    stop = true;
+    await Promise.all(senders);
+    await proc.exited;
+    expect(answered.length).toBeGreaterThanOrEqual(300);
+    const stored = new Set((await readCaptures(dir.path)).map((c) => c.envelope?.id));
+    const lost = answered.filter((id) => !stored.has(id));
+    expect(lost).toEqual([]);
+    // And it starts again on that store.
+    const again = await listen('--secret', secret);
+    expect(again.ready.listener).toMatch(/^http:/);
+  });
+});

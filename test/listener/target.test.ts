@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeForwardTarget } from '../../src/listener/index.js';
+import { joinTargetPath, pathUnderBase } from '../../src/listener/target.js';
+
+describe('--forward-to normalization', () => {
+  it.each([
+    ['3000', 'http://localhost:3000/'],
+    ['3000/hooks', 'http://localhost:3000/hooks'],
+    [':3000', 'http://localhost:3000/'],
+    ['localhost:3000/hooks', 'http://localhost:3000/hooks'],
+    ['127.0.0.1:8080', 'http://127.0.0.1:8080/'],
+    ['https://app.test/hooks', 'https://app.test/hooks'],
+  ])('%s → %s', (input, expected) => {
+    expect(normalizeForwardTarget(input).href).toBe(expected);
+  });
+
+  it.each(['ftp://x', 'http://[bad', '99999'])('refuses %s with a message saying what works', (input) => {
+    expect(() => normalizeForwardTarget(input)).toThrow(/forward-to/);
+  });
+});
+
+describe('path mapping', () => {
+  const target = new URL('http://localhost:3000/hooks');
+  it.each([
+    ['/', '/hooks'],
+    ['/a?b=1', '/hooks/a?b=1'],
+    ['/?x=1', '/hooks?x=1'],
+    ['/a/b', '/hooks/a/b'],
+  ])('%s goes to %s', (path, expected) => {
+    expect(joinTargetPath(target, path)).toBe(expected);
+  });
+
+  it('keeps the path as is for a target at the root', () => {
+    expect(joinTargetPath(new URL('http://localhost:3000'), '/a?b=1')).toBe('/a?b=1');
+    expect(joinTargetPath(new URL('http://localhost:3000'), '/')).toBe('/');
+  });
+
+  it('takes the part under --path, and nothing outside it', () => {
+    expect(pathUnderBase('/webhooks/x?y=1', '/webhooks')).toBe('/x?y=1');
+    expect(pathUnderBase('/webhooks', '/webhooks')).toBe('/');
+    expect(pathUnderBase('/webhooksx', '/webhooks')).toBeNull();
+    expect(pathUnderBase('/other', '/webhooks')).toBeNull();
+  });
+});
