@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import open from 'open';
 import { ApiError } from '../api/index.js';
 import { type DeliveryReport, ListenUsageError, type ReadyInfo, startListen } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
@@ -123,6 +124,8 @@ export function registerListen(program: Command): void {
         events: parseEventList(flags.events),
         endpointId: flags.endpoint === undefined ? undefined : parsePositiveInt(flags.endpoint, '--endpoint'),
         keepEndpoint: Boolean(flags.keepEndpoint),
+        inspector: flags.inspector,
+        inspectorPort: parsePort(flags.inspectorPort, '--inspector-port'),
         logger: consoleLogger,
         onDelivery: (report: DeliveryReport) => {
           if (flags.json) {
@@ -136,6 +139,10 @@ export function registerListen(program: Command): void {
       });
       if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
       else printReady(session.ready, session.secret, Boolean(flags.printSecret), session.mode);
+      // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
+      if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
+        open(session.ready.inspector).catch(() => {});
+      }
       await onShutdown(() => session.close());
     });
 }

@@ -31,9 +31,4 @@ export function formatTable(columns: string[], rows: unknown[][]): string {
   return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
-/** `whsec_…abcd`: enough to tell secrets apart, never enough to use one. */
-export function maskSecret(secret: string | undefined): string {
-  if (!secret) return '(none)';
-  const prefix = secret.startsWith('whsec_') ? 'whsec_' : '';
-  return `${prefix}…${secret.slice(-4)}`;
-}
+export { maskSecret } from '../contract/index.js';

@@ -133,3 +133,10 @@ export function verifySignature({
   const hint = /\s/.test(secret) ? `${WHITESPACE_HINT} ${HINTS.signature_mismatch}` : HINTS.signature_mismatch;
   return failure('signature_mismatch', timestamp, hint);
 }
+
+/** `whsec_…abcd`: enough to tell secrets apart, never enough to use one. */
+export function maskSecret(secret: string | null | undefined): string {
+  if (!secret) return '(none)';
+  const prefix = secret.startsWith('whsec_') ? 'whsec_' : '';
+  return `${prefix}…${secret.slice(-4)}`;
+}

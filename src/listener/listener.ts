@@ -125,7 +125,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Body> {
 
 function lowerCaseHeaders(req: IncomingMessage): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && name !== REPLAY_HEADER) headers[name] = value;
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = value;
   return headers;
 }
 
@@ -303,6 +303,8 @@ export class Listener {
       return;
     }
     const replayOf = this.#replayOf(req);
+    // Internal only: never stored, never passed to the app, whoever sent it.
+    delete req.headers[REPLAY_HEADER];
     const body = await readBody(req, this.#options.maxBodyBytes);
     const signature = this.#checkSignature(req, body.bytes);
     const parsed = parseEnvelope(body.bytes);
@@ -333,7 +335,7 @@ export class Listener {
       ...(body.truncated ? { bodyTruncated: true } : {}),
       signature,
       ...parsed,
-      duplicateOf: firstId ?? null,
+      duplicateOf: replayOf === undefined ? (firstId ?? null) : null,
       rejected,
       ...(rejected === null && this.#forwarder === null ? { forward: null } : {}),
     };

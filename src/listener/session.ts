@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { ApiClient } from '../api/index.js';
-import type { WebhookEndpoint } from '../contract/index.js';
+import { maskSecret, type WebhookEndpoint } from '../contract/index.js';
+import { type Inspector, startInspector } from '../inspector/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { CaptureStore } from '../store/index.js';
@@ -45,6 +46,10 @@ export interface ListenOptions {
   endpointId?: number;
   /** Keep the endpoint this run registered when it exits. @default false */
   keepEndpoint?: boolean;
+  /** Serve the inspector page. @default true */
+  inspector?: boolean;
+  /** Inspector port, always on 127.0.0.1; a free one when taken. @default 4301 */
+  inspectorPort?: number;
   /** The `.clockhook/` folder. @default '.clockhook' */
   stateDir?: string;
   /** @default silent */
@@ -73,6 +78,7 @@ export interface ListenSession {
   endpoint: WebhookEndpoint | null;
   listener: Listener;
   store: CaptureStore;
+  inspector: Inspector | null;
   /** The API client (sandbox or service), null when offline. */
   client: ApiClient | null;
   /** Finishes in-flight forwards, flushes the store, deletes the endpoint it created. Safe to call twice. */
@@ -185,6 +191,31 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     if (endpoint?.status === 'disabled') {
       logger.warn(`Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: clockhook endpoints enable ${endpoint.id}`);
     }
+    let inspector: Inspector | null = null;
+    if (options.inspector !== false) {
+      const api = client;
+      const secretHint = secret ? maskSecret(secret) : null;
+      inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
+        store,
+        listener,
+        client,
+        mode,
+        forwardTo: forwardTo?.href ?? null,
+        secretHint,
+        tokenPath: join(stateDir, 'inspector-token'),
+        logger,
+        getEndpoint: () => endpoint,
+        setEndpoint: (next) => {
+          endpoint = next;
+        },
+        refreshEndpoint: async () => {
+          if (api && endpoint) endpoint = await api.getEndpoint(endpoint.id);
+          return endpoint;
+        },
+      });
+      const started = inspector;
+      cleanups.push(() => started.close());
+    }
     if (forwardTo && !(await isAnswering(forwardTo))) {
       logger.warn(`Nothing answers at ${forwardTo.href} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`);
     }
@@ -194,7 +225,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       ready: {
         event: 'ready',
         listener: listener.url,
-        inspector: null,
+        inspector: inspector?.url ?? null,
         forwardTo: forwardTo?.href ?? null,
         apiBase: client?.baseUrl ?? null,
         sandbox: mode === 'sandbox',
@@ -206,6 +237,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       endpoint,
       listener,
       store,
+      inspector,
       client,
       close() {
         closing ??= unwind();
@@ -215,6 +247,16 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
   } catch (error) {
     await unwind();
     throw error;
+  }
+}
+
+async function startInspectorOnFreePort(port: number, logger: Logger, options: Parameters<typeof startInspector>[0]): Promise<Inspector> {
+  try {
+    return await startInspector({ ...options, port });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    logger.warn(`Port ${port} is taken; the inspector uses a free port instead (see its URL below).`);
+    return startInspector({ ...options, port: 0 });
   }
 }
 

@@ -82,7 +82,7 @@ export class CaptureStore {
     return this.#byId.get(id);
   }
 
-  /** The id of the first stored capture with this envelope id, if any. */
+  /** The id of the first stored delivery (not replay) with this envelope id, if any. */
   firstWithEventId(eventId: string): string | undefined {
     return this.#firstByEventId.get(eventId);
   }
@@ -165,7 +165,8 @@ export class CaptureStore {
 
   #index(capture: Capture): void {
     this.#byId.set(capture.id, capture);
-    const eventId = capture.envelope?.id;
+    // Only what the service sent counts for duplicates; our own replays repeat ids on purpose.
+    const eventId = capture.source === 'delivery' ? capture.envelope?.id : undefined;
     if (eventId && !this.#firstByEventId.has(eventId)) this.#firstByEventId.set(eventId, capture.id);
   }
 

@@ -13,7 +13,7 @@ export async function readCaptures(dir: string, file = join(dir, '.clockhook', '
 
 /** `clockhook listen --json` as a child process in `cwd`, resolved once its ready line is out. */
 export async function startListenProcess(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const proc = spawnCli(['listen', '--json', '--port', '0', '--sandbox-port', '0', '--no-open', ...args], { cwd, env });
+  const proc = spawnCli(['listen', '--json', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--no-open', ...args], { cwd, env });
   const ready = await proc.waitForLine((line) => line.event === 'ready');
   return { ...proc, ready };
 }

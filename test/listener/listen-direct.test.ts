@@ -40,7 +40,7 @@ describe('listen with a known secret (offline mode)', () => {
     expect(ready).toEqual({
       event: 'ready',
       listener: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/$/),
-      inspector: null,
+      inspector: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32,}$/),
       forwardTo: `${app.url}/hooks`,
       apiBase: null,
       sandbox: false,

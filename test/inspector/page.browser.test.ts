@@ -1,0 +1,122 @@
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../../src/api/index.js';
+import { launchChromium, outputDir } from '../helpers/browser.js';
+import { startInspectedSession } from '../helpers/inspector.js';
+
+let t: Awaited<ReturnType<typeof startInspectedSession>>;
+let browser: Browser;
+let page: Page;
+const problems: string[] = [];
+
+beforeAll(async () => {
+  t = await startInspectedSession();
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  await page.goto(t.session.ready.inspector as string);
+  await page.locator('#connection.conn-open').waitFor();
+}, 30_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+const api = () => t.session.client as ApiClient;
+const rows = () => page.locator('#captures .capture');
+
+describe('the inspector page in Chromium', () => {
+  it('shows a delivery live, replays it, redelivers it, and refuses invalid JSON in Edit & replay', async () => {
+    await expect.poll(() => page.locator('#endpoint').textContent()).toContain(`#${t.session.ready.endpointId}`);
+    await expect.poll(() => page.locator('#mode').textContent()).toBe('sandbox');
+
+    const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.created' } });
+    await rows().filter({ hasText: event.id }).first().waitFor();
+    await expect.poll(() => rows().first().textContent()).toContain('punch.created');
+    await expect.poll(() => rows().first().textContent()).toContain('signature valid');
+    await rows().first().click();
+    await expect.poll(() => page.locator('#detail h2').textContent()).toContain(event.id);
+
+    // Replay: reaches the app and shows a second capture, marked as a replay.
+    const before = t.app.received.length;
+    await page.getByRole('button', { name: 'Replay', exact: true }).click();
+    await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('the app answered 200');
+    expect(t.app.received.length).toBe(before + 1);
+    await expect.poll(() => rows().count()).toBe(2);
+    await expect.poll(() => rows().first().textContent()).toContain('replay');
+
+    // Redeliver: the service sends the same event id again.
+    await rows().nth(1).click();
+    await page.getByRole('button', { name: 'Redeliver' }).click();
+    await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Redelivery queued for 1 endpoint');
+    await expect.poll(() => rows().count()).toBe(3);
+    await expect.poll(() => rows().filter({ hasText: event.id }).filter({ hasText: 'duplicate' }).count()).toBe(1);
+
+    // Edit & replay: invalid JSON is refused in the page.
+    const sent = t.app.received.length;
+    await page.getByRole('button', { name: 'Edit & replay' }).click();
+    const editor = page.getByLabel('Body to replay');
+    await editor.fill('{"id": "evt_x", oops}');
+    await expect.poll(() => page.locator('.editor .invalid').textContent()).toContain('Invalid JSON');
+    await expect.poll(() => page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+    await editor.fill('{"id": "evt_edited"}');
+    await expect.poll(() => page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('re-signed');
+    expect(t.app.received.length).toBe(sent + 1);
+    expect(t.app.received.at(-1)?.body.toString()).toBe('{"id": "evt_edited"}');
+
+    // The service's own view of the event.
+    await rows().filter({ hasText: event.id }).last().click();
+    await expect.poll(() => page.locator('#detail table').last().textContent()).toContain('200');
+
+    // Nothing stray: every text of the detail pane sits inside an element.
+    expect(await page.evaluate(() => [...(document.querySelector('#detail')?.childNodes ?? [])].filter((n) => n.nodeType === Node.TEXT_NODE).length)).toBe(0);
+    await page.screenshot({ path: join(await outputDir(), 'inspector-1280.png'), fullPage: true });
+    expect(problems).toEqual([]);
+  }, 30_000);
+
+  it('moves with the arrow keys and replays with r', async () => {
+    await rows().first().click();
+    const first = await rows().first().getAttribute('data-id');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(() => page.locator('#captures .capture.selected').getAttribute('data-id')).toBe(first as string);
+    const before = t.app.received.length;
+    await page.keyboard.press('r');
+    await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Replayed');
+    expect(t.app.received.length).toBe(before + 1);
+  });
+
+  it('shows a ping that cannot be redelivered, offering a new ping', async () => {
+    await page.getByRole('button', { name: 'Ping endpoint' }).click();
+    await rows().filter({ hasText: 'webhook_endpoint.ping' }).first().waitFor();
+    await rows().filter({ hasText: 'webhook_endpoint.ping' }).first().click();
+    await page.getByRole('button', { name: 'Redeliver' }).click();
+    await expect.poll(() => page.locator('#detail .result.error').textContent()).toContain('cannot be redelivered');
+    await expect.poll(() => page.getByRole('button', { name: 'Send a new ping' }).isVisible()).toBe(true);
+  });
+
+  it('shows a disabled endpoint and re-enables it', async () => {
+    await api().updateEndpoint(t.session.ready.endpointId as number, { status: 'disabled' });
+    await page.reload();
+    await expect.poll(() => page.locator('#banner').isVisible()).toBe(true);
+    await page.locator('#banner').getByRole('button', { name: 'Re-enable endpoint' }).click();
+    await expect.poll(() => page.locator('#banner').isHidden()).toBe(true);
+    expect((await api().getEndpoint(t.session.ready.endpointId as number)).status).toBe('enabled');
+  });
+
+  it('works at a narrow 400 px width', async () => {
+    await page.setViewportSize({ width: 400, height: 800 });
+    await rows().first().click();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await expect.poll(() => page.getByRole('button', { name: 'Replay', exact: true }).isVisible()).toBe(true);
+    await page.screenshot({ path: join(await outputDir(), 'inspector-400.png'), fullPage: true });
+  });
+});

@@ -1,0 +1,456 @@
+import { drawChart, outcome } from './chart.js';
+import { curlCommand } from './curl.js';
+import { clear, el, jsonTree } from './render.js';
+
+const token = new URLSearchParams(location.search).get('token') ?? '';
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  /** id → capture */
+  captures: new Map(),
+  selected: null,
+  hasMore: false,
+  endpoint: null,
+  mode: null,
+  forwardTo: null,
+  listener: null,
+  /** eventId → event record from the API, or { error } */
+  attempts: new Map(),
+  /** captureId → { kind: 'ok'|'error', node } inline action results */
+  results: new Map(),
+  editing: null,
+};
+
+// ---- connection ---------------------------------------------------------------------------
+
+let socket = null;
+let retryMs = 500;
+let nextId = 1;
+const pending = new Map();
+
+function setConnection(kind, text) {
+  const node = $('connection');
+  node.className = `conn conn-${kind}`;
+  node.textContent = text;
+}
+
+function connect() {
+  if (!token) {
+    setConnection('closed', 'no token: open the URL clockhook listen printed');
+    return;
+  }
+  setConnection('connecting', 'connecting');
+  socket = new WebSocket(`ws://${location.host}/ws?token=${encodeURIComponent(token)}`);
+  socket.addEventListener('open', () => {
+    retryMs = 500;
+    setConnection('open', 'live');
+  });
+  socket.addEventListener('message', (event) => receive(JSON.parse(event.data)));
+  socket.addEventListener('close', () => {
+    for (const [, resolve] of pending) resolve({ ok: false, error: { code: 'disconnected', message: 'The connection to clockhook dropped; try again once it is back.' } });
+    pending.clear();
+    setConnection('closed', `reconnecting in ${Math.round(retryMs / 100) / 10} s`);
+    setTimeout(connect, retryMs);
+    retryMs = Math.min(retryMs * 2, 5000);
+  });
+}
+
+/** Sends an action and resolves with its result message. */
+function act(action) {
+  return new Promise((resolve) => {
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      resolve({ ok: false, error: { code: 'disconnected', message: 'Not connected to clockhook.' } });
+      return;
+    }
+    const id = nextId++;
+    pending.set(id, resolve);
+    socket.send(JSON.stringify({ ...action, id }));
+  });
+}
+
+function receive(message) {
+  switch (message.type) {
+    case 'snapshot':
+      state.captures = new Map(message.captures.map((c) => [c.id, c]));
+      state.hasMore = message.hasMore;
+      state.endpoint = message.endpoint;
+      state.mode = message.mode;
+      state.forwardTo = message.forwardTo;
+      state.listener = message.listener;
+      if (state.selected && !state.captures.has(state.selected)) state.selected = null;
+      scheduleRender({ detail: true });
+      break;
+    case 'capture': {
+      state.captures.set(message.capture.id, message.capture);
+      scheduleRender({ detail: message.capture.id === state.selected });
+      break;
+    }
+    case 'history':
+      for (const capture of message.captures) state.captures.set(capture.id, capture);
+      state.hasMore = message.hasMore;
+      scheduleRender({});
+      break;
+    case 'endpoint':
+      state.endpoint = message.endpoint;
+      scheduleRender({ detail: true });
+      break;
+    case 'result': {
+      const resolve = pending.get(message.id);
+      pending.delete(message.id);
+      resolve?.(message);
+      break;
+    }
+  }
+}
+
+// ---- rendering ----------------------------------------------------------------------------
+
+let frame = 0;
+let renderDetailToo = false;
+function scheduleRender({ detail }) {
+  renderDetailToo ||= detail;
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    renderHeader();
+    renderList();
+    if (renderDetailToo) renderDetail();
+    renderDetailToo = false;
+  });
+}
+
+function sortedCaptures() {
+  return [...state.captures.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
+}
+
+function renderHeader() {
+  const endpoint = state.endpoint;
+  const node = $('endpoint');
+  clear(node);
+  if (endpoint) {
+    const status = el('span', { class: `badge ${endpoint.status === 'enabled' ? 'ok' : 'bad'}` }, endpoint.status);
+    node.append(`#${endpoint.id} `, status, ' ', el('span', { class: 'mono' }, endpoint.url), el('div', { class: 'muted' }, `events: ${(endpoint.enabledEvents ?? []).join(', ')}`, endpoint.secretHint ? ` · secret ${endpoint.secretHint}` : ''));
+  } else node.append(el('span', { class: 'muted' }, 'none registered'));
+  $('forward').textContent = state.forwardTo ?? 'capture-only (clockhook answers 200)';
+  $('mode').textContent = state.mode ?? '–';
+  const disabled = endpoint && endpoint.status !== 'enabled';
+  $('banner').hidden = !disabled;
+  if (disabled) $('banner-text').textContent = `Endpoint #${endpoint.id} is ${endpoint.status}: the service sends it nothing (it disables an endpoint after 10 failed deliveries in a row).`;
+}
+
+function signatureBadge(signature) {
+  switch (signature.status) {
+    case 'valid':
+      return el('span', { class: 'badge ok' }, 'signature valid');
+    case 'missing':
+      return el('span', { class: 'badge bad' }, 'signature missing');
+    case 'invalid':
+      return el('span', { class: 'badge bad', title: signature.hint ?? '' }, `invalid: ${signature.reason ?? '?'}`);
+    default:
+      return el('span', { class: 'badge plain' }, 'unchecked');
+  }
+}
+
+function forwardBadge(capture) {
+  if (capture.rejected) return el('span', { class: 'badge bad' }, `${capture.rejected.statusCode} ${capture.rejected.code}`);
+  if (capture.forward === null) return el('span', { class: 'badge plain' }, 'captured only');
+  if (!capture.forward) return el('span', { class: 'badge plain' }, 'forwarding…');
+  const { statusCode, durationMs, error } = capture.forward;
+  const kind = outcome(capture) === 'ok' ? 'ok' : 'warn';
+  return el('span', { class: `badge ${kind}`, title: error ?? '' }, `${statusCode ?? error ?? 'failed'} · ${durationMs} ms`);
+}
+
+function matchesFilters(capture) {
+  const type = $('type-filter').value;
+  const status = $('status-filter').value;
+  const query = $('search').value.trim().toLowerCase();
+  if (type && capture.envelope?.type !== type) return false;
+  if (status === 'failed' && outcome(capture) !== 'failed') return false;
+  if (status === 'bad-signature' && !(capture.signature.status === 'invalid' || capture.signature.status === 'missing')) return false;
+  if (status === 'replay' && capture.source !== 'replay') return false;
+  if (status === 'duplicate' && !capture.duplicateOf) return false;
+  if (query && !capture.body.toLowerCase().includes(query) && !(capture.envelope?.id ?? '').toLowerCase().includes(query)) return false;
+  return true;
+}
+
+function visibleCaptures() {
+  return sortedCaptures().filter(matchesFilters);
+}
+
+function renderTypeFilter(captures) {
+  const select = $('type-filter');
+  const known = new Set([...select.options].map((o) => o.value));
+  for (const type of new Set(captures.map((c) => c.envelope?.type).filter(Boolean))) {
+    if (!known.has(type)) select.append(el('option', { value: type }, type));
+  }
+}
+
+function renderList() {
+  const all = sortedCaptures();
+  renderTypeFilter(all);
+  drawChart($('chart'), all);
+  const list = $('captures');
+  clear(list);
+  const visible = all.filter(matchesFilters);
+  for (const capture of visible) {
+    const markers = [signatureBadge(capture.signature), forwardBadge(capture)];
+    if (capture.source === 'replay') markers.push(el('span', { class: 'badge info' }, 'replay'));
+    if (capture.duplicateOf) markers.push(el('span', { class: 'badge warn', title: `same event id as ${capture.duplicateOf}` }, 'duplicate'));
+    if (capture.contractProblems.length > 0) markers.push(el('span', { class: 'badge warn', title: capture.contractProblems.map((p) => `${p.field}: ${p.message}`).join('\n') }, `${capture.contractProblems.length} contract problem${capture.contractProblems.length > 1 ? 's' : ''}`));
+    if (capture.pinned) markers.push(el('span', { class: 'badge plain' }, 'pinned'));
+    const row = el(
+      'li',
+      { class: `capture${capture.id === state.selected ? ' selected' : ''}`, 'data-id': capture.id, onclick: () => select(capture.id) },
+      el('span', { class: 'time' }, new Date(capture.receivedAt).toLocaleTimeString()),
+      el('span', { class: 'type' }, capture.envelope?.type || `${capture.method} ${capture.path}`),
+      el('span', { class: 'id' }, capture.envelope?.id ?? '(no event id)'),
+      el('span', { class: 'markers' }, markers),
+    );
+    list.append(row);
+  }
+  $('empty').hidden = all.length > 0;
+  $('older').hidden = !state.hasMore;
+}
+
+function select(id) {
+  if (state.selected === id) return;
+  state.selected = id;
+  state.editing = null;
+  scheduleRender({ detail: true });
+  const capture = state.captures.get(id);
+  if (capture?.envelope?.id && state.mode !== 'offline' && !state.attempts.has(capture.envelope.id)) loadAttempts(capture.envelope.id);
+}
+
+async function loadAttempts(eventId) {
+  const result = await act({ type: 'attempts', eventId });
+  state.attempts.set(eventId, result.ok ? result.data : { error: result.error });
+  scheduleRender({ detail: true });
+}
+
+function showResult(captureId, ok, content) {
+  state.results.set(captureId, { ok, content });
+  scheduleRender({ detail: true });
+}
+
+function errorText(error) {
+  return `${error.code}: ${error.message}${error.requestId ? ` (requestId ${error.requestId})` : ''}`;
+}
+
+async function replay(capture, mode, body) {
+  const result = await act({ type: 'replay', captureId: capture.id, mode, ...(body === undefined ? {} : { body }) });
+  if (result.ok) {
+    showResult(capture.id, true, `Replayed (${mode === 'asis' ? 'as-is' : 're-signed'}): the app answered ${result.data.statusCode} in ${result.data.durationMs} ms.`);
+    state.editing = null;
+  } else showResult(capture.id, false, errorText(result.error));
+}
+
+async function redeliver(capture) {
+  const result = await act({ type: 'redeliver', eventId: capture.envelope.id });
+  if (result.ok) {
+    showResult(capture.id, true, `Redelivery queued for ${result.data.endpointsNotified} endpoint(s); it arrives as a new capture with the same event id.`);
+    return;
+  }
+  if (result.error.code === 'cannot_redeliver_synthetic_event') {
+    const content = el('span', {}, 'A ping cannot be redelivered: the service only re-sends real events. ', el('button', { type: 'button', onclick: () => ping(capture) }, 'Send a new ping'));
+    showResult(capture.id, false, content);
+  } else showResult(capture.id, false, errorText(result.error));
+}
+
+async function ping(capture) {
+  const result = await act({ type: 'ping' });
+  if (result.ok) showResult(capture.id, true, `Ping ${result.data.eventId} queued for endpoint #${result.data.endpointId}.`);
+  else showResult(capture.id, false, errorText(result.error));
+}
+
+async function copyCurl(capture) {
+  const command = curlCommand(capture, state.listener ?? location.href);
+  try {
+    await navigator.clipboard.writeText(command);
+    showResult(capture.id, true, 'Copied a curl command that sends this request to the listener again.');
+  } catch {
+    showResult(capture.id, true, el('textarea', { readonly: true, rows: 4, class: 'mono' }, command));
+  }
+}
+
+function downloadJson(capture) {
+  const blob = new Blob([JSON.stringify(capture, null, 2)], { type: 'application/json' });
+  const link = el('a', { href: URL.createObjectURL(blob), download: `${capture.id}.json` });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+function bodyText(capture) {
+  if (capture.bodyEncoding !== 'base64') return capture.body;
+  return `(not UTF-8: ${capture.bodySize} bytes, base64)\n${capture.body}`;
+}
+
+function parsedBody(capture) {
+  if (capture.bodyEncoding === 'base64') return undefined;
+  try {
+    return JSON.parse(capture.body);
+  } catch {
+    return undefined;
+  }
+}
+
+function keyValueTable(entries) {
+  return el('table', {}, entries.map(([k, v]) => el('tr', {}, el('th', {}, k), el('td', { class: 'mono' }, Array.isArray(v) ? v.join(', ') : String(v ?? '–')))));
+}
+
+function editor(capture) {
+  const initial = (() => {
+    const parsed = parsedBody(capture);
+    return parsed === undefined ? capture.body : JSON.stringify(parsed, null, 2);
+  })();
+  const area = el('textarea', { 'aria-label': 'Body to replay', spellcheck: 'false' });
+  area.value = initial;
+  const problem = el('div', { class: 'invalid', role: 'alert' });
+  const send = el('button', { type: 'button' }, 'Send');
+  const validate = () => {
+    try {
+      JSON.parse(area.value);
+      problem.textContent = '';
+      send.disabled = false;
+      return true;
+    } catch (error) {
+      problem.textContent = `Invalid JSON: ${error.message}`;
+      send.disabled = true;
+      return false;
+    }
+  };
+  area.addEventListener('input', validate);
+  send.addEventListener('click', () => validate() && replay(capture, 'resign', area.value));
+  validate();
+  return el('div', { class: 'editor' }, el('h3', {}, 'Edit & replay (re-signed with the current time)'), area, problem, el('div', { class: 'actions' }, send, el('button', { type: 'button', onclick: () => { state.editing = null; scheduleRender({ detail: true }); } }, 'Cancel')));
+}
+
+function attemptsSection(capture) {
+  const eventId = capture.envelope?.id;
+  if (!eventId) return el('p', { class: 'muted' }, 'Not an event envelope.');
+  if (state.mode === 'offline') return el('p', { class: 'muted' }, 'Offline: no API to ask.');
+  const record = state.attempts.get(eventId);
+  const refresh = el('button', { type: 'button', onclick: () => loadAttempts(eventId) }, 'Refresh');
+  if (!record) return el('p', { class: 'muted' }, 'Loading…');
+  if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)), refresh);
+  const rows = (record.delivery_attempts ?? []).map((a) =>
+    el('tr', {}, el('td', {}, a.attempt), el('td', {}, `#${a.endpointId}`), el('td', {}, a.statusCode ?? '–'), el('td', {}, `${a.durationMs} ms`), el('td', {}, a.error ?? ''), el('td', {}, new Date(a.createdAt).toLocaleTimeString())),
+  );
+  return el(
+    'div',
+    {},
+    rows.length === 0
+      ? el('p', { class: 'muted' }, 'No completed attempts yet (the service lists an attempt once it is complete).')
+      : el('table', {}, el('tr', {}, ['#', 'Endpoint', 'Status', 'Duration', 'Error', 'At'].map((h) => el('th', {}, h))), rows),
+    refresh,
+  );
+}
+
+function renderDetail() {
+  const pane = $('detail');
+  clear(pane);
+  const capture = state.selected ? state.captures.get(state.selected) : null;
+  if (!capture) {
+    pane.append(el('p', { class: 'empty' }, 'Select a capture.'));
+    return;
+  }
+  const isEvent = Boolean(capture.envelope?.id);
+  const hasApi = state.mode !== 'offline';
+  const actions = el(
+    'div',
+    { class: 'actions' },
+    el('button', { type: 'button', onclick: () => replay(capture, 'resign'), disabled: !state.forwardTo }, 'Replay'),
+    el('button', { type: 'button', onclick: () => replay(capture, 'asis'), disabled: !state.forwardTo }, 'Replay as-is'),
+    el('button', { type: 'button', onclick: () => { state.editing = capture.id; scheduleRender({ detail: true }); }, disabled: !state.forwardTo }, 'Edit & replay'),
+    el('button', { type: 'button', onclick: () => redeliver(capture), disabled: !isEvent || !hasApi }, 'Redeliver'),
+    el('button', { type: 'button', onclick: () => ping(capture), disabled: !hasApi || !state.endpoint }, 'Ping endpoint'),
+    el('button', { type: 'button', onclick: () => copyCurl(capture) }, 'Copy as curl'),
+    el('button', { type: 'button', onclick: () => downloadJson(capture) }, 'Download JSON'),
+    el('button', { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) }, capture.pinned ? 'Unpin' : 'Pin'),
+    state.endpoint && state.endpoint.status !== 'enabled' ? el('button', { type: 'button', onclick: reenable }, 'Re-enable endpoint') : null,
+  );
+  const result = state.results.get(capture.id);
+  const signature = capture.signature;
+  const age = signature.ageSeconds === undefined ? '–' : `${signature.ageSeconds} s`;
+  const parsed = parsedBody(capture);
+  const forward = capture.forward;
+
+  // Element.append would print null as "null": only real sections go in.
+  const sections = [
+    el('h2', {}, capture.envelope?.type || `${capture.method} ${capture.path}`, ' ', el('span', { class: 'muted mono' }, capture.envelope?.id ?? '')),
+    el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}${capture.replayOf ? ` of ${capture.replayOf}` : ''} · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
+    actions,
+    result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
+    state.editing === capture.id ? editor(capture) : null,
+    capture.contractProblems.length ? el('div', {}, el('h3', {}, 'Contract problems'), el('ul', {}, capture.contractProblems.map((p) => el('li', {}, `${p.field}: ${p.message}`)))) : null,
+    el('h3', {}, 'Signature'),
+    keyValueTable([
+      ['verdict', signature.status],
+      ['reason', signature.reason],
+      ['t', signature.timestamp === undefined ? undefined : `${signature.timestamp} (${new Date(signature.timestamp * 1000).toISOString()})`],
+      ['age', age],
+      ['hint', signature.hint],
+    ]),
+    el('h3', {}, 'Envelope'),
+    parsed === undefined ? el('p', { class: 'muted' }, 'The body is not JSON.') : el('div', { class: 'json mono' }, jsonTree(parsed)),
+    el('h3', {}, 'Raw body'),
+    el('pre', {}, bodyText(capture)),
+    el('h3', {}, 'Request headers'),
+    keyValueTable(Object.entries(capture.headers)),
+    el('h3', {}, "The app's response"),
+    forward === null
+      ? el('p', { class: 'muted' }, capture.rejected ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.` : 'Capture-only mode: clockhook answered 200.')
+      : !forward
+        ? el('p', { class: 'muted' }, capture.rejected ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.` : 'Waiting for the app…')
+        : el('div', {}, keyValueTable([['target', forward.target], ['status', forward.statusCode], ['duration', `${forward.durationMs} ms`], ['error', forward.error]]), el('pre', {}, forward.bodyEncoding === 'base64' ? `(base64) ${forward.body}` : forward.body || '(empty body)'), keyValueTable(Object.entries(forward.headers ?? {}))),
+    el('h3', {}, "The service's view (delivery_attempts)"),
+    attemptsSection(capture),
+  ];
+  pane.append(...sections.filter(Boolean));
+}
+
+async function reenable() {
+  const result = await act({ type: 'enable-endpoint' });
+  if (!result.ok) {
+    $('banner-text').textContent = `Could not re-enable: ${errorText(result.error)}`;
+    $('banner').hidden = false;
+  }
+}
+
+// ---- controls -----------------------------------------------------------------------------
+
+function move(step) {
+  const visible = visibleCaptures();
+  if (visible.length === 0) return;
+  const index = visible.findIndex((c) => c.id === state.selected);
+  const next = visible[Math.min(visible.length - 1, Math.max(0, index === -1 ? 0 : index + step))];
+  select(next.id);
+  requestAnimationFrame(() => document.querySelector(`.capture[data-id="${next.id}"]`)?.scrollIntoView({ block: 'nearest' }));
+}
+
+document.addEventListener('keydown', (event) => {
+  const typing = event.target instanceof HTMLElement && ['INPUT', 'TEXTAREA', 'SELECT'].includes(event.target.tagName);
+  if (typing || event.metaKey || event.ctrlKey || event.altKey) return;
+  if (event.key === 'ArrowDown') {
+    move(1);
+    event.preventDefault();
+  } else if (event.key === 'ArrowUp') {
+    move(-1);
+    event.preventDefault();
+  } else if (event.key === 'r' && state.selected) {
+    const capture = state.captures.get(state.selected);
+    if (capture && state.forwardTo) replay(capture, 'resign');
+  }
+});
+
+for (const id of ['search', 'type-filter', 'status-filter']) $(id).addEventListener('input', () => scheduleRender({}));
+$('clear').addEventListener('click', () => act({ type: 'clear' }));
+$('reenable').addEventListener('click', reenable);
+$('older').addEventListener('click', () => {
+  const oldest = sortedCaptures().at(-1);
+  if (oldest && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'history', before: oldest.id }));
+});
+setInterval(() => scheduleRender({}), 30_000); // the chart's minutes move on
+
+connect();

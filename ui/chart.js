@@ -1,0 +1,46 @@
+import { clear } from './render.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const MINUTES = 30;
+
+/** Which bar a capture counts in: rejected by clockhook, failed at the app, or 2xx. */
+export function outcome(capture) {
+  if (capture.rejected) return 'rejected';
+  if (capture.forward === null) return 'ok';
+  if (!capture.forward) return null; // still in flight
+  const status = capture.forward.statusCode;
+  return status !== null && status >= 200 && status < 300 ? 'ok' : 'failed';
+}
+
+/** Deliveries per minute over the last 30 minutes, stacked by outcome, drawn as SVG rectangles. */
+export function drawChart(svg, captures, now = Date.now()) {
+  clear(svg);
+  const end = Math.floor(now / 60_000);
+  const buckets = Array.from({ length: MINUTES }, () => ({ ok: 0, failed: 0, rejected: 0 }));
+  for (const capture of captures) {
+    const minute = Math.floor(Date.parse(capture.receivedAt) / 60_000);
+    const index = MINUTES - 1 - (end - minute);
+    const kind = outcome(capture);
+    if (index >= 0 && index < MINUTES && kind) buckets[index][kind] += 1;
+  }
+  const peak = Math.max(1, ...buckets.map((b) => b.ok + b.failed + b.rejected));
+  const width = 300 / MINUTES;
+  buckets.forEach((bucket, i) => {
+    let y = 60;
+    for (const kind of ['ok', 'failed', 'rejected']) {
+      if (bucket[kind] === 0) continue;
+      const height = (bucket[kind] / peak) * 58;
+      y -= height;
+      const rect = document.createElementNS(SVG, 'rect');
+      rect.setAttribute('x', String(i * width + 0.5));
+      rect.setAttribute('y', String(y));
+      rect.setAttribute('width', String(width - 1));
+      rect.setAttribute('height', String(height));
+      rect.setAttribute('class', kind);
+      const title = document.createElementNS(SVG, 'title');
+      title.textContent = `${bucket[kind]} ${kind}, ${MINUTES - 1 - i} min ago`;
+      rect.append(title);
+      svg.append(rect);
+    }
+  });
+}
