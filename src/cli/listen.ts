@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import open from 'open';
 import { ApiError } from '../api/index.js';
-import { type DeliveryReport, ListenUsageError, type ReadyInfo, startListen } from '../listener/index.js';
+import { type DeliveryReport, ListenUsageError, type ReadyInfo, type RelayEvent, startListen } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
 import { StoreLockedError } from '../store/index.js';
 import { parseEventList } from './api-options.js';
@@ -25,6 +25,8 @@ interface ListenFlags {
   apiKey?: string;
   apiBase?: string;
   publicUrl?: string;
+  relay?: string;
+  relayGiveUp?: string;
   events: string;
   endpoint?: string;
   keepEndpoint?: boolean;
@@ -97,6 +99,8 @@ export function registerListen(program: Command): void {
     .option('--api-key <key>', 'use the real API (default: $CLOCKHOOK_API_KEY; without one an embedded sandbox runs)')
     .option('--api-base <url>', 'API base URL (default: $CLOCKHOOK_API_BASE)')
     .option('--public-url <url>', 'public URL (your tunnel) to register as the endpoint')
+    .option('--relay <url>', 'get a public URL from a clockhook relay and register it')
+    .option('--relay-give-up <seconds>', 'exit 1 after this long without the relay (default: never)')
     .option('--events <types>', 'comma-separated event types to subscribe to, or *', '*')
     .option('--endpoint <id>', 'use this existing endpoint (with --secret); create nothing')
     .option('--keep-endpoint', 'do not delete the registered endpoint on exit')
@@ -121,6 +125,12 @@ export function registerListen(program: Command): void {
         apiKey: flags.apiKey ?? env.CLOCKHOOK_API_KEY,
         apiBase: flags.apiBase ?? env.CLOCKHOOK_API_BASE,
         publicUrl: flags.publicUrl,
+        relay: flags.relay,
+        relayMaxDisconnectedMs: flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,
+        onRelayEvent: (event: RelayEvent) => {
+          if (flags.json) printLine({ event: 'relay', ...event });
+          if (event.state === 'replaced' || event.state === 'gave-up') stopWith(event);
+        },
         events: parseEventList(flags.events),
         endpointId: flags.endpoint === undefined ? undefined : parsePositiveInt(flags.endpoint, '--endpoint'),
         keepEndpoint: Boolean(flags.keepEndpoint),
@@ -143,13 +153,30 @@ export function registerListen(program: Command): void {
       if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
         open(session.ready.inspector).catch(() => {});
       }
+      stopRequested = () => session.close();
       await onShutdown(() => session.close());
     });
+}
+
+let stopRequested: (() => Promise<void>) | null = null;
+
+/** The relay let this listener go: say why, clean up, and exit 1 so scripts notice. */
+function stopWith(event: RelayEvent): void {
+  const message =
+    event.state === 'replaced'
+      ? `${event.message} This listener stops; the other one now receives the deliveries.`
+      : 'Gave up on the relay (--relay-give-up): it could not be reached for too long.';
+  process.stderr.write(`clockhook: ${message}\n`);
+  const stop = stopRequested ?? (() => Promise.resolve());
+  stop().finally(() => process.exit(1));
 }
 
 function explainStartFailure(error: unknown, port: number): unknown {
   if (error instanceof ListenUsageError || error instanceof TypeError) return new UsageError(error.message);
   if (error instanceof StoreLockedError) return new CliError(error.message);
+  if (error instanceof Error && error.message.startsWith('could not connect to the relay')) {
+    return new CliError(`${error.message}. Is the relay running (clockhook relay) and is --relay its base URL?`);
+  }
   if (error instanceof ApiError) {
     if (error.status === 401 || error.status === 403) {
       return new CliError(`the API refused the key (${error.status} ${error.code}): ${error.message} ${error.hint}`);

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerEndpoints } from './endpoints.js';
 import { registerEvents } from './events.js';
 import { registerListen } from './listen.js';
+import { registerRelay } from './relay.js';
 import { registerSandbox } from './sandbox.js';
 import { registerTrigger } from './trigger.js';
 
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerListen(program);
   registerSandbox(program);
+  registerRelay(program);
   registerTrigger(program);
   registerEndpoints(program);
   registerEvents(program);

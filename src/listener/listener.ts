@@ -242,10 +242,8 @@ export class Listener {
     headers['content-length'] = String(bytes.length);
     headers[REPLAY_HEADER] = `${this.#replayToken} ${captureId}`;
     const started = performance.now();
-    const address = this.#server?.address() as AddressInfo;
-    const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
     return new Promise((resolve, reject) => {
-      const req = request({ host, port: address.port, method: original.method, path: original.path, headers }, (res) => {
+      const req = request({ ...this.address, method: original.method, path: original.path, headers }, (res) => {
         res.resume();
         res.on('end', () =>
           resolve({ captureId: String(res.headers[CAPTURE_HEADER]), statusCode: res.statusCode ?? 0, durationMs: Math.round(performance.now() - started) }),
@@ -254,6 +252,13 @@ export class Listener {
       req.on('error', (error) => reject(new ReplayError('replay_failed', `The replay could not be sent: ${error.message}`)));
       req.end(bytes);
     });
+  }
+
+  /** Where a local client reaches this listener (loopback when it is bound to every address). */
+  get address(): { host: string; port: number } {
+    const address = this.#server?.address() as AddressInfo;
+    const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+    return { host, port: address.port };
   }
 
   /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */

@@ -4,6 +4,7 @@ import { ApiClient } from '../api/index.js';
 import { maskSecret, type WebhookEndpoint } from '../contract/index.js';
 import { type Inspector, startInspector } from '../inspector/index.js';
 import { type Logger, silentLogger } from '../logger.js';
+import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { CaptureStore } from '../store/index.js';
 import { registerEndpoint, releaseEndpoint } from './endpoint.js';
@@ -42,6 +43,12 @@ export interface ListenOptions {
   publicUrl?: string;
   /** @default ['*'] */
   events?: string[];
+  /** A clockhook relay to get a public URL from (registered as the endpoint and kept between runs). */
+  relay?: string;
+  /** Give up (onRelayEvent 'gave-up') after this long without the relay. @default never */
+  relayMaxDisconnectedMs?: number;
+  /** Told when the relay connection changes; 'replaced' and 'gave-up' mean listen should stop. */
+  onRelayEvent?: (event: RelayEvent) => void;
   /** Use this existing endpoint (with `secret`) and create nothing. */
   endpointId?: number;
   /** Keep the endpoint this run registered when it exits. @default false */
@@ -58,6 +65,12 @@ export interface ListenOptions {
   /** @default Date.now */
   now?: () => number;
 }
+
+export type RelayEvent =
+  | { state: 'connected'; publicUrl: string }
+  | { state: 'disconnected'; reason: string }
+  | { state: 'replaced'; message: string }
+  | { state: 'gave-up' };
 
 export interface ReadyInfo {
   event: 'ready';
@@ -111,6 +124,7 @@ function chooseMode(options: ListenOptions): ListenMode {
   }
   if (options.endpointId !== undefined) throw new ListenUsageError('--endpoint needs an API key (--api-key or CLOCKHOOK_API_KEY) and --api-base.');
   if (options.publicUrl) throw new ListenUsageError('--public-url registers an endpoint with the real API: pass --api-key and --api-base too.');
+  if (options.relay && options.secret) throw new ListenUsageError('--relay registers an endpoint, which needs the API or the sandbox: drop --secret, or pass --api-key and --api-base.');
   // A secret without a key: deliveries come from elsewhere (a tunnel the user set up); no sandbox.
   return options.secret ? 'offline' : 'sandbox';
 }
@@ -124,6 +138,14 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
   const logger = options.logger ?? silentLogger;
   const stateDir = options.stateDir ?? '.clockhook';
   const events = options.events ?? ['*'];
+  if (options.relay && options.publicUrl) throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
+  if (options.relay) {
+    try {
+      new URL(options.relay);
+    } catch {
+      throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not a URL; give the relay's base URL, e.g. https://hooks.example.com`);
+    }
+  }
   if (options.endpointId !== undefined && !options.secret) {
     throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
   }
@@ -168,20 +190,42 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       }
     }
 
+    let publicUrl = options.publicUrl ?? null;
+    if (options.relay) {
+      const relayPath = join(stateDir, 'relay.json');
+      const record = await loadRelayRecord(relayPath, options.relay);
+      const onRelayEvent = options.onRelayEvent ?? (() => {});
+      const relay = connectRelay({
+        relayUrl: options.relay,
+        token: record.token,
+        target: listener.address,
+        logger,
+        maxDisconnectedMs: options.relayMaxDisconnectedMs,
+        onConnected: (url) => onRelayEvent({ state: 'connected', publicUrl: url }),
+        onDisconnected: (reason) => onRelayEvent({ state: 'disconnected', reason }),
+        onReplaced: (message) => onRelayEvent({ state: 'replaced', message }),
+        onGiveUp: () => onRelayEvent({ state: 'gave-up' }),
+      });
+      cleanups.push(() => relay.close());
+      publicUrl = await relay.ready;
+      await saveRelayRecord(relayPath, { ...record, publicUrl });
+    }
+
     const recordsPath = join(stateDir, 'endpoints.json');
     let endpoint: WebhookEndpoint | null = null;
     let secret = options.secret ?? null;
     if (client && options.endpointId !== undefined) {
       endpoint = await client.getEndpoint(options.endpointId);
     } else if (client) {
-      const url = mode === 'sandbox' ? listener.url : options.publicUrl;
+      const url = publicUrl ?? (mode === 'sandbox' ? listener.url : null);
       if (url) {
         const registered = await registerEndpoint({ client, url, events, recordsPath, logger });
         endpoint = registered.endpoint;
         secret = options.secret ?? registered.secret;
         const api = client;
         const id = registered.endpoint.id;
-        if (!options.keepEndpoint) cleanups.push(() => releaseEndpoint({ client: api, id, recordsPath }));
+        // A relay URL is stable, so its endpoint (secret on file) is kept for the next run.
+        if (!options.keepEndpoint && !options.relay) cleanups.push(() => releaseEndpoint({ client: api, id, recordsPath }));
       } else {
         logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
       }
@@ -230,7 +274,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
         apiBase: client?.baseUrl ?? null,
         sandbox: mode === 'sandbox',
         endpointId: endpoint?.id ?? null,
-        publicUrl: options.publicUrl ?? null,
+        publicUrl,
       },
       mode,
       secret,

@@ -15,7 +15,8 @@ export async function readCaptures(dir: string, file = join(dir, '.clockhook', '
 export async function startListenProcess(args: string[], cwd: string, env: Record<string, string> = {}) {
   const proc = spawnCli(['listen', '--json', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--no-open', ...args], { cwd, env });
   const ready = await proc.waitForLine((line) => line.event === 'ready');
-  return { ...proc, ready };
+  // Not a spread: that would freeze the live `stderr` getter at this moment.
+  return Object.assign(proc, { ready });
 }
 
 /** POSTs bytes with node:http (which, unlike fetch, sends any header, Connection included). */

@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { consoleLogger } from '../logger.js';
+import { parseSize, type RelayRequestLog, startRelayServer } from '../relay/index.js';
+import { CliError, UsageError } from './errors.js';
+import { colour, printLine } from './output.js';
+import { onShutdown, parsePort, parsePositiveInt } from './process.js';
+
+interface RelayFlags {
+  port: string;
+  host: string;
+  publicUrl?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  maxBody: string;
+  maxChannels: string;
+  json?: boolean;
+}
+
+function requestLine(log: RelayRequestLog): string {
+  const status = log.status < 300 ? colour.green(String(log.status)) : colour.red(String(log.status));
+  return `${new Date().toTimeString().slice(0, 8)} ${log.channel.slice(0, 8)}… ${log.method} ${log.path} ${status} (${log.durationMs} ms)`;
+}
+
+/** `clockhook relay`: the public end of the tunnel, for a small host behind TLS. */
+export function registerRelay(program: Command): void {
+  program
+    .command('relay')
+    .description('run the public relay that gives listeners a URL (listen --relay)')
+    .option('--port <port>', 'port to listen on', '8080')
+    .option('--host <host>', 'address to bind', '0.0.0.0')
+    .option('--public-url <url>', 'the URL senders use, e.g. https://hooks.example.com (default: the bound address)')
+    .option('--tls-cert <file>', 'PEM certificate, to serve HTTPS itself')
+    .option('--tls-key <file>', 'PEM private key, with --tls-cert')
+    .option('--max-body <size>', 'largest body relayed: bytes, or kb/mb', '5mb')
+    .option('--max-channels <n>', 'most channels at once', '1000')
+    .option('--json', 'print NDJSON: a ready line, then one line per relayed request')
+    .action(async (flags: RelayFlags) => {
+      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError('--tls-cert and --tls-key go together.');
+      let maxBody: number;
+      try {
+        maxBody = parseSize(flags.maxBody);
+      } catch (error) {
+        throw new UsageError(`--max-body: ${(error as Error).message}`);
+      }
+      if (flags.publicUrl) {
+        try {
+          new URL(flags.publicUrl);
+        } catch {
+          throw new UsageError(`--public-url ${flags.publicUrl} is not a URL; e.g. https://hooks.example.com`);
+        }
+      }
+      const port = parsePort(flags.port, '--port');
+      const relay = await startRelayServer({
+        port,
+        host: flags.host,
+        publicUrl: flags.publicUrl,
+        tlsCert: flags.tlsCert,
+        tlsKey: flags.tlsKey,
+        maxBody,
+        maxChannels: parsePositiveInt(flags.maxChannels, '--max-channels'),
+        logger: consoleLogger,
+        onRequest: (log) => (flags.json ? printLine(log) : console.log(requestLine(log))),
+      }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use. Stop what holds it, or pick another with --port.`);
+        if (error.code === 'ENOENT') throw new CliError(`cannot read the TLS file ${error.path}: ${error.message}`);
+        throw error;
+      });
+      if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
+      else {
+        console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);
+        console.log(`Listeners connect with: clockhook listen --relay ${relay.publicUrl}`);
+      }
+      await onShutdown(() => relay.close());
+    });
+}

@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import WebSocket from 'ws';
+import { type Logger, realSleep, silentLogger } from '../logger.js';
+import { writePrivateFile } from '../store/index.js';
+import { CONNECT_PATH, channelFor, type RelayFrame } from './protocol.js';
+
+/** `.clockhook/relay.json`: the token made by listen, so a restart gets the same public URL. */
+export interface RelayRecord {
+  relay: string;
+  channel: string;
+  token: string;
+  publicUrl: string;
+}
+
+export interface RelayClientOptions {
+  /** The relay's base URL, e.g. https://hooks.example.com */
+  relayUrl: string;
+  token: string;
+  /** Where relayed requests go: the local listener's address. */
+  target: { host: string; port: number };
+  logger?: Logger;
+  sleep?: (ms: number) => Promise<void>;
+  /** First reconnect delay; doubles up to `maxBackoffMs`, with jitter. @default 250 */
+  minBackoffMs?: number;
+  /** @default 15000 */
+  maxBackoffMs?: number;
+  /** Ping interval; a relay silent for two intervals is treated as lost. @default 15000 */
+  heartbeatMs?: number;
+  /** Give up (onGiveUp) after being disconnected this long. @default never */
+  maxDisconnectedMs?: number;
+  onConnected?: (publicUrl: string) => void;
+  onDisconnected?: (reason: string) => void;
+  /** Another listener took the channel: this one must stop. */
+  onReplaced?: (message: string) => void;
+  onGiveUp?: () => void;
+}
+
+export interface RelayClient {
+  /** Resolves with the public URL once the relay has accepted the channel the first time. */
+  ready: Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The token made for this relay earlier, or a new one (256 random bits) remembered in `path` (0600). */
+export async function loadRelayRecord(path: string, relayUrl: string): Promise<RelayRecord> {
+  const relay = relayUrl.replace(/\/+$/, '');
+  try {
+    const record = JSON.parse(await readFile(path, 'utf8')) as RelayRecord;
+    if (record.relay === relay && typeof record.token === 'string' && channelFor(record.token) === record.channel) return record;
+  } catch {
+    // none yet, or unreadable: make one
+  }
+  const token = randomBytes(32).toString('base64url');
+  return { relay, token, channel: channelFor(token), publicUrl: '' };
+}
+
+export const saveRelayRecord = (path: string, record: RelayRecord) => writePrivateFile(path, `${JSON.stringify(record, null, 2)}\n`);
+
+function websocketUrl(relayUrl: string): string {
+  const url = new URL(CONNECT_PATH, relayUrl);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.href;
+}
+
+/**
+ * Keeps one WebSocket to the relay open: reconnects with capped exponential backoff and jitter,
+ * pings both ways, and hands each relayed request to the local listener over loopback HTTP, so it
+ * goes through exactly the path of a direct delivery.
+ */
+export function connectRelay(options: RelayClientOptions): RelayClient {
+  const logger = options.logger ?? silentLogger;
+  const sleep = options.sleep ?? realSleep;
+  const minBackoff = options.minBackoffMs ?? 250;
+  const maxBackoff = options.maxBackoffMs ?? 15_000;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const agent = new Agent({ keepAlive: true });
+  const channel = channelFor(options.token);
+  let socket: WebSocket | null = null;
+  let closed = false;
+  let disconnectedSince: number | null = null;
+  let lastFailure = '';
+  let resolveReady: (url: string) => void = () => {};
+  let rejectReady: (error: Error) => void = () => {};
+  const ready = new Promise<string>((resolve, reject) => {
+    resolveReady = resolve;
+    rejectReady = reject;
+  });
+  ready.catch(() => {});
+
+  function forward(frame: Extract<RelayFrame, { type: 'request' }>, ws: WebSocket): void {
+    const body = Buffer.from(frame.body, 'base64');
+    const headers = { ...frame.headers, 'content-length': String(body.length) };
+    const reply = (status: number, responseHeaders: Record<string, string | string[]>, bytes: Buffer) => {
+      if (ws.readyState === WebSocket.OPEN) {
+        ws.send(JSON.stringify({ type: 'response', id: frame.id, status, headers: responseHeaders, body: bytes.toString('base64') } satisfies RelayFrame));
+      }
+    };
+    const req = request({ ...options.target, agent, method: frame.method, path: frame.path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const responseHeaders: Record<string, string | string[]> = {};
+        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) responseHeaders[name] = value;
+        reply(res.statusCode ?? 502, responseHeaders, Buffer.concat(chunks));
+      });
+    });
+    req.on('error', (error) => {
+      const message = JSON.stringify({ error: { type: 'api_error', code: 'listener_unreachable', message: `The local listener did not answer: ${error.message}` } });
+      reply(502, { 'content-type': 'application/json' }, Buffer.from(message));
+    });
+    req.end(body);
+  }
+
+  async function run(): Promise<void> {
+    let attempt = 0;
+    let everConnected = false;
+    while (!closed) {
+      const outcome = await connectOnce();
+      if (closed || outcome === 'replaced') return;
+      if (outcome === 'connected') {
+        attempt = 0;
+        everConnected = true;
+      } else if (!everConnected) {
+        // At start a relay that cannot be reached is an error to report, not to wait out.
+        rejectReady(new Error(`could not connect to the relay at ${options.relayUrl}: ${lastFailure}`));
+        return;
+      }
+      disconnectedSince ??= Date.now();
+      if (options.maxDisconnectedMs !== undefined && Date.now() - disconnectedSince >= options.maxDisconnectedMs) {
+        options.onGiveUp?.();
+        rejectReady(new Error(`could not reach the relay at ${options.relayUrl} for ${options.maxDisconnectedMs / 1000} s`));
+        return;
+      }
+      // Full jitter: many listeners that lost one relay do not come back in lockstep.
+      const cap = Math.min(maxBackoff, minBackoff * 2 ** attempt++);
+      await sleep(cap / 2 + Math.random() * (cap / 2));
+    }
+  }
+
+  /** One connection, until it ends: 'connected' if it got as far as ready, 'failed' if not. */
+  function connectOnce(): Promise<'connected' | 'failed' | 'replaced'> {
+    return new Promise((resolve) => {
+      const ws = new WebSocket(websocketUrl(options.relayUrl), {
+        headers: { authorization: `Bearer ${options.token}`, 'x-clockhook-channel': channel },
+        maxPayload: 64 * 1024 * 1024,
+        handshakeTimeout: 10_000,
+      });
+      socket = ws;
+      let wasReady = false;
+      let replaced = false;
+      let alive = true;
+      let failure = '';
+      const heartbeat = setInterval(() => {
+        if (!alive) {
+          ws.terminate();
+          return;
+        }
+        alive = false;
+        ws.ping();
+      }, heartbeatMs);
+      ws.on('pong', () => {
+        alive = true;
+      });
+      ws.on('ping', () => {
+        alive = true;
+      });
+      ws.on('unexpected-response', (_req, res) => {
+        failure = `the relay refused the connection (HTTP ${res.statusCode})`;
+        if (res.statusCode === 401) logger.error(`The relay at ${options.relayUrl} refused the channel token (401). Delete .clockhook/relay.json to make a new one.`);
+        ws.terminate();
+      });
+      ws.on('message', (data) => {
+        alive = true;
+        let frame: RelayFrame;
+        try {
+          frame = JSON.parse(String(data)) as RelayFrame;
+        } catch {
+          return;
+        }
+        if (frame.type === 'ready') {
+          wasReady = true;
+          if (disconnectedSince !== null) logger.info(`Reconnected to the relay at ${options.relayUrl}.`);
+          disconnectedSince = null;
+          resolveReady(frame.publicUrl);
+          options.onConnected?.(frame.publicUrl);
+        } else if (frame.type === 'request') forward(frame, ws);
+        else if (frame.type === 'replaced') {
+          replaced = true;
+          options.onReplaced?.(frame.message);
+        }
+      });
+      ws.on('error', (error) => {
+        failure ||= error.message;
+      });
+      ws.on('close', (code) => {
+        clearInterval(heartbeat);
+        if (closed) return resolve('failed');
+        if (replaced || code === 4001) {
+          if (!replaced) options.onReplaced?.('Another clockhook listen connected with this channel token.');
+          return resolve('replaced');
+        }
+        const reason = failure || `connection closed (${code})`;
+        lastFailure = reason;
+        if (wasReady) {
+          logger.warn(`Lost the relay at ${options.relayUrl} (${reason}); reconnecting. Deliveries meanwhile get 503 and the service retries them.`);
+          options.onDisconnected?.(reason);
+        }
+        resolve(wasReady ? 'connected' : 'failed');
+      });
+    });
+  }
+
+  const running = run();
+  return {
+    ready,
+    async close() {
+      closed = true;
+      socket?.terminate();
+      agent.destroy();
+      rejectReady(new Error('closed'));
+      await running;
+    },
+  };
+}

@@ -1,0 +1,315 @@
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { type Logger, silentLogger } from '../logger.js';
+import { CHANNEL_PATTERN, CONNECT_PATH, channelFor, parseResponseFrame, type RelayFrame, TOKEN_PATTERN } from './protocol.js';
+
+export interface RelayRequestLog {
+  event: 'request';
+  channel: string;
+  method: string;
+  /** Path under the channel, without the query (which may hold secrets). */
+  path: string;
+  status: number;
+  durationMs: number;
+}
+
+export interface RelayServerOptions {
+  /** @default 8080 */
+  port?: number;
+  /** @default '0.0.0.0' */
+  host?: string;
+  /** The URL senders use (behind a TLS proxy, say). @default the bound address */
+  publicUrl?: string;
+  /** PEM files to serve HTTPS directly. */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** Largest request body relayed. @default 5 MiB */
+  maxBody?: number;
+  /** @default 1000 */
+  maxChannels?: number;
+  /** Requests in flight per channel. @default 256 */
+  maxInFlight?: number;
+  /** How long a sender waits for the listener. @default 30000 */
+  responseTimeoutMs?: number;
+  /** Ping interval; a listener silent for two intervals is dropped. @default 15000 */
+  heartbeatMs?: number;
+  /** Retry-After seconds on 503. @default 10 */
+  retryAfterSeconds?: number;
+  logger?: Logger;
+  /** Told about each relayed request (never bodies, tokens or secrets). */
+  onRequest?: (log: RelayRequestLog) => void;
+}
+
+export interface RelayServer {
+  url: string;
+  publicUrl: string;
+  port: number;
+  /** Connected listeners. */
+  readonly connected: number;
+  close(): Promise<void>;
+}
+
+interface Pending {
+  resolve(frame: Extract<RelayFrame, { type: 'response' }> | null): void;
+}
+
+interface Channel {
+  id: string;
+  socket: WebSocket | null;
+  nextId: number;
+  pending: Map<number, Pending>;
+  alive: boolean;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length']);
+
+function headersWithout(headers: IncomingMessage['headers'] | Record<string, string | string[]>): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) result[name] = value;
+  return result;
+}
+
+function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: { type: status >= 500 ? 'api_error' : 'invalid_request_error', code, message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+function refuse(socket: Socket, status: number, message: string): void {
+  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Service Unavailable'}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+}
+
+/**
+ * The public side of the tunnel. Listeners connect out to it over one WebSocket and claim a channel
+ * with a token; requests to `/c/<channel>/…` travel to that listener and its answer comes back.
+ * Nothing is stored: no bodies, no tokens, no state that a restart would lose.
+ */
+export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
+  const maxBody = options.maxBody ?? 5 * 1024 * 1024;
+  const maxChannels = options.maxChannels ?? 1000;
+  const maxInFlight = options.maxInFlight ?? 256;
+  const timeoutMs = options.responseTimeoutMs ?? 30_000;
+  const retryAfter = String(options.retryAfterSeconds ?? 10);
+  const logger = options.logger ?? silentLogger;
+  const onRequest = options.onRequest ?? (() => {});
+  /** Channels that have had a listener since start; a gone listener leaves its channel (503, not 404). */
+  const channels = new Map<string, Channel>();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://relay');
+    if (url.pathname === '/healthz') {
+      const body = JSON.stringify({ ok: true, channels: [...channels.values()].filter((c) => c.socket).length });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      return;
+    }
+    const match = /^\/c\/([^/]+)(\/.*)?$/.exec(url.pathname);
+    if (!match) {
+      answer(res, 404, 'not_found', 'Deliveries go to /c/<channel>/…; see the public URL clockhook listen --relay printed.');
+      return;
+    }
+    const [, id, rest = '/'] = match;
+    const path = rest + url.search;
+    const started = performance.now();
+    const log = (status: number) => onRequest({ event: 'request', channel: id, method: req.method ?? '', path: rest, status, durationMs: Math.round(performance.now() - started) });
+    const channel = CHANNEL_PATTERN.test(id) ? channels.get(id) : undefined;
+    if (!channel) {
+      req.resume();
+      answer(res, 404, 'channel_not_found', 'No listener has connected to this channel since the relay started.');
+      log(404);
+      return;
+    }
+
+    const body = await readLimited(req, maxBody);
+    if (body === null) {
+      answer(res, 413, 'payload_too_large', `The body is over ${maxBody} bytes, the relay's limit.`, { connection: 'close' });
+      log(413);
+      return;
+    }
+    if (!channel.socket) {
+      // The service retries on its own schedule; the listener may be back by then.
+      answer(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', { 'retry-after': retryAfter });
+      log(503);
+      return;
+    }
+    if (channel.pending.size >= maxInFlight) {
+      answer(res, 429, 'too_many_requests', `More than ${maxInFlight} requests in flight on this channel.`, { 'retry-after': '1' });
+      log(429);
+      return;
+    }
+
+    const requestId = channel.nextId++;
+    const socket = channel.socket;
+    const response = await new Promise<Extract<RelayFrame, { type: 'response' }> | null | 'timeout'>((resolve) => {
+      const timer = setTimeout(() => {
+        channel.pending.delete(requestId);
+        resolve('timeout');
+      }, timeoutMs);
+      channel.pending.set(requestId, {
+        resolve: (frame) => {
+          clearTimeout(timer);
+          channel.pending.delete(requestId);
+          resolve(frame);
+        },
+      });
+      const headers = headersWithout(req.headers);
+      const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
+      if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
+      const frame: RelayFrame = { type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body: body.toString('base64') };
+      socket.send(JSON.stringify(frame));
+    });
+
+    if (response === 'timeout') {
+      answer(res, 504, 'listener_timeout', `The listener did not answer within ${timeoutMs / 1000} s.`);
+      log(504);
+    } else if (response === null) {
+      answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', { 'retry-after': retryAfter });
+      log(503);
+    } else {
+      const bytes = Buffer.from(response.body, 'base64');
+      res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': bytes.length });
+      res.end(bytes);
+      log(response.status);
+    }
+  }
+
+  function attach(socket: WebSocket, id: string): void {
+    let channel = channels.get(id);
+    if (!channel) {
+      channel = { id, socket: null, nextId: 1, pending: new Map(), alive: true };
+      channels.set(id, channel);
+    }
+    const previous = channel.socket;
+    if (previous) {
+      // The newest holder of the token wins; the old one is told why it is let go.
+      previous.send(JSON.stringify({ type: 'replaced', message: 'Another clockhook listen connected with this channel token.' } satisfies RelayFrame));
+      previous.close(4001, 'replaced');
+    }
+    const current = channel;
+    current.socket = socket;
+    current.alive = true;
+    socket.send(JSON.stringify({ type: 'ready', channel: id, publicUrl: `${publicUrl}/c/${id}` } satisfies RelayFrame));
+    socket.on('pong', () => {
+      current.alive = true;
+    });
+    socket.on('message', (data, isBinary) => {
+      const frame = isBinary ? null : parseResponseFrame(String(data));
+      if (!frame) {
+        // A bad frame closes this client only; every other channel goes on.
+        socket.close(1008, 'bad frame');
+        return;
+      }
+      current.pending.get(frame.id)?.resolve(frame);
+    });
+    socket.on('close', () => {
+      if (current.socket !== socket) return;
+      current.socket = null;
+      for (const pending of [...current.pending.values()]) pending.resolve(null);
+    });
+    socket.on('error', () => socket.terminate());
+  }
+
+  const tls = options.tlsCert && options.tlsKey ? { cert: await readFile(options.tlsCert), key: await readFile(options.tlsKey) } : null;
+  const requestHandler = (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res).catch((error) => {
+      logger.error(`relay: ${error instanceof Error ? error.message : error}`);
+      answer(res, 500, 'internal_error', 'The relay failed unexpectedly.');
+    });
+  };
+  const server: Server = tls ? createHttpsServer(tls, requestHandler) : createHttpServer(requestHandler);
+  server.headersTimeout = 60_000;
+  server.requestTimeout = 60_000;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
+
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://relay');
+    if (url.pathname !== CONNECT_PATH) return refuse(socket, 401, 'Listeners connect at /connect.');
+    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const claimed = req.headers['x-clockhook-channel'];
+    if (!TOKEN_PATTERN.test(token)) return refuse(socket, 401, 'A channel token of at least 128 random bits is required.');
+    const id = channelFor(token);
+    if (claimed !== undefined && claimed !== id) return refuse(socket, 401, 'This token does not own that channel.');
+    if (!channels.has(id) && channels.size >= maxChannels) {
+      // Make room from channels whose listener is gone, oldest first; refuse when all are live.
+      const idle = [...channels.values()].find((c) => !c.socket);
+      if (!idle) return refuse(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
+      channels.delete(idle.id);
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, id));
+  });
+
+  const heartbeat = setInterval(() => {
+    for (const channel of channels.values()) {
+      if (!channel.socket) continue;
+      if (!channel.alive) {
+        channel.socket.terminate();
+        continue;
+      }
+      channel.alive = false;
+      channel.socket.ping();
+    }
+  }, options.heartbeatMs ?? 15_000);
+  heartbeat.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8080, options.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const bound = options.host && !['0.0.0.0', '::'].includes(options.host) ? options.host : '127.0.0.1';
+  const url = `${tls ? 'https' : 'http'}://${bound.includes(':') ? `[${bound}]` : bound}:${port}`;
+  const publicUrl = (options.publicUrl ?? url).replace(/\/+$/, '');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    publicUrl,
+    port,
+    get connected() {
+      return [...channels.values()].filter((c) => c.socket).length;
+    },
+    close() {
+      closing ??= (async () => {
+        clearInterval(heartbeat);
+        for (const channel of channels.values()) channel.socket?.terminate();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Reads a body up to `limit` bytes; null when it is larger (the rest is not kept). */
+function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume();
+      resolve(null);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) over = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(over ? null : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}

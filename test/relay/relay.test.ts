@@ -1,0 +1,248 @@
+import { cp, mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { signPayload } from '../../src/contract/index.js';
+import { channelFor, parseSize, type RelayRequestLog, type RelayServer, startRelayServer } from '../../src/relay/index.js';
+import { runCli, type SpawnedCli } from '../helpers/cli.js';
+import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+let dir: { path: string; remove: () => Promise<void> };
+let app: Receiver;
+let relay: RelayServer;
+let logs: RelayRequestLog[];
+const procs: SpawnedCli[] = [];
+
+async function relayOn(port = 0, options: Parameters<typeof startRelayServer>[0] = {}) {
+  return startRelayServer({ port, host: '127.0.0.1', retryAfterSeconds: 2, onRequest: (log) => logs.push(log), ...options });
+}
+
+beforeEach(async () => {
+  dir = await tempDir();
+  logs = [];
+  app = await startReceiver((request, res) => {
+    res.writeHead(201, { 'content-type': 'application/octet-stream', 'x-app': 'echo' });
+    res.end(request.body);
+  });
+  relay = await relayOn();
+});
+afterEach(async () => {
+  for (const proc of procs.splice(0)) await proc.stop('SIGKILL');
+  await relay.close();
+  await app.close();
+  await dir.remove();
+});
+
+async function listen(cwd = dir.path, ...extra: string[]) {
+  const proc = await startListenProcess(['--relay', relay.url, '--forward-to', app.url, '--print-secret', ...extra], cwd);
+  procs.push(proc);
+  return proc;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const envelope = (id: string) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { n: id } });
+const signed = (body: string | Buffer, secret: string) => ({ 'x-service-signature': signPayload({ payload: body, secret }) });
+
+describe('relay and listen --relay', () => {
+  it('gets a stable public URL and relays a delivery byte for byte, passing the app answer back', async () => {
+    const proc = await listen();
+    const { publicUrl, secret } = proc.ready;
+    expect(publicUrl).toMatch(new RegExp(`^${relay.url}/c/[\\w-]{32}$`));
+    const body = envelope('evt_relay1');
+    const res = await post(`${publicUrl}/hooks?x=1`, body, signed(body, secret));
+    expect(res.status).toBe(201);
+    expect(res.text).toBe(body);
+    expect(res.headers.get('x-app')).toBe('echo');
+    const [got] = app.received;
+    expect(got.url).toBe('/hooks?x=1');
+    expect(got.body.toString()).toBe(body);
+    const [capture] = await readCaptures(dir.path);
+    expect(capture).toMatchObject({ path: '/hooks?x=1', signature: { status: 'valid' }, forward: { statusCode: 201 } });
+    expect(logs.at(-1)).toEqual({ event: 'request', channel: publicUrl.split('/').at(-1), method: 'POST', path: '/hooks', status: 201, durationMs: expect.any(Number) });
+  });
+
+  it('answers 503 with Retry-After while the listener is down, and delivers once it is back on the same URL', async () => {
+    // The embedded sandbox on the same port both times, as with the default 4302.
+    const sandboxPort = String(await freePort());
+    const first = await listen(dir.path, '--sandbox-port', sandboxPort);
+    const { publicUrl, secret } = first.ready;
+    await first.stop('SIGTERM');
+    const body = envelope('evt_down');
+    const down = await post(publicUrl, body, signed(body, secret));
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('2');
+    const second = await listen(dir.path, '--sandbox-port', sandboxPort);
+    expect(second.ready.publicUrl).toBe(publicUrl);
+    expect(second.ready.endpointId).toBe(first.ready.endpointId); // kept between runs, secret on file
+    expect((await post(publicUrl, body, signed(body, secret))).status).toBe(201);
+  });
+
+  it('reconnects by itself after the relay restarts', async () => {
+    const proc = await listen();
+    const { publicUrl, secret } = proc.ready;
+    const port = relay.port;
+    await relay.close();
+    await proc.waitForLine((l) => l.event === 'relay' && l.state === 'disconnected');
+    relay = await relayOn(port);
+    await proc.waitForLine((l) => l.event === 'relay' && l.state === 'connected' && proc.lines.indexOf(l) > proc.lines.findIndex((x) => x.state === 'disconnected'));
+    const body = envelope('evt_after_restart');
+    expect((await post(publicUrl, body, signed(body, secret))).status).toBe(201);
+  });
+
+  it('answers 404 for a channel that never had a listener, and for malformed ids', async () => {
+    expect((await post(`${relay.url}/c/${channelFor('x'.repeat(43))}`, '{}')).status).toBe(404);
+    expect((await post(`${relay.url}/c/short`, '{}')).status).toBe(404);
+    expect((await post(`${relay.url}/elsewhere`, '{}')).status).toBe(404);
+  });
+
+  it('refuses a token that does not own the channel, or is too short', async () => {
+    const status = (headers: Record<string, string>) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, { headers });
+        ws.once('open', () => {
+          ws.close();
+          resolve(101);
+        });
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.once('error', () => resolve(0));
+      });
+    const token = 'a'.repeat(43);
+    expect(await status({ authorization: `Bearer ${token}`, 'x-clockhook-channel': channelFor('b'.repeat(43)) })).toBe(401);
+    expect(await status({ authorization: 'Bearer short', 'x-clockhook-channel': channelFor('short') })).toBe(401);
+    expect(await status({})).toBe(401);
+    expect(await status({ authorization: `Bearer ${token}`, 'x-clockhook-channel': channelFor(token) })).toBe(101);
+  });
+
+  it('answers 100 concurrent requests on one channel, each with its own answer', async () => {
+    const proc = await listen();
+    const { publicUrl, secret } = proc.ready;
+    const bodies = Array.from({ length: 100 }, (_, i) => envelope(`evt_c${i}`));
+    const results = await Promise.all(bodies.map((body) => post(publicUrl, body, signed(body, secret))));
+    expect(results.map((r) => r.status)).toEqual(bodies.map(() => 201));
+    expect(results.map((r) => r.text)).toEqual(bodies);
+  });
+
+  it('refuses an oversize body with 413 and keeps the channel working', async () => {
+    await relay.close();
+    relay = await relayOn(0, { maxBody: parseSize('64kb') });
+    const proc = await listen();
+    const { publicUrl, secret } = proc.ready;
+    const big = Buffer.alloc(100 * 1024, 'x');
+    expect((await post(publicUrl, big, signed(big, secret))).status).toBe(413);
+    const body = envelope('evt_small');
+    expect((await post(publicUrl, body, signed(body, secret))).status).toBe(201);
+  });
+
+  it('carries the sandbox delivery end to end through the relay', async () => {
+    const proc = await listen();
+    const event = JSON.parse((await runCli(['trigger', 'schedule.published', '--json'], { cwd: dir.path })).stdout);
+    const line = await proc.waitForLine((l) => l.event === 'delivery');
+    expect(line).toMatchObject({ eventId: event.id, signature: 'valid', status: 201 });
+    const shown = JSON.parse((await runCli(['events', 'get', event.id, '--json'], { cwd: dir.path })).stdout);
+    expect(shown.delivery_attempts[0].statusCode).toBe(201);
+    expect(logs.some((l) => l.status === 201 && l.channel === proc.ready.publicUrl.split('/').at(-1))).toBe(true);
+  });
+
+  it('lets a second listener with the token replace the first, which exits 1 saying why', async () => {
+    const first = await listen();
+    const other = await tempDir();
+    await mkdir(join(other.path, '.clockhook'), { recursive: true });
+    await cp(join(dir.path, '.clockhook', 'relay.json'), join(other.path, '.clockhook', 'relay.json'));
+    const second = await startListenProcess(['--relay', relay.url, '--forward-to', app.url], other.path);
+    procs.push(second);
+    expect(second.ready.publicUrl).toBe(first.ready.publicUrl);
+    expect(await first.exited).toBe(1);
+    expect(first.stderr).toContain('Another clockhook listen connected with this channel token');
+    await second.stop('SIGKILL');
+    await other.remove();
+  });
+
+  it('closes a client that sends a bad frame, and only that one', async () => {
+    const proc = await listen();
+    const { publicUrl, secret } = proc.ready;
+    const rogueToken = 'r'.repeat(43);
+    const rogue = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, { headers: { authorization: `Bearer ${rogueToken}` } });
+    await new Promise((resolve) => rogue.once('message', resolve));
+    const closed = new Promise<number>((resolve) => rogue.once('close', (code) => resolve(code)));
+    rogue.send('{"type":"response","id":"nope"}');
+    expect(await closed).toBe(1008);
+    const body = envelope('evt_unaffected');
+    expect((await post(publicUrl, body, signed(body, secret))).status).toBe(201);
+  });
+
+  it('gives up after --relay-give-up seconds without the relay, exit 1', async () => {
+    const proc = await listen(dir.path, '--relay-give-up', '1');
+    await relay.close();
+    expect(await proc.exited).toBe(1);
+    expect(proc.stderr).toContain('Gave up on the relay');
+  });
+
+  it('refuses to start when the relay cannot be reached, naming it', async () => {
+    const url = relay.url;
+    await relay.close();
+    const res = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--relay', url, '--json'], { cwd: dir.path });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`could not connect to the relay at ${url}`);
+    relay = await relayOn();
+  });
+
+  it('keeps the token in relay.json (0600) and derives the channel from it', async () => {
+    const proc = await listen();
+    const { readFile, stat } = await import('node:fs/promises');
+    const file = join(dir.path, '.clockhook', 'relay.json');
+    const record = JSON.parse(await readFile(file, 'utf8'));
+    expect(record).toEqual({ relay: relay.url, channel: channelFor(record.token), token: expect.stringMatching(/^[\w-]{43}$/), publicUrl: proc.ready.publicUrl });
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.stringify(logs)).not.toContain(record.token);
+  });
+
+  it('serves /healthz', async () => {
+    const res = await fetch(`${relay.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, channels: 0 });
+  });
+});
+
+describe('parseSize', () => {
+  it.each([
+    ['5mb', 5 * 1024 * 1024],
+    ['512kb', 512 * 1024],
+    ['1048576', 1048576],
+    ['2MB', 2 * 1024 * 1024],
+  ])('%s is %d bytes', (text, bytes) => expect(parseSize(text)).toBe(bytes));
+  it('refuses nonsense', () => expect(() => parseSize('lots')).toThrow(/512kb/));
+});
+
+describe('clockhook relay (the command)', () => {
+  it('prints a ready line and one line per relayed request, never bodies or tokens; exits 0 on SIGTERM', async () => {
+    const { spawnCli } = await import('../helpers/cli.js');
+    const proc = spawnCli(['relay', '--port', '0', '--host', '127.0.0.1', '--public-url', 'https://hooks.example.com', '--json', '--max-body', '1kb'], { cwd: dir.path });
+    procs.push(proc);
+    const ready = await proc.waitForLine((l) => l.event === 'ready');
+    expect(ready).toEqual({ event: 'ready', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), publicUrl: 'https://hooks.example.com' });
+    const channel = channelFor('t'.repeat(43));
+    const res = await post(`${ready.url}/c/${channel}/x?secret=abc`, 'body-text');
+    expect(res.status).toBe(404);
+    const line = await proc.waitForLine((l) => l.event === 'request');
+    expect(line).toEqual({ event: 'request', channel, method: 'POST', path: '/x', status: 404, durationMs: expect.any(Number) });
+    expect(proc.lines.map((l) => JSON.stringify(l)).join('\n')).not.toMatch(/body-text|secret=abc/);
+    expect(await proc.stop('SIGTERM')).toBe(0);
+  });
+
+  it('refuses bad flags with exit 2', async () => {
+    for (const args of [['--max-body', 'huge'], ['--tls-cert', 'x.pem'], ['--public-url', 'not a url'], ['--port', '70000']]) {
+      expect((await runCli(['relay', ...args], { cwd: dir.path })).code, args.join(' ')).toBe(2);
+    }
+  });
+});
