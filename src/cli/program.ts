@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerCheck } from './check.js';
 import { registerEndpoints } from './endpoints.js';
 import { registerEvents } from './events.js';
 import { registerListen } from './listen.js';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerListen(program);
   registerSandbox(program);
   registerRelay(program);
+  registerCheck(program);
   registerTrigger(program);
   registerEndpoints(program);
   registerEvents(program);

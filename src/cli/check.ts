@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { type CheckReport, type CheckResult, runChecks, TargetUnreachableError } from '../check/index.js';
+import { validateSubscription } from '../contract/index.js';
+import { normalizeForwardTarget } from '../listener/index.js';
+import { parseEventList } from './api-options.js';
+import { CliError, UsageError } from './errors.js';
+import { colour, formatTable, printJson } from './output.js';
+import { parsePositiveInt } from './process.js';
+
+interface CheckFlags {
+  forwardTo: string;
+  secret?: string;
+  events?: string;
+  dedupeProbe?: string;
+  timeout: string;
+  json?: boolean;
+}
+
+const MARK = { pass: colour.green('pass'), warn: colour.yellow('warn'), fail: colour.red('FAIL') };
+
+function printReport(report: CheckReport): void {
+  console.log(`clockhook check ${report.target}\n`);
+  console.log(formatTable(['', 'CHECK', 'SENT', 'GOT'], report.checks.map((c) => [MARK[c.status], c.name, c.sent, c.got])));
+  const advice = report.checks.filter((c): c is CheckResult & { hint: string } => c.status !== 'pass' && Boolean(c.hint));
+  if (advice.length > 0) {
+    console.log('\nHow to fix:');
+    for (const check of advice) console.log(`  ${MARK[check.status]} ${check.id}: ${check.hint}`);
+  }
+  const failed = report.checks.filter((c) => c.status === 'fail').length;
+  const warned = report.checks.filter((c) => c.status === 'warn').length;
+  console.log(`\n${report.checks.length - failed - warned} passed, ${failed} failed, ${warned} warned`);
+}
+
+function parseUrl(value: string, flag: string): URL {
+  try {
+    return flag === '--forward-to' ? normalizeForwardTarget(value) : new URL(value);
+  } catch (error) {
+    throw new UsageError(error instanceof TypeError && flag === '--forward-to' ? error.message : `${flag} ${JSON.stringify(value)} is not a URL.`);
+  }
+}
+
+/** `clockhook check`: a conformance test of the developer's receiver; exit 1 when a check fails. */
+export function registerCheck(program: Command): void {
+  program
+    .command('check')
+    .description('test whether your receiver honours the webhook contract')
+    .requiredOption('--forward-to <url>', 'your receiver: 3000, localhost:3000/hooks or a URL')
+    .option('--secret <whsec>', 'the secret your receiver verifies with (default: $CLOCKHOOK_SECRET)')
+    .option('--events <types>', 'comma-separated event types to send valid deliveries of (default: a representative set)')
+    .option('--dedupe-probe <url>', 'GET <url>?id=<event id> answers how many times your app processed it')
+    .option('--timeout <ms>', 'how long to wait for each answer', '30000')
+    .option('--json', 'print { target, ok, checks } for CI')
+    .action(async (flags: CheckFlags) => {
+      const secret = flags.secret ?? process.env.CLOCKHOOK_SECRET;
+      if (!secret) throw new UsageError('--secret is required (or set CLOCKHOOK_SECRET): the secret your receiver verifies signatures with.');
+      let events: string[] | undefined;
+      if (flags.events) {
+        const check = validateSubscription(parseEventList(flags.events));
+        if (!check.ok || check.types.includes('*')) throw new UsageError(`--events: ${check.ok ? 'list event types, not *' : check.message}`);
+        events = check.types;
+      }
+      const report = await runChecks({
+        target: parseUrl(flags.forwardTo, '--forward-to'),
+        secret,
+        events,
+        dedupeProbe: flags.dedupeProbe ? parseUrl(flags.dedupeProbe, '--dedupe-probe') : undefined,
+        timeoutMs: parsePositiveInt(flags.timeout, '--timeout'),
+      }).catch((error: unknown) => {
+        throw error instanceof TargetUnreachableError ? new CliError(error.message) : error;
+      });
+      if (flags.json) printJson(report);
+      else printReport(report);
+      if (!report.ok) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,147 @@
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type CheckReport, runChecks } from '../../src/check/index.js';
+import { runCli } from '../helpers/cli.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+const SECRET = 'whsec_check_fixture_secret';
+const stops: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+/** Starts a receiver fixture as its own process; resolves with its URL. */
+function startFixture(name: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url)), [], {
+      env: { ...process.env, WEBHOOK_SECRET: SECRET, PORT: '0' },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    stops.push(() => child.kill());
+    child.once('message', (message: { port: number }) => resolve(`http://127.0.0.1:${message.port}`));
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code}`)));
+  });
+}
+
+async function check(...args: string[]) {
+  const dir = await tempDir();
+  stops.push(dir.remove);
+  const result = await runCli(['check', '--secret', SECRET, '--json', ...args], { cwd: dir.path });
+  return { ...result, report: (result.stdout ? JSON.parse(result.stdout) : null) as CheckReport };
+}
+
+const statusOf = (report: CheckReport) => Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
+
+describe('clockhook check', () => {
+  it('passes every check of the minimal correct receiver (the README example), exit 0', async () => {
+    const url = await startFixture('correct-receiver.mjs');
+    const { code, report } = await check('--forward-to', url, '--dedupe-probe', `${url}/dedupe`);
+    expect(report.checks.filter((c) => c.status !== 'pass')).toEqual([]);
+    expect(report).toMatchObject({ target: `${url}/`, ok: true });
+    expect(Object.keys(statusOf(report))).toEqual([
+      'valid:punch.created',
+      'valid:employee.updated',
+      'valid:time_card.approved',
+      'valid:pto_request.approved',
+      'valid:shift.published',
+      'raw-body',
+      'wrong-secret',
+      'tampered-body',
+      'missing-header',
+      'malformed-no-t',
+      'malformed-bad-t',
+      'stale-timestamp',
+      'duplicate',
+      'envelope',
+      'ping',
+      'response-time',
+    ]);
+    expect(code).toBe(0);
+  });
+
+  it('catches the naive receiver: re-serialized JSON fails, no timestamp check warns, exit 1', async () => {
+    const url = await startFixture('naive-receiver.mjs');
+    const { code, report } = await check('--forward-to', url);
+    const status = statusOf(report);
+    expect(status['raw-body']).toBe('fail');
+    expect(status['stale-timestamp']).toBe('warn');
+    expect(status.duplicate).toBe('warn');
+    expect(status['valid:punch.created']).toBe('pass');
+    expect(status['wrong-secret']).toBe('pass');
+    expect(report.checks.find((c) => c.id === 'raw-body')?.hint).toMatch(/raw/);
+    expect(report.ok).toBe(false);
+    expect(code).toBe(1);
+  });
+
+  it('prints a table with hints for people', async () => {
+    const url = await startFixture('naive-receiver.mjs');
+    const dir = await tempDir();
+    stops.push(dir.remove);
+    const { stdout, code } = await runCli(['check', '--forward-to', url, '--secret', SECRET], { cwd: dir.path });
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/FAIL\s+signature is checked over the raw bytes/);
+    expect(stdout).toContain('How to fix:');
+    expect(stdout).toMatch(/\d+ passed, 1 failed, 2 warned/);
+  });
+
+  it('names an unreachable target, exit 1', async () => {
+    const gone = await startReceiver();
+    await gone.close();
+    const dir = await tempDir();
+    stops.push(dir.remove);
+    const res = await runCli(['check', '--forward-to', gone.url, '--secret', SECRET], { cwd: dir.path });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`nothing answers at ${gone.url}/`);
+  });
+
+  it('refuses missing --secret and bad --events with exit 2', async () => {
+    const dir = await tempDir();
+    stops.push(dir.remove);
+    expect((await runCli(['check', '--forward-to', '3000'], { cwd: dir.path })).code).toBe(2);
+    expect((await runCli(['check', '--forward-to', '3000', '--secret', SECRET, '--events', 'punch.exploded'], { cwd: dir.path })).code).toBe(2);
+  });
+});
+
+describe('runChecks against misbehaving receivers', () => {
+  let app: Receiver;
+  afterEach(() => app?.close());
+
+  it('fails an app that accepts everything, and one that crashes with 500 on bad signatures', async () => {
+    app = await startReceiver((_r, res) => res.writeHead(200).end());
+    const lax = await runChecks({ target: new URL(app.url), secret: SECRET });
+    expect(statusOf(lax)).toMatchObject({ 'wrong-secret': 'fail', 'tampered-body': 'fail', 'missing-header': 'fail', 'malformed-no-t': 'fail', 'stale-timestamp': 'warn' });
+    app.setResponder((request, res) => res.writeHead(request.headers['x-service-signature']?.toString().includes('t=yesterday') ? 500 : 200).end());
+    const crashing = await runChecks({ target: new URL(app.url), secret: SECRET });
+    expect(crashing.checks.find((c) => c.id === 'malformed-bad-t')).toMatchObject({ status: 'fail', hint: expect.stringMatching(/do not crash/) });
+  });
+
+  it('fails duplicate processing reported by the probe, and a slow answer', async () => {
+    let processed = 0;
+    app = await startReceiver((request, res) => {
+      if (request.url.startsWith('/dedupe')) return res.end(JSON.stringify({ count: processed }));
+      if (request.headers['x-service-event'] === 'employee.created') processed += 1;
+      if (request.headers['x-service-event'] === 'webhook_endpoint.ping') {
+        setTimeout(() => res.writeHead(200).end(), 400);
+        return;
+      }
+      res.writeHead(200).end();
+    });
+    const report = await runChecks({ target: new URL(app.url), secret: SECRET, dedupeProbe: new URL(`${app.url}/dedupe`), slowMs: 200 });
+    expect(report.checks.find((c) => c.id === 'duplicate')).toMatchObject({ status: 'fail', got: expect.stringContaining('processed 2 time(s)') });
+    expect(report.checks.find((c) => c.id === 'response-time')).toMatchObject({ status: 'warn' });
+    const strict = await runChecks({ target: new URL(app.url), secret: SECRET, timeoutMs: 300 });
+    expect(strict.checks.find((c) => c.id === 'response-time')?.status).toBe('fail');
+    expect(strict.checks.find((c) => c.id === 'ping')?.status).toBe('fail');
+  });
+});
+
+describe('the README', () => {
+  it('shows the correct receiver exactly as the fixture CI checks', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const fixture = await readFile(new URL('../fixtures/correct-receiver.mjs', import.meta.url), 'utf8');
+    expect(readme).toContain(`\`\`\`js\n${fixture}\`\`\``);
+  });
+});
