@@ -6,7 +6,7 @@ import { consoleLogger } from '../logger.js';
 import { StoreLockedError } from '../store/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
-import { colour, maskSecret, printLine } from './output.js';
+import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
 import { onShutdown, parsePort, parsePositiveInt } from './process.js';
 
 interface ListenFlags {
@@ -141,7 +141,7 @@ export function registerListen(program: Command): void {
           if (flags.json) {
             const { captureId, eventId, type, signature, status, durationMs, error, source, signatureReason } = report;
             printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), status, durationMs, source, ...(error ? { error } : {}) });
-          } else console.log(deliveryLine(report));
+          } else writeLine(deliveryLine(report));
         },
       };
       const session = await startListen(options).catch((error: unknown) => {
@@ -168,7 +168,10 @@ function stopWith(event: RelayEvent): void {
       : 'Gave up on the relay (--relay-give-up): it could not be reached for too long.';
   process.stderr.write(`clockhook: ${message}\n`);
   const stop = stopRequested ?? (() => Promise.resolve());
-  stop().finally(() => process.exit(1));
+  stop().finally(() => {
+    flushOutput();
+    process.exit(1);
+  });
 }
 
 function explainStartFailure(error: unknown, port: number): unknown {

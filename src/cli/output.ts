@@ -19,9 +19,28 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+let pendingOutput = '';
+
+/**
+ * Writes a line to stdout, batching the lines of one turn of the event loop into one write: stdout
+ * to a pipe is synchronous, and a burst of deliveries must not cost a system call each.
+ */
+export function writeLine(text: string): void {
+  if (pendingOutput === '') setImmediate(flushOutput);
+  pendingOutput += `${text}\n`;
+}
+
+/** Writes what writeLine batched; called before an exit. */
+export function flushOutput(): void {
+  if (pendingOutput === '') return;
+  const text = pendingOutput;
+  pendingOutput = '';
+  process.stdout.write(text);
+}
+
 /** One NDJSON line, for the long-running commands' --json mode. */
 export function printLine(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  writeLine(JSON.stringify(value));
 }
 
 /** A plain text table with a header row; every cell stringified, columns padded to the widest cell. */

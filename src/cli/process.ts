@@ -1,11 +1,15 @@
 import { UsageError } from './errors.js';
+import { flushOutput } from './output.js';
 
 /** Resolves after SIGINT or SIGTERM, once `stop` has finished; a second signal exits at once. */
 export function onShutdown(stop: () => Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     let stopping = false;
     const handler = () => {
-      if (stopping) process.exit(1);
+      if (stopping) {
+        flushOutput();
+        process.exit(1);
+      }
       stopping = true;
       stop().then(resolve, reject);
     };

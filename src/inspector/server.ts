@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { type Logger, silentLogger } from '../logger.js';
-import { writePrivateFile } from '../store/index.js';
+import { type Capture, writePrivateFile } from '../store/index.js';
 import { type ActionContext, handleAction, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
 
@@ -35,6 +35,7 @@ export interface Inspector {
 }
 
 const HOST = '127.0.0.1';
+const BROADCAST_MS = 20;
 const DEFAULT_UI_DIR = fileURLToPath(new URL('../../ui', import.meta.url));
 
 interface Client {
@@ -153,7 +154,22 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     }
   }
 
-  const unsubscribe = options.store.subscribe((capture) => broadcast({ type: 'capture', capture }));
+  // Changes to one capture within BROADCAST_MS go out once, in their latest state: a delivery and
+  // its forward result a few ms later cost one message, not two, in a burst.
+  const changed = new Map<string, Capture>();
+  let flushTimer: NodeJS.Timeout | null = null;
+  const flushChanges = () => {
+    flushTimer = null;
+    const captures = [...changed.values()];
+    changed.clear();
+    for (const capture of captures) broadcast({ type: 'capture', capture });
+  };
+  const unsubscribe = options.store.subscribe((capture) => {
+    if (clients.size === 0) return;
+    changed.delete(capture.id); // re-inserted last: pages get captures in the order they last changed
+    changed.set(capture.id, capture);
+    flushTimer ??= setTimeout(flushChanges, BROADCAST_MS);
+  });
 
   const heartbeat = setInterval(() => {
     for (const client of clients) {
@@ -214,6 +230,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
         clearInterval(heartbeat);
         clearInterval(resync);
         clearInterval(poll);
+        if (flushTimer) clearTimeout(flushTimer);
         unsubscribe();
         for (const client of clients) client.socket.terminate();
         await new Promise<void>((resolve) => {

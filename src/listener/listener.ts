@@ -372,9 +372,7 @@ export class Listener {
     const outcome = await this.#forwarder.forward(req, res, body.bytes, joinTargetPath(this.#forwarder.target, relative));
     if (outcome.kind === 'failed') answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
-    await store.update(capture.id, { forward: outcome.forward }).catch((error: Error) => {
-      this.#options.logger.error(`Could not record the app's answer in ${store.path}: ${error.message}`);
-    });
+    await store.update(capture.id, { forward: outcome.forward }, { lazy: true });
     this.#report(capture, status, started, outcome.forward.error);
   }
 

@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { type Logger, silentLogger } from '../logger.js';
 import type { Capture } from './capture.js';
-import { coalesceWrites } from './coalesce.js';
+import { groupCommit } from './coalesce.js';
 import { JournalAdapter, type StoreData } from './journal.js';
 import { acquireLock } from './lock.js';
 import { ensurePrivateDir } from './private-files.js';
@@ -16,9 +16,14 @@ export interface CaptureStoreOptions {
   logger?: Logger;
   /** @default Date.now */
   now?: () => number;
+  /** The journal is folded into the snapshot once larger than this and twice the snapshot. @default 16 MiB */
+  compactAfterBytes?: number;
 }
 
 export type CaptureListener = (capture: Capture) => void;
+
+/** How long a lazy update may wait for a write to ride along with. */
+const LAZY_WRITE_MS = 50;
 
 /**
  * The capture store: captures in memory (lowdb's `data`), on disk as a snapshot plus an fsynced
@@ -36,14 +41,17 @@ export class CaptureStore {
   readonly #firstByEventId = new Map<string, string>();
   readonly #listeners = new Set<CaptureListener>();
   #closed: Promise<void> | undefined;
+  #lazyTimer: NodeJS.Timeout | null = null;
+  readonly #logger: Logger;
 
-  private constructor(db: Low<StoreData>, adapter: JournalAdapter, release: () => Promise<void>, maxCaptures: number) {
+  private constructor(db: Low<StoreData>, adapter: JournalAdapter, release: () => Promise<void>, maxCaptures: number, logger: Logger) {
+    this.#logger = logger;
     this.#db = db;
     this.#adapter = adapter;
     this.#release = release;
     this.path = adapter.path;
     this.maxCaptures = maxCaptures;
-    this.#persist = coalesceWrites(() => db.write());
+    this.#persist = groupCommit(() => db.write());
     this.#trim();
     for (const capture of db.data.captures) this.#index(capture);
   }
@@ -59,11 +67,11 @@ export class CaptureStore {
       const adapter = new JournalAdapter(path, {
         logger: options.logger ?? silentLogger,
         now: options.now ?? Date.now,
-        compactAfter: Math.max(1000, maxCaptures),
+        compactAfterBytes: options.compactAfterBytes ?? 16 * 1024 * 1024,
       });
       const db = new Low<StoreData>(adapter, { version: 1, captures: [] });
       await db.read();
-      const store = new CaptureStore(db, adapter, release, maxCaptures);
+      const store = new CaptureStore(db, adapter, release, maxCaptures, options.logger ?? silentLogger);
       // The file exists from the start (0600), and a journal left by a crash is folded in.
       if (adapter.needsCompaction) await adapter.compact(db.data);
       return store;
@@ -108,8 +116,13 @@ export class CaptureStore {
     await this.#persist();
   }
 
-  /** Replaces fields of a stored capture (the forward result, a pin); resolves once written. */
-  async update(id: string, patch: Partial<Capture>): Promise<Capture | undefined> {
+  /**
+   * Replaces fields of a stored capture (the forward result, a pin); resolves once written. With
+   * `lazy`, it resolves at once and the change rides along with the next write (at most
+   * LAZY_WRITE_MS later): a forward result must not queue a disk write of its own in front of the
+   * next delivery, whose answer waits for its write.
+   */
+  async update(id: string, patch: Partial<Capture>, { lazy = false } = {}): Promise<Capture | undefined> {
     const captures = this.#db.data.captures;
     const current = this.#byId.get(id);
     if (!current) return undefined;
@@ -122,10 +135,19 @@ export class CaptureStore {
       }
     }
     this.#byId.set(id, next);
-    this.#adapter.put(next);
+    this.#adapter.patch(id, patch);
     this.#emit(next);
-    await this.#persist();
+    if (lazy) this.#persistSoon();
+    else await this.#persist();
     return next;
+  }
+
+  #persistSoon(): void {
+    this.#lazyTimer ??= setTimeout(() => {
+      this.#lazyTimer = null;
+      // A failed write keeps its entries for the next one; the deliveries' own writes report it.
+      this.#persist().catch((error: Error) => this.#logger.warn(`Could not write to ${this.path}: ${error.message}; will retry.`));
+    }, LAZY_WRITE_MS);
   }
 
   /** Removes every capture that is not pinned; returns how many went. */
@@ -148,6 +170,7 @@ export class CaptureStore {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       try {
+        if (this.#lazyTimer) clearTimeout(this.#lazyTimer);
         await this.#persist();
         // A clean exit leaves everything in the snapshot, readable as one JSON file.
         await this.#adapter.compact(this.#db.data);

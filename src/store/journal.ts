@@ -1,4 +1,6 @@
-import { open, readFile, type FileHandle, rename } from 'node:fs/promises';
+import { closeSync, fdatasync, openSync, writeSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { readFile, rename } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import type { Capture } from './capture.js';
@@ -10,7 +12,13 @@ export interface StoreData {
   captures: Capture[];
 }
 
-type JournalEntry = { op: 'put'; capture: Capture } | { op: 'delete'; ids: string[] };
+const fdatasyncAsync = promisify(fdatasync);
+
+type JournalEntry =
+  | { op: 'put'; capture: Capture }
+  /** Changed fields only: a forward result must not write the whole capture (its body) again. */
+  | { op: 'patch'; id: string; patch: Partial<Capture> }
+  | { op: 'delete'; ids: string[] };
 
 function isStoreData(value: unknown): value is StoreData {
   return typeof value === 'object' && value !== null && (value as StoreData).version === 1 && Array.isArray((value as StoreData).captures);
@@ -19,20 +27,23 @@ function isStoreData(value: unknown): value is StoreData {
 /**
  * lowdb adapter that keeps lowdb's API while writing only what changed: the snapshot file holds the
  * whole store, and a journal beside it (`<file>.journal`, NDJSON) gets one line per new or changed
- * capture, fsynced. The journal is folded into a fresh snapshot (atomic rename) once it is as long as
- * the store, so a capture's cost does not grow with history, and the snapshot always parses.
+ * capture (a patch for a change), fsynced. The journal is folded into a fresh snapshot (atomic
+ * rename) once it is larger than twice the snapshot (and 16 MiB), so a capture's cost does not grow
+ * with history, and the snapshot always parses.
  */
 export class JournalAdapter implements Adapter<StoreData> {
   readonly journalPath: string;
-  #journal: FileHandle | null = null;
-  #journalLines = 0;
+  #fd: number | null = null;
+  /** Bytes appended since the last snapshot, and the snapshot's size: compaction is due when the journal outgrows it. */
+  #journalBytes = 0;
+  #snapshotBytes = 0;
   #pending: JournalEntry[] = [];
   /** Set by read(): no snapshot yet, or a journal to fold into it. */
   needsCompaction = false;
 
   constructor(
     readonly path: string,
-    private readonly options: { logger: Logger; compactAfter: number; now: () => number },
+    private readonly options: { logger: Logger; compactAfterBytes: number; now: () => number },
   ) {
     this.journalPath = `${path}.journal`;
   }
@@ -40,6 +51,11 @@ export class JournalAdapter implements Adapter<StoreData> {
   /** Records a new or changed capture for the next write. */
   put(capture: Capture): void {
     this.#pending.push({ op: 'put', capture });
+  }
+
+  /** Records changed fields of a capture for the next write. */
+  patch(id: string, patch: Partial<Capture>): void {
+    this.#pending.push({ op: 'patch', id, patch });
   }
 
   /** Records removed captures (a "clear") for the next write. */
@@ -61,6 +77,9 @@ export class JournalAdapter implements Adapter<StoreData> {
           byId.set(entry.capture.id, data.captures.length);
           data.captures.push(entry.capture);
         } else data.captures[index] = entry.capture;
+      } else if (entry.op === 'patch') {
+        const index = byId.get(entry.id);
+        if (index !== undefined) data.captures[index] = { ...data.captures[index], ...entry.patch, id: entry.id };
       } else {
         const gone = new Set(entry.ids);
         data.captures = data.captures.filter((c) => !gone.has(c.id));
@@ -68,13 +87,12 @@ export class JournalAdapter implements Adapter<StoreData> {
         for (const [i, c] of data.captures.entries()) byId.set(c.id, i);
       }
     }
-    this.#journalLines = entries.length;
     return data;
   }
 
   /** Appends the pending entries and fsyncs; compacts when the journal has grown long. */
   async write(data: StoreData): Promise<void> {
-    if (this.#journalLines + this.#pending.length > this.options.compactAfter) {
+    if (this.#journalBytes > Math.max(this.options.compactAfterBytes, 2 * this.#snapshotBytes)) {
       await this.compact(data);
       return;
     }
@@ -83,16 +101,18 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#pending = [];
     const text = `${entries.map((entry) => JSON.stringify(entry)).join('\n')}\n`;
     try {
-      this.#journal ??= await open(this.journalPath, 'a', 0o600);
-      await this.#journal.write(text);
-      await this.#journal.datasync();
+      // Direct system calls: through the thread pool, a write and an fsync of a few KB took ~2 ms
+      // under load; here they take ~0.2 ms. The caller gathers a whole event-loop turn per call.
+      this.#fd ??= openSync(this.journalPath, 'a', 0o600);
+      writeSync(this.#fd, text);
+      await fdatasyncAsync(this.#fd);
     } catch (error) {
       // Keep them for the next write (disk full now may be free later); the callers learn it failed.
       this.#pending = [...entries, ...this.#pending];
       await this.#closeJournal();
       throw error;
     }
-    this.#journalLines += entries.length;
+    this.#journalBytes += Buffer.byteLength(text);
   }
 
   /** Writes the whole store as a new snapshot, then starts an empty journal. */
@@ -100,7 +120,9 @@ export class JournalAdapter implements Adapter<StoreData> {
     const pending = this.#pending;
     this.#pending = [];
     try {
-      await writePrivateFile(this.path, JSON.stringify(data));
+      const text = JSON.stringify(data);
+      this.#snapshotBytes = Buffer.byteLength(text);
+      await writePrivateFile(this.path, text);
     } catch (error) {
       this.#pending = [...pending, ...this.#pending];
       throw error;
@@ -108,7 +130,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     await this.#closeJournal();
     // The snapshot now holds everything: an empty journal replaces the old one atomically.
     await writePrivateFile(this.journalPath, '');
-    this.#journalLines = 0;
+    this.#journalBytes = 0;
     this.needsCompaction = false;
   }
 
@@ -117,9 +139,15 @@ export class JournalAdapter implements Adapter<StoreData> {
   }
 
   async #closeJournal(): Promise<void> {
-    const journal = this.#journal;
-    this.#journal = null;
-    await journal?.close().catch(() => {});
+    const fd = this.#fd;
+    this.#fd = null;
+    if (fd !== null) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+    }
   }
 
   async #readSnapshot(): Promise<StoreData | null> {
@@ -130,6 +158,7 @@ export class JournalAdapter implements Adapter<StoreData> {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
+    this.#snapshotBytes = Buffer.byteLength(text);
     try {
       const value: unknown = JSON.parse(text);
       if (isStoreData(value)) return value;
@@ -147,6 +176,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     let text: string;
     try {
       text = await readFile(this.journalPath, 'utf8');
+      this.#journalBytes = Buffer.byteLength(text);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;

@@ -7,7 +7,7 @@ import { spawnCli } from './cli.js';
 
 /** Reads the capture store the way the listener does (snapshot + journal), without taking its lock. */
 export async function readCaptures(dir: string, file = join(dir, '.clockhook', 'captures.json')): Promise<Capture[]> {
-  const data = await new JournalAdapter(file, { logger: silentLogger, compactAfter: Number.POSITIVE_INFINITY, now: Date.now }).read();
+  const data = await new JournalAdapter(file, { logger: silentLogger, compactAfterBytes: Number.POSITIVE_INFINITY, now: Date.now }).read();
   return data?.captures ?? [];
 }
 
@@ -34,4 +34,14 @@ export function post(url: string, body: string | Buffer, headers: Record<string,
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The stored captures once every forwarded one has its result on disk (it is written lazily, within 50 ms). */
+export async function readSettledCaptures(dir: string, timeoutMs = 5000): Promise<Capture[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const captures = await readCaptures(dir);
+    if (captures.every((c) => c.rejected !== null || c.forward !== undefined) || Date.now() > deadline) return captures;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

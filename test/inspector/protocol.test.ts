@@ -94,8 +94,8 @@ describe('inspector protocol', () => {
     const event = await emit('punch.created');
     const forwarded = await client.waitFor((m) => m.type === 'capture' && m.capture.envelope?.id === event.id && m.capture.forward);
     expect(forwarded.capture.forward.statusCode).toBe(200);
-    const first = client.messages.findIndex((m) => m.type === 'capture' && m.capture.envelope?.id === event.id);
-    expect(client.messages[first].capture.forward).toBeUndefined(); // captured before it was forwarded
+    // Each message carries the capture's latest state; changes within 20 ms go out once.
+    expect(client.messages.filter((m) => m.type === 'capture' && m.capture.envelope?.id === event.id).length).toBeLessThanOrEqual(2);
     client.close();
   });
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { post, readCaptures, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';
 
 const SECRET = 'whsec_direct_test_secret';
@@ -65,7 +65,7 @@ describe('listen with a known secret (offline mode)', () => {
 
     const line = await listen?.waitForLine((l) => l.event === 'delivery');
     expect(line).toMatchObject({ event: 'delivery', eventId: 'evt_direct1', type: 'punch.created', signature: 'valid', status: 201 });
-    const [capture] = await readCaptures(dir.path);
+    const [capture] = await readSettledCaptures(dir.path);
     expect(capture).toMatchObject({
       source: 'delivery',
       method: 'POST',
@@ -96,7 +96,7 @@ describe('listen with a known secret (offline mode)', () => {
     expect(JSON.parse(res.text).error).toMatchObject({ type: 'invalid_request_error', code: 'signature_invalid', requestId: expect.any(String) });
     expect(app.received).toHaveLength(0);
     await listen?.waitForLine((l) => l.event === 'delivery');
-    const [capture] = await readCaptures(dir.path);
+    const [capture] = await readSettledCaptures(dir.path);
     expect(capture).toMatchObject({ body: tampered, signature: { status: 'invalid', reason: 'signature_mismatch' }, rejected: { statusCode: 400, code: 'signature_invalid' } });
   });
 
@@ -132,7 +132,7 @@ describe('listen with a known secret (offline mode)', () => {
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text)).toMatchObject({ received: true, captureId: expect.stringMatching(/^cap_/) });
     await listen?.waitForLine((l) => l.event === 'delivery');
-    expect((await readCaptures(dir.path))[0].forward).toBeNull();
+    expect((await readSettledCaptures(dir.path))[0].forward).toBeNull();
   });
 
   it('answers 502 forward_failed naming the target when the app is down, and keeps the capture', async () => {
@@ -145,7 +145,7 @@ describe('listen with a known secret (offline mode)', () => {
     expect(error.code).toBe('forward_failed');
     expect(error.message).toContain(down.url);
     await listen?.waitForLine((l) => l.event === 'delivery');
-    const [capture] = await readCaptures(dir.path);
+    const [capture] = await readSettledCaptures(dir.path);
     expect(capture.forward).toMatchObject({ statusCode: null, error: 'connection refused' });
     expect(listen?.stderr).toContain(`Nothing answers at ${down.url}`);
   });
@@ -159,7 +159,7 @@ describe('listen with a known secret (offline mode)', () => {
     expect(error.code).toBe('forward_timeout');
     expect(error.message).toMatch(/count.*failed/);
     await listen?.waitForLine((l) => l.event === 'delivery');
-    expect((await readCaptures(dir.path))[0].forward).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
+    expect((await readSettledCaptures(dir.path))[0].forward).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
   });
 
   it('stores a non-UTF-8 body as base64 and forwards the exact bytes', async () => {
@@ -168,7 +168,7 @@ describe('listen with a known secret (offline mode)', () => {
     expect((await post(ready.listener, bytes, signed(bytes))).status).toBe(201);
     expect(app.received[0].body.equals(bytes)).toBe(true);
     await listen?.waitForLine((l) => l.event === 'delivery');
-    const [capture] = await readCaptures(dir.path);
+    const [capture] = await readSettledCaptures(dir.path);
     expect(capture.bodyEncoding).toBe('base64');
     expect(Buffer.from(capture.body, 'base64').equals(bytes)).toBe(true);
   });
@@ -181,7 +181,7 @@ describe('listen with a known secret (offline mode)', () => {
     expect(JSON.parse(res.text).error.code).toBe('payload_too_large');
     expect(app.received).toHaveLength(0);
     await listen?.waitForLine((l) => l.event === 'delivery');
-    const [capture] = await readCaptures(dir.path);
+    const [capture] = await readSettledCaptures(dir.path);
     expect(capture).toMatchObject({ bodySize: 6 * 1024 * 1024, bodyTruncated: true, rejected: { statusCode: 413, code: 'payload_too_large' } });
     expect(capture.body).toHaveLength(5 * 1024 * 1024);
   });
@@ -201,7 +201,7 @@ describe('listen with a known secret (offline mode)', () => {
     const body = JSON.stringify({ id: 'wrong', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: Date.now(), data: {} });
     await post(ready.listener, body, signed(body));
     await listen?.waitForLine((l) => l.event === 'delivery');
-    const [capture] = await readCaptures(dir.path);
+    const [capture] = await readSettledCaptures(dir.path);
     expect(capture.contractProblems.map((p) => p.field)).toEqual(['id', 'created']);
   });
 

@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { signPayload } from '../../src/contract/index.js';
 import { channelFor, parseSize, type RelayRequestLog, type RelayServer, startRelayServer } from '../../src/relay/index.js';
 import { runCli, type SpawnedCli } from '../helpers/cli.js';
-import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { post, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
@@ -67,7 +67,7 @@ describe('relay and listen --relay', () => {
     const [got] = app.received;
     expect(got.url).toBe('/hooks?x=1');
     expect(got.body.toString()).toBe(body);
-    const [capture] = await readCaptures(dir.path);
+    const [capture] = await readSettledCaptures(dir.path);
     expect(capture).toMatchObject({ path: '/hooks?x=1', signature: { status: 'valid' }, forward: { statusCode: 201 } });
     expect(logs.at(-1)).toEqual({ event: 'request', channel: publicUrl.split('/').at(-1), method: 'POST', path: '/hooks', status: 201, durationMs: expect.any(Number) });
   });

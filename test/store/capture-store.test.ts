@@ -79,12 +79,14 @@ describe('CaptureStore', () => {
     await reopened.close();
   });
 
-  it('compacts the journal into the snapshot once it is as long as the store', async () => {
-    const store = await CaptureStore.open({ path, maxCaptures: 1000 });
-    for (let i = 0; i < 1001; i++) store.add(capture(`evt_${i}`));
-    await store.add(capture('evt_last'));
-    expect(JSON.parse(await readFile(path, 'utf8')).captures.length).toBeGreaterThan(900);
-    expect((await readFile(`${path}.journal`, 'utf8')).split('\n').filter(Boolean).length).toBeLessThan(100);
+  it('folds the journal into the snapshot once it outgrows it', async () => {
+    const store = await CaptureStore.open({ path, maxCaptures: 1000, compactAfterBytes: 64 * 1024 });
+    const big = 'x'.repeat(1000);
+    for (let i = 0; i < 200; i++) await store.add(capture(`evt_${i}`, { body: big }));
+    const snapshot = JSON.parse(await readFile(path, 'utf8')).captures.length;
+    expect(snapshot).toBeGreaterThan(50);
+    expect((await readFile(`${path}.journal`)).length).toBeLessThan(130 * 1024);
+    expect((await readCaptures(dir.path)).length).toBe(200);
     await store.close();
   });
 

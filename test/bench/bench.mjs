@@ -1,0 +1,348 @@
+// npm run bench: clockhook beside the bare proxy, in one run, on one machine, as ratios (issue 8).
+// Plain ESM over dist/ (built by `npm run bench` first), so it runs on Node 20 without a TS loader.
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import WebSocket from 'ws';
+import { signPayload } from '../../dist/index.js';
+
+const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
+const RESULTS = fileURLToPath(new URL('../../bench-results.json', import.meta.url));
+const SECRET = 'whsec_bench_secret_0123456789';
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const MEMORY_DELIVERIES = Number(process.env.BENCH_MEMORY_DELIVERIES ?? 100_000);
+
+// ---- fixtures -------------------------------------------------------------------------------
+
+function envelopeBody(id = 'evt_bench0001') {
+  const data = { id: 910001, employeeId: 1001, type: 'in', punchedAt: '2026-11-20T14:00:12Z', locationId: 2001, note: '' };
+  const envelope = { id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: Math.floor(Date.now() / 1000), data };
+  const base = JSON.stringify(envelope).length;
+  data.note = 'x'.repeat(2048 - base); // a ~2 KB envelope, like a real punch with its relations
+  return JSON.stringify(envelope);
+}
+
+function signedHeaders(body, secret = SECRET) {
+  return { 'content-type': 'application/json', 'x-service-event': 'punch.created', 'x-service-signature': signPayload({ payload: body, secret }) };
+}
+
+function listen(server, port = 0) {
+  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server.address().port)));
+}
+
+async function startApp() {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return { url: `http://127.0.0.1:${await listen(server)}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+/** The bare proxy runs in a process of its own, as the listener does: the same footing for both. */
+async function startBareProxy(target, mode) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-proxy.mjs', import.meta.url)), target, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve) => child.stdout.once('data', (data) => resolve(Number(String(data).trim()))));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    close: () => new Promise((resolve) => { child.once('exit', resolve); child.kill(); }),
+  };
+}
+
+/** A clockhook command as a child process with --json; resolves at its ready line. */
+function spawnClockhook(args, cwd) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let deliveries = 0;
+  let stderr = '';
+  let buffer = '';
+  const ready = new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      buffer += chunk;
+      let newline = buffer.indexOf('\n');
+      while (newline !== -1) {
+        const line = JSON.parse(buffer.slice(0, newline));
+        buffer = buffer.slice(newline + 1);
+        if (line.event === 'ready') resolve(line);
+        else if (line.event === 'delivery' && line.status >= 200 && line.status < 300) deliveries += 1;
+        newline = buffer.indexOf('\n');
+      }
+    });
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => reject(new Error(`clockhook ${args[0]} exited ${code}: ${stderr}`)));
+  });
+  return {
+    child,
+    ready,
+    get deliveries() {
+      return deliveries;
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function procStatus(pid, field) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** One inspector page's worth of WebSocket, receiving every capture. */
+async function connectInspector(inspectorUrl) {
+  const url = new URL(inspectorUrl);
+  const socket = new WebSocket(`ws://${url.host}/ws?token=${url.searchParams.get('token')}`);
+  let captures = 0;
+  let snapshotAt = 0;
+  const opened = performance.now();
+  const snapshot = new Promise((resolve) => {
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data));
+      if (message.type === 'snapshot' && !snapshotAt) {
+        snapshotAt = performance.now();
+        resolve(message);
+      } else if (message.type === 'capture') captures += 1;
+    });
+  });
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  return { socket, snapshot, snapshotMs: async () => {
+    await snapshot;
+    return snapshotAt - opened;
+  }, get captures() { return captures; } };
+}
+
+async function folder() {
+  const dir = await mkdtemp(join(tmpdir(), 'clockhook-bench-'));
+  return dir;
+}
+
+/** A capture file with `count` captures of the bench body, as listen writes them. */
+async function fullStore(dir, count) {
+  await mkdir(join(dir, '.clockhook'), { recursive: true, mode: 0o700 });
+  const body = envelopeBody();
+  const headers = signedHeaders(body);
+  const start = Date.now() - count * 10;
+  const captures = Array.from({ length: count }, (_, i) => ({
+    id: `cap_${(start + i * 10).toString(36).padStart(9, '0')}000${i.toString(36).padStart(4, '0')}`,
+    receivedAt: new Date(start + i * 10).toISOString(),
+    source: 'delivery',
+    method: 'POST',
+    path: '/',
+    headers: { host: '127.0.0.1', ...headers, 'content-length': String(body.length) },
+    body: body.replace('evt_bench0001', `evt_old${i}`),
+    bodyEncoding: 'utf8',
+    bodySize: body.length,
+    signature: { status: 'valid', timestamp: Math.floor(start / 1000), ageSeconds: 0 },
+    envelope: { id: `evt_old${i}`, type: 'punch.created', api_version: '2026-11-01', created: Math.floor(start / 1000) },
+    contractProblems: [],
+    duplicateOf: null,
+    rejected: null,
+    forward: { target: 'http://127.0.0.1:3000/', statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}', bodyEncoding: 'utf8', durationMs: 1 },
+  }));
+  await writeFile(join(dir, '.clockhook', 'captures.json'), JSON.stringify({ version: 1, captures }), { mode: 0o600 });
+}
+
+function load(url, body, headers, options = { duration: DURATION }) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, method: 'POST', body, headers, connections: CONNECTIONS, ...options }, (error, result) => {
+      if (error) reject(error);
+      else resolve(result);
+    });
+  });
+}
+
+function figures(result) {
+  return {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+  };
+}
+
+// ---- scenarios ------------------------------------------------------------------------------
+
+async function scenarioDirect(app, body) {
+  return figures(await load(app.url, body, signedHeaders(body)));
+}
+
+async function scenarioProxy(app, body, mode) {
+  const proxy = await startBareProxy(app.url, mode);
+  try {
+    const result = figures(await load(proxy.url, body, signedHeaders(body)));
+    return { ...result, listenerPeakRssMB: mb(await procStatus(proxy.pid, 'VmHWM')) };
+  } finally {
+    await proxy.close();
+  }
+}
+
+async function scenarioListen(app, body, { maxCaptures = 1000, prefill = 0, extraArgs = [] } = {}) {
+  const dir = await folder();
+  if (prefill) await fullStore(dir, prefill);
+  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--max-captures', String(maxCaptures), '--no-open', ...extraArgs], dir);
+  const ready = await listenProc.ready;
+  const inspector = await connectInspector(ready.inspector);
+  await inspector.snapshot;
+  try {
+    const result = figures(await load(ready.listener, body, signedHeaders(body)));
+    await settle(() => listenProc.deliveries >= result.total && inspector.captures >= result.total);
+    return { ...result, listenerPeakRssMB: mb(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries, inspectorMessages: inspector.captures };
+  } finally {
+    inspector.socket.close();
+    await listenProc.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function scenarioRelay(app, body) {
+  const dir = await folder();
+  const relay = spawnClockhook(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
+  const relayReady = await relay.ready;
+  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--relay', relayReady.url, '--forward-to', app.url, '--print-secret', '--no-open'], dir);
+  try {
+    const ready = await listenProc.ready;
+    const inspector = await connectInspector(ready.inspector);
+    await inspector.snapshot;
+    const result = figures(await load(ready.publicUrl, body, signedHeaders(body, ready.secret)));
+    await settle(() => listenProc.deliveries >= result.total);
+    inspector.socket.close();
+    return { ...result, listenerPeakRssMB: mb(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries };
+  } finally {
+    await listenProc.stop();
+    await relay.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function startupWithFullStore(app) {
+  const dir = await folder();
+  await fullStore(dir, 10_000);
+  const started = performance.now();
+  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--max-captures', '10000', '--no-open'], dir);
+  await listenProc.ready;
+  const ms = Math.round(performance.now() - started);
+  await listenProc.stop();
+  await rm(dir, { recursive: true, force: true });
+  return ms;
+}
+
+async function snapshotOf1000(app) {
+  const dir = await folder();
+  await fullStore(dir, 1000);
+  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--no-open'], dir);
+  const ready = await listenProc.ready;
+  const times = [];
+  for (let i = 0; i < 5; i++) {
+    const inspector = await connectInspector(ready.inspector);
+    times.push(await inspector.snapshotMs());
+    inspector.socket.close();
+  }
+  await listenProc.stop();
+  await rm(dir, { recursive: true, force: true });
+  return Math.round(Math.max(...times));
+}
+
+async function memoryAfter(app, body) {
+  const dir = await folder();
+  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--no-open'], dir);
+  const ready = await listenProc.ready;
+  const result = figures(await load(ready.listener, body, signedHeaders(body), { amount: MEMORY_DELIVERIES }));
+  await settle(() => listenProc.deliveries >= result.total);
+  await new Promise((r) => setTimeout(r, 1000));
+  const rss = await procStatus(listenProc.child.pid, 'VmRSS');
+  const answered = listenProc.deliveries;
+  await listenProc.stop();
+  await rm(dir, { recursive: true, force: true });
+  return { deliveries: result.total, non2xx: result.non2xx, errors: result.errors, answeredByListener: answered, rssMB: mb(rss) };
+}
+
+const mb = (bytes) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+async function settle(condition, timeoutMs = 10_000) {
+  const start = Date.now();
+  while (!condition() && Date.now() - start < timeoutMs) await new Promise((r) => setTimeout(r, 50));
+}
+
+// ---- the run --------------------------------------------------------------------------------
+
+const app = await startApp();
+const body = envelopeBody();
+const started = Date.now();
+console.error(`clockhook bench: ${CONNECTIONS} connections, ${DURATION} s per scenario, ~${body.length} B signed envelope`);
+
+const rows = {};
+console.error('A  direct to the app');
+rows.A = await scenarioDirect(app, body);
+console.error('B  bare http-proxy, keep-alive agent');
+rows.B = await scenarioProxy(app, body, 'keepalive');
+console.error('B0 bare http-proxy, default agent (reference)');
+rows.B0 = await scenarioProxy(app, body, 'default');
+console.error('C  clockhook listen (verify, capture to disk, forward, one inspector connected)');
+rows.C = await scenarioListen(app, body);
+console.error('C10k-empty  listen --max-captures 10000, empty store');
+rows.C10kEmpty = await scenarioListen(app, body, { maxCaptures: 10_000 });
+console.error('C10k-full   listen --max-captures 10000, 10,000 captures stored');
+rows.C10kFull = await scenarioListen(app, body, { maxCaptures: 10_000, prefill: 10_000 });
+console.error('D  clockhook relay + listen --relay');
+rows.D = await scenarioRelay(app, body);
+console.error('start-up with a full 10,000-capture store');
+const startupMs = await startupWithFullStore(app);
+console.error('inspector snapshot of 1,000 captures');
+const snapshotMs = await snapshotOf1000(app);
+console.error(`memory after ${MEMORY_DELIVERIES} deliveries at the default retention`);
+const memory = await memoryAfter(app, body);
+await app.close();
+
+const lost = ['C', 'C10kEmpty', 'C10kFull', 'D'].reduce((sum, key) => sum + rows[key].non2xx + rows[key].errors + Math.max(0, rows[key].total - rows[key].answeredByListener), 0) + memory.non2xx + memory.errors + Math.max(0, memory.deliveries - memory.answeredByListener);
+const ratio = (a, b) => Math.round((a / b) * 100) / 100;
+const targets = [
+  { figure: 'C throughput / B throughput', value: ratio(rows.C.requestsPerSecond, rows.B.requestsPerSecond), target: '>= 0.80', met: rows.C.requestsPerSecond / rows.B.requestsPerSecond >= 0.8 },
+  { figure: 'C p99 latency - B p99 latency (ms)', value: rows.C.p99Ms - rows.B.p99Ms, target: '<= 2', met: rows.C.p99Ms - rows.B.p99Ms <= 2 },
+  { figure: 'C full 10k store / C empty store (throughput)', value: ratio(rows.C10kFull.requestsPerSecond, rows.C10kEmpty.requestsPerSecond), target: '>= 0.90', met: rows.C10kFull.requestsPerSecond / rows.C10kEmpty.requestsPerSecond >= 0.9 },
+  { figure: 'D throughput / C throughput', value: ratio(rows.D.requestsPerSecond, rows.C.requestsPerSecond), target: '>= 0.60', met: rows.D.requestsPerSecond / rows.C.requestsPerSecond >= 0.6 },
+  { figure: 'start-up to ready, full 10,000-capture store (ms)', value: startupMs, target: '< 1000', met: startupMs < 1000 },
+  { figure: 'inspector snapshot, 1,000 captures (ms)', value: snapshotMs, target: '< 200', met: snapshotMs < 200 },
+  { figure: `listener RSS after ${MEMORY_DELIVERIES} deliveries (MB)`, value: memory.rssMB, target: '< 150', met: memory.rssMB < 150 },
+  { figure: 'deliveries lost or answered non-2xx', value: lost, target: '0', met: lost === 0 },
+];
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 1024 ** 3)} GiB, Node ${process.version}`;
+const table = [
+  '| scenario | req/s | p50 ms | p99 ms | errors | non-2xx | forwarder peak RSS MB |',
+  '|---|---|---|---|---|---|---|',
+  ...[
+    ['A direct', rows.A],
+    ['B http-proxy keep-alive', rows.B],
+    ['B0 http-proxy default agent', rows.B0],
+    ['C clockhook listen', rows.C],
+    ['C, --max-captures 10000, empty', rows.C10kEmpty],
+    ['C, --max-captures 10000, full', rows.C10kFull],
+    ['D relay + listen --relay', rows.D],
+  ].map(([name, r]) => `| ${name} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.non2xx} | ${r.listenerPeakRssMB ?? '-'} |`),
+  '',
+  '| figure | value | target | |',
+  '|---|---|---|---|',
+  ...targets.map((t) => `| ${t.figure} | ${t.value} | ${t.target} | ${t.met ? 'met' : 'NOT MET'} |`),
+].join('\n');
+
+console.log(`\nMachine: ${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario; run took ${Math.round((Date.now() - started) / 1000)} s\n`);
+console.log(table);
+await writeFile(RESULTS, `${JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, scenarios: rows, startupMs, snapshotMs, memory, targets }, null, 2)}\n`);
+console.log(`\nWritten to ${RESULTS}`);
+process.exitCode = targets.every((t) => t.met) ? 0 : 1;
