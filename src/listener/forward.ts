@@ -94,7 +94,7 @@ export class Forwarder {
    */
   forward(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string): Promise<ForwardOutcome> {
     return new Promise((resolve) => {
-      const target = new URL(path, this.target).href;
+      const target = this.urlFor(path);
       const pending: Pending = { res, target, started: performance.now(), timedOut: false, settle: resolve };
       let settled = false;
       pending.settle = (outcome) => {
@@ -175,6 +175,14 @@ export class Forwarder {
     proxyRes.on('close', () => {
       if (!proxyRes.complete) finish('the app closed the connection before its answer was complete');
     });
+  }
+
+  /**
+   * The URL a path goes to, for display. Not `new URL(path, target)`: a path such as `//evil.test/x`
+   * would resolve to another host there, while the request really goes to the target.
+   */
+  urlFor(path: string): string {
+    return `${this.target.origin}${path}`;
   }
 
   close(): void {

@@ -129,6 +129,14 @@ function lowerCaseHeaders(req: IncomingMessage): Record<string, string | string[
   return headers;
 }
 
+/** Malformed HTTP never reaches a handler: answer what Node's parser found, then close. */
+export function answerClientError(error: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+  if (socket.writable && !(socket as import('node:net').Socket).destroyed) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  else socket.destroy();
+}
+
 /** The listener's own answers use the contract's error envelope shape. */
 function answerError(res: ServerResponse, statusCode: number, code: string, message: string, requestId: string): void {
   const body = JSON.stringify({ error: { type: statusCode >= 500 ? 'api_error' : 'invalid_request_error', code, message, requestId } });
@@ -196,18 +204,25 @@ export class Listener {
   async start(): Promise<void> {
     const { requestTimeoutMs } = this.#options;
     // Node 20 reads these only from the createServer options; setting them later has no effect.
-    const server = createServer({ headersTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs, keepAliveTimeout: 5_000 }, (req, res) => {
+    const server = createServer(
+      {
+        headersTimeout: requestTimeoutMs,
+        requestTimeout: requestTimeoutMs,
+        keepAliveTimeout: 5_000,
+        // How often Node looks for requests past those limits (30 s by default): a slowloris
+        // connection is dropped soon after its limit, not up to 30 s later.
+        connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
+      },
+      (req, res) => {
       const task = this.#handle(req, res).catch((error) => {
         this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`);
         answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
       });
       this.#inFlight.add(task);
       task.finally(() => this.#inFlight.delete(task));
-    });
-    server.on('clientError', (_error, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-      else socket.destroy();
-    });
+      },
+    );
+    server.on('clientError', answerClientError);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.#options.port, this.#options.host, () => {
@@ -307,6 +322,13 @@ export class Listener {
       req.resume();
       return;
     }
+    if (req.method !== 'POST') {
+      // The service only ever POSTs; anything else is a browser or a scanner, not a delivery.
+      res.setHeader('allow', 'POST');
+      answerError(res, 405, 'method_not_allowed', `Webhook deliveries are POSTs; ${req.method} is not captured.`, newCaptureId());
+      req.resume();
+      return;
+    }
     const replayOf = this.#replayOf(req);
     // Internal only: never stored, never passed to the app, whoever sent it.
     delete req.headers[REPLAY_HEADER];
@@ -385,7 +407,7 @@ export class Listener {
       signature: capture.signature.status,
       ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
       method: capture.method,
-      target: this.#forwarder && !capture.rejected ? new URL(joinTargetPath(this.#forwarder.target, pathUnderBase(capture.path, this.#basePath) ?? '/'), this.#forwarder.target).href : null,
+      target: this.#forwarder && !capture.rejected ? this.#forwarder.urlFor(joinTargetPath(this.#forwarder.target, pathUnderBase(capture.path, this.#basePath) ?? '/')) : null,
       status,
       durationMs: Math.round(performance.now() - started),
       ...(error ? { error } : {}),

@@ -3,6 +3,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { answerClientError } from '../listener/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { CHANNEL_PATTERN, CONNECT_PATH, channelFor, parseResponseFrame, type RelayFrame, TOKEN_PATTERN } from './protocol.js';
 
@@ -36,6 +37,8 @@ export interface RelayServerOptions {
   responseTimeoutMs?: number;
   /** Ping interval; a listener silent for two intervals is dropped. @default 15000 */
   heartbeatMs?: number;
+  /** Headers and body must arrive within this (slowloris). @default 60000 */
+  requestTimeoutMs?: number;
   /** Retry-After seconds on 503. @default 10 */
   retryAfterSeconds?: number;
   logger?: Logger;
@@ -222,9 +225,16 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       answer(res, 500, 'internal_error', 'The relay failed unexpectedly.');
     });
   };
-  const server: Server = tls ? createHttpsServer(tls, requestHandler) : createHttpServer(requestHandler);
-  server.headersTimeout = 60_000;
-  server.requestTimeout = 60_000;
+  // Node 20 reads the time limits from the createServer options only.
+  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  const limits = {
+    headersTimeout: requestTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    keepAliveTimeout: 5_000,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
+  };
+  const server: Server = tls ? createHttpsServer({ ...tls, ...limits }, requestHandler) : createHttpServer(limits, requestHandler);
+  server.on('clientError', answerClientError);
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
 
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {

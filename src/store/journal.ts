@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { readFile, rename } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
@@ -104,7 +104,14 @@ export class JournalAdapter implements Adapter<StoreData> {
       // Direct system calls: through the thread pool, a write and an fsync of a few KB took ~2 ms
       // under load; here they take ~0.2 ms. The caller gathers a whole event-loop turn per call.
       this.#fd ??= openSync(this.journalPath, 'a', 0o600);
-      writeSync(this.#fd, text);
+      const bytes = Buffer.from(text);
+      const written = writeSync(this.#fd, bytes);
+      if (written !== bytes.length) {
+        // A full disk can take part of a write: cut it off again, or the next try would leave a
+        // torn line in the middle of the journal.
+        ftruncateSync(this.#fd, this.#journalBytes);
+        throw Object.assign(new Error(`ENOSPC: no space left on device, wrote ${written} of ${bytes.length} bytes to ${this.journalPath}`), { code: 'ENOSPC' });
+      }
       await fdatasyncAsync(this.#fd);
     } catch (error) {
       // Keep them for the next write (disk full now may be free later); the callers learn it failed.

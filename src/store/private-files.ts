@@ -17,14 +17,15 @@ export async function writePrivateFile(path: string, data: string | Buffer): Pro
   const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temp, 'w', 0o600);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(temp, path);
   } catch (error) {
+    // A full disk must not also leave half-written temp files behind.
     await unlink(temp).catch(() => {});
     throw error;
   }

@@ -32,7 +32,6 @@ export function runCli(args: string[], { cwd, env = {} }: { cwd: string; env?: R
  */
 export function spawnCli(args: string[], { cwd, env = {} }: { cwd: string; env?: Record<string, string> }) {
   const child: ChildProcess = spawn(process.execPath, [BIN, ...args], { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  // biome-ignore lint/suspicious/noExplicitAny: NDJSON lines are inspected freely
   const lines: any[] = [];
   let stderr = '';
   let buffer = '';
@@ -68,7 +67,6 @@ export function spawnCli(args: string[], { cwd, env = {} }: { cwd: string; env?:
     exitCode = code;
   });
 
-  // biome-ignore lint/suspicious/noExplicitAny: see above
   function waitForLine(match: (line: any) => boolean, timeoutMs = 15_000): Promise<any> {
     return new Promise((resolve, reject) => {
       const check = () => {

@@ -33,7 +33,6 @@ export async function startInspectedSession(options: Partial<ListenOptions> = {}
   };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: protocol messages are inspected freely
 type Message = any;
 
 /** A WebSocket client that records every message and waits for the one it expects. */

@@ -40,7 +40,6 @@ export async function startTestSandbox(options: SandboxOptions = {}) {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
-    // biome-ignore lint/suspicious/noExplicitAny: test bodies are inspected freely
     const json: any = text ? JSON.parse(text) : undefined;
     return { status: response.status, headers: response.headers, body: json };
   }

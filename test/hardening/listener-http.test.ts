@@ -1,0 +1,119 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { signPayload } from '../../src/contract/index.js';
+import { Listener } from '../../src/listener/index.js';
+import { CaptureStore } from '../../src/store/index.js';
+import { post } from '../helpers/listen.js';
+import { sendRaw } from '../helpers/raw.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+const SECRET = 'whsec_hardening';
+const BODY = JSON.stringify({ id: 'evt_h1', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1 } });
+
+let dir: { path: string; remove: () => Promise<void> };
+let app: Receiver;
+let store: CaptureStore;
+let listener: Listener;
+
+beforeEach(async () => {
+  dir = await tempDir();
+  app = await startReceiver();
+  store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
+  listener = new Listener({ store, forwardTo: new URL(app.url), port: 0, secret: SECRET, requestTimeoutMs: 600 });
+  await listener.start();
+});
+afterEach(async () => {
+  await listener.close(100);
+  await listener.close(100);
+  await store.close();
+  await app.close();
+  await dir.remove();
+});
+
+/** A valid delivery still goes through: the protection did not cost the listener its function. */
+async function stillForwards() {
+  const before = app.received.length;
+  const res = await post(listener.url, BODY, { 'x-service-signature': signPayload({ payload: BODY, secret: SECRET }) });
+  expect(res.status).toBe(200);
+  expect(app.received.length).toBe(before + 1);
+  expect(app.received.at(-1)?.body.toString()).toBe(BODY);
+}
+
+const request = (head: string, body = '') => `${head}\r\n\r\n${body}`;
+
+describe('malformed HTTP at the listener', () => {
+  it.each([
+    ['garbage instead of HTTP', ['\x16\x03\x01\x00\xa5hello there\r\n\r\n'], /^HTTP\/1\.1 400/],
+    ['garbage chunked encoding', [request('POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked', 'zz\r\nnot hex\r\n0\r\n\r\n')], /^HTTP\/1\.1 400/],
+    ['both Content-Length and chunked', [request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked', '0\r\n\r\n')], /^HTTP\/1\.1 400/],
+    ['a non-numeric Content-Length', [request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: lots', 'abc')], /^HTTP\/1\.1 400/],
+    ['headers over the limit', [request(`POST / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}`)], /^HTTP\/1\.1 431/],
+    ['an absurdly long path', [request(`POST /${'p'.repeat(20_000)} HTTP/1.1\r\nHost: x`)], /^HTTP\/1\.1 431/],
+  ])('answers %s with an HTTP error and closes', async (_name, chunks, status) => {
+    const result = await sendRaw(listener.port, chunks);
+    expect(result.status).toMatch(status);
+    expect(result.closed).toBe(true);
+    await stillForwards();
+  });
+
+  it('answers a body shorter than its Content-Length with 408 once the time limit passes', async () => {
+    const result = await sendRaw(listener.port, [request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000', '{"id":')]);
+    expect(result.status).toMatch(/^HTTP\/1\.1 408/);
+    expect(result.ms).toBeLessThan(2500);
+    expect(store.all()).toHaveLength(0);
+    await stillForwards();
+  });
+
+  it('drops a slowloris that trickles headers forever', async () => {
+    const drip = Array.from({ length: 40 }, (_, i) => (i === 0 ? 'POST / HTTP/1.1\r\n' : `X-${i}: y\r\n`));
+    const result = await sendRaw(listener.port, drip, { gapMs: 100, waitMs: 5000 });
+    expect(result.closed).toBe(true);
+    expect(result.ms).toBeLessThan(2500);
+    await stillForwards();
+  });
+
+  it('drops a body that never finishes', async () => {
+    const drip = [`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nX-Service-Signature: t=1,v1=00\r\n\r\n`, ...Array.from({ length: 40 }, () => 'aaaa')];
+    const result = await sendRaw(listener.port, drip, { gapMs: 100, waitMs: 5000 });
+    expect(result.closed).toBe(true);
+    expect(result.ms).toBeLessThan(2500);
+    await stillForwards();
+  });
+
+  it('refuses methods other than POST with 405, capturing nothing', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']) {
+      const result = await sendRaw(listener.port, [request(`${method} / HTTP/1.1\r\nHost: x\r\nConnection: close`)]);
+      expect(result.status, method).toMatch(/^HTTP\/1\.1 405/);
+      expect(result.response.toLowerCase()).toContain('allow: post');
+    }
+    expect(store.all()).toHaveLength(0);
+    await stillForwards();
+  });
+
+  it('keeps odd paths on the target host', async () => {
+    const res = await post(`${listener.url.replace(/\/$/, '')}//evil.example/x?y=%00`, BODY, { 'x-service-signature': signPayload({ payload: BODY, secret: SECRET }) });
+    // It reached the target app (http-proxy folds the double slash); no other host was asked.
+    expect(res.status).toBe(200);
+    expect(app.received.at(-1)?.url).toBe('/evil.example/x?y=%00');
+    await expect.poll(() => store.all().at(-1)?.forward?.target).toMatch(new RegExp(`^${app.url}/`));
+  });
+
+  it('survives thousands of connections opened and abandoned', async () => {
+    const { connect } = await import('node:net');
+    const sockets = await Promise.all(
+      Array.from({ length: 2000 }, (_, i) =>
+        new Promise<import('node:net').Socket>((resolve) => {
+          const socket = connect(listener.port, '127.0.0.1', () => {
+            if (i % 2) socket.write('POST / HTTP/1.1\r\nHost: x\r\n'); // half of them start a request
+            resolve(socket);
+          });
+          socket.on('error', () => resolve(socket));
+        }),
+      ),
+    );
+    await stillForwards();
+    for (const socket of sockets) socket.destroy();
+    await stillForwards();
+  }, 20_000);
+});
