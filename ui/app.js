@@ -281,9 +281,24 @@ function downloadJson(capture) {
   setTimeout(() => URL.revokeObjectURL(link.href), 1000);
 }
 
+const RAW_PREVIEW = 64 * 1024;
+
 function bodyText(capture) {
   if (capture.bodyEncoding !== 'base64') return capture.body;
   return `(not UTF-8: ${capture.bodySize} bytes, base64)\n${capture.body}`;
+}
+
+/** The raw body, cut at 64 KB until asked: laying out a megabyte on every selection would stall the page. */
+function rawBody(capture) {
+  const text = bodyText(capture);
+  if (text.length <= RAW_PREVIEW) return el('pre', {}, text);
+  const pre = el('pre', {}, text.slice(0, RAW_PREVIEW));
+  const more = el('button', { type: 'button' }, `Show all ${text.length} characters`);
+  more.addEventListener('click', () => {
+    pre.textContent = text;
+    more.remove();
+  });
+  return el('div', {}, pre, more);
 }
 
 function parsedBody(capture) {
@@ -395,7 +410,7 @@ function renderDetail() {
     el('h3', {}, 'Envelope'),
     parsed === undefined ? el('p', { class: 'muted' }, 'The body is not JSON.') : el('div', { class: 'json mono' }, jsonTree(parsed)),
     el('h3', {}, 'Raw body'),
-    el('pre', {}, bodyText(capture)),
+    rawBody(capture),
     el('h3', {}, 'Request headers'),
     keyValueTable(Object.entries(capture.headers)),
     el('h3', {}, "The app's response"),

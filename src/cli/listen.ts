@@ -187,7 +187,11 @@ function explainStartFailure(error: unknown, port: number): unknown {
     if (error.code === 'connection_failed') return new CliError(`the API is unreachable: ${error.message}. ${error.hint}`);
     return error;
   }
-  const code = (error as NodeJS.ErrnoException).code;
+  const { code, path, syscall } = error as NodeJS.ErrnoException;
+  if (path && syscall) {
+    const reasons: Record<string, string> = { EROFS: 'the file system is read-only', ENOSPC: 'the disk is full', EACCES: 'permission denied', EPERM: 'permission denied' };
+    return new CliError(`cannot write ${path}: ${reasons[code ?? ''] ?? (error as Error).message}. Free the space or fix the folder, or run in a writable folder (the store can go elsewhere with --db).`);
+  }
   if (code === 'EADDRINUSE') return new CliError(`port ${port} is in use (another clockhook listen?). Stop it, or pick another with --port.`);
   if (code === 'EACCES') return new CliError(`no permission to listen on port ${port}; use a port above 1024 with --port.`);
   return error;

@@ -4,7 +4,14 @@ import { dirname } from 'node:path';
 
 /** Creates the folder (and parents) as 0700; tightens an existing one. */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // A recursive mkdir reports ENOENT for what is really EROFS or EACCES; the plain one says which.
+    await mkdir(dir, { mode: 0o700 }).catch((plain: NodeJS.ErrnoException) => {
+      throw plain.code === 'EEXIST' ? error : plain;
+    });
+  }
   await chmod(dir, 0o700).catch(() => {});
 }
 

@@ -1,0 +1,59 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { signPayload } from '../../src/contract/index.js';
+import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+const SECRET = 'whsec_crash';
+const cleanups: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+describe('a crash in the middle of a burst', () => {
+  it('kill -9 during 2,000 deliveries: every delivery answered 2xx is stored, and the store parses', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const app = await startReceiver();
+    cleanups.push(app.close);
+    const listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--max-captures', '5000'], dir.path);
+    cleanups.push(() => listen.stop('SIGKILL'));
+
+    const ids = Array.from({ length: 2000 }, (_, i) => `evt_burst_${i}`);
+    const answered: string[] = [];
+    let next = 0;
+    let killed = false;
+    const worker = async () => {
+      while (next < ids.length) {
+        const id = ids[next++];
+        const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { i: next } });
+        try {
+          const res = await post(listen.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) });
+          if (res.status >= 200 && res.status < 300) answered.push(id);
+        } catch {
+          return; // the listener is gone
+        }
+        if (!killed && answered.length >= 1000) {
+          killed = true;
+          listen.child.kill('SIGKILL');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, worker));
+    await listen.exited;
+    expect(killed).toBe(true);
+    expect(answered.length).toBeGreaterThanOrEqual(1000);
+
+    // The snapshot is never half-written: it parses as it is on disk.
+    const snapshot = JSON.parse(await readFile(join(dir.path, '.clockhook', 'captures.json'), 'utf8'));
+    expect(snapshot.version).toBe(1);
+    const stored = new Set((await readCaptures(dir.path)).map((c) => c.envelope?.id));
+    expect(answered.filter((id) => !stored.has(id))).toEqual([]);
+
+    const again = await startListenProcess(['--secret', SECRET], dir.path);
+    cleanups.push(() => again.stop('SIGKILL'));
+    expect(again.ready.event).toBe('ready');
+  }, 60_000);
+});

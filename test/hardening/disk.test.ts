@@ -1,0 +1,109 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { signPayload } from '../../src/contract/index.js';
+import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+
+const SECRET = 'whsec_disk';
+
+/** A 2 MiB tmpfs: real ENOSPC and EROFS, no mocks. Needs root (as CI and the dev machines have). */
+function mountTiny(): string | null {
+  const dir = mkdtempSync(join(tmpdir(), 'clockhook-disk-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+}
+
+const canMount = (() => {
+  const dir = mountTiny();
+  if (!dir) return false;
+  execFileSync('umount', [dir]);
+  rmSync(dir, { recursive: true, force: true });
+  return true;
+})();
+
+function fill(dir: string): void {
+  const chunk = Buffer.alloc(64 * 1024, 'f');
+  for (let i = 0; ; i++) {
+    try {
+      writeFileSync(join(dir, `filler-${i}`), chunk);
+    } catch {
+      // a last partial chunk may remain; the disk is full now
+      try {
+        writeFileSync(join(dir, 'filler-tail'), Buffer.alloc(512, 'f'));
+      } catch {}
+      return;
+    }
+  }
+}
+
+let mount: string;
+let app: Receiver;
+let listen: Awaited<ReturnType<typeof startListenProcess>> | undefined;
+
+beforeEach(async () => {
+  if (!canMount) return;
+  mount = mountTiny() as string;
+  app = await startReceiver();
+});
+afterEach(async () => {
+  if (!canMount) return;
+  await listen?.stop('SIGKILL');
+  listen = undefined;
+  await app.close();
+  execFileSync('umount', ['-l', mount]);
+  await rm(mount, { recursive: true, force: true });
+});
+
+const envelope = (id: string) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(3000) } });
+const send = (id: string) => post(listen?.ready.listener as string, envelope(id), { 'x-service-signature': signPayload({ payload: envelope(id), secret: SECRET }) });
+
+describe.skipIf(!canMount)('a full or read-only disk', () => {
+  it('answers 503 with a clear log line while the disk is full, and recovers when space returns', async () => {
+    listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
+    expect((await send('evt_before')).status).toBe(200);
+    fill(mount);
+    const full = await send('evt_full');
+    expect(full.status).toBe(503);
+    expect(JSON.parse(full.text).error.code).toBe('capture_failed');
+    expect(app.received.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['evt_before']); // not forwarded
+    await expect.poll(() => listen?.stderr).toMatch(/Could not write the capture to \.clockhook\/captures\.json: ENOSPC.*503/);
+    execFileSync('sh', ['-c', `rm -f ${mount}/filler-*`]);
+    expect((await send('evt_after')).status).toBe(200);
+    // Killed, not stopped: the journal must be whole as it is, with no torn write from the full disk.
+    await listen.stop('SIGKILL');
+    const ids = (await readCaptures(mount)).map((c) => c.envelope?.id);
+    expect(ids).toEqual(expect.arrayContaining(['evt_before', 'evt_after']));
+  });
+
+  it('answers 503 while the store turns read-only, and recovers when it is writable again', async () => {
+    listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
+    expect((await send('evt_rw')).status).toBe(200);
+    fill(mount); // the failed write closes the journal, so the file system can be remounted
+    expect((await send('evt_full')).status).toBe(503);
+    execFileSync('mount', ['-o', 'remount,ro', mount]);
+    const ro = await send('evt_ro');
+    expect(ro.status).toBe(503);
+    await expect.poll(() => listen?.stderr).toMatch(/EROFS/);
+    execFileSync('mount', ['-o', 'remount,rw', mount]);
+    execFileSync('sh', ['-c', `rm -f ${mount}/filler-*`]);
+    expect((await send('evt_rw_again')).status).toBe(200);
+  });
+
+  it('refuses to start on a read-only folder, saying where and what to do', async () => {
+    execFileSync('mount', ['-o', 'remount,ro', mount]);
+    const { runCli } = await import('../helpers/cli.js');
+    const res = await runCli(['listen', '--port', '0', '--secret', SECRET, '--no-inspector'], { cwd: mount });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/cannot write .*\.clockhook.*read-only.*--db/s);
+    expect(res.stderr).not.toContain('    at ');
+  });
+});

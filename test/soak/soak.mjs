@@ -1,0 +1,158 @@
+// npm run soak (issue 9): SOAK_SECONDS (600) at SOAK_RATE deliveries/s (200) through a relay and a
+// listener, one inspector connected, a receiver that fails 10 % of requests and restarts once.
+// At the end: no delivery lost, RSS growth under 20 MB after warm-up, every failure in the store.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { signPayload } from '../../dist/index.js';
+
+const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
+const RATE = Number(process.env.SOAK_RATE ?? 200);
+const WARM_UP = Math.min(60, Math.round(SECONDS / 5));
+
+function spawnJson(args, cwd) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines = [];
+  let buffer = '';
+  let stderr = '';
+  const ready = new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      buffer += chunk;
+      for (let i = buffer.indexOf('\n'); i !== -1; i = buffer.indexOf('\n')) {
+        const line = JSON.parse(buffer.slice(0, i));
+        buffer = buffer.slice(i + 1);
+        if (line.event === 'ready') resolve(line);
+        else lines.push(line);
+      }
+    });
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => reject(new Error(`${args[0]} exited ${code}: ${stderr}`)));
+  });
+  return { child, ready, lines, stop: () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', r), child.kill('SIGTERM')))) };
+}
+
+async function rss(pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+}
+
+/** The receiver: every 10th request fails with 500; `restart()` takes it down for 2 s. */
+async function startReceiver() {
+  let count = 0;
+  const handler = (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count += 1;
+      res.writeHead(count % 10 === 0 ? 500 : 200).end(count % 10 === 0 ? 'boom' : 'ok');
+    });
+  };
+  let server = createServer(handler);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async restart() {
+      await new Promise((r) => { server.closeAllConnections(); server.close(r); });
+      await new Promise((r) => setTimeout(r, 2000));
+      server = createServer(handler);
+      await new Promise((r) => server.listen(port, '127.0.0.1', r));
+    },
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
+  };
+}
+
+function post(url, body, headers) {
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', () => resolve(0));
+    req.end(body);
+  });
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'clockhook-soak-'));
+const app = await startReceiver();
+const relay = spawnJson(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
+const relayReady = await relay.ready;
+const listen = spawnJson(['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--relay', relayReady.url, '--forward-to', app.url, '--print-secret', '--no-open'], dir);
+const ready = await listen.ready;
+const inspectorUrl = new URL(ready.inspector);
+const seenByInspector = new Set();
+const ws = new WebSocket(`ws://${inspectorUrl.host}/ws?token=${inspectorUrl.searchParams.get('token')}`);
+ws.on('message', (data) => {
+  const message = JSON.parse(String(data));
+  if (message.type === 'capture' && message.capture.envelope) seenByInspector.add(message.capture.envelope.id);
+});
+await new Promise((r) => ws.once('open', r));
+
+console.error(`soak: ${SECONDS} s at ${RATE}/s through ${ready.publicUrl}; warm-up ${WARM_UP} s`);
+const sent = new Map(); // event id → status the sender got
+const started = Date.now();
+let baseline = 0;
+let restarted = false;
+const inFlight = new Set();
+let index = 0;
+while (Date.now() - started < SECONDS * 1000) {
+  const tickStart = Date.now();
+  for (let i = 0; i < RATE / 10; i++) {
+    const id = `evt_soak_${index++}`;
+    const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: Math.floor(Date.now() / 1000), data: { n: index } });
+    const p = post(ready.publicUrl, body, { 'x-service-signature': signPayload({ payload: body, secret: ready.secret }) }).then((status) => {
+      sent.set(id, status);
+      inFlight.delete(p);
+    });
+    inFlight.add(p);
+  }
+  const elapsed = (Date.now() - started) / 1000;
+  if (!baseline && elapsed >= WARM_UP) {
+    baseline = await rss(listen.child.pid);
+    console.error(`  RSS after warm-up: ${baseline.toFixed(1)} MB`);
+  }
+  if (!restarted && elapsed >= SECONDS / 2) {
+    restarted = true;
+    console.error('  restarting the receiver');
+    app.restart();
+  }
+  await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - tickStart))));
+}
+await Promise.all(inFlight);
+await new Promise((r) => setTimeout(r, 1500));
+const finalRss = await rss(listen.child.pid);
+ws.close();
+await listen.stop();
+await relay.stop();
+await app.close();
+
+const delivered = new Map(listen.lines.filter((l) => l.event === 'delivery').map((l) => [l.eventId, l]));
+const answered = [...sent].filter(([, status]) => status !== 0);
+const lost = answered.filter(([id]) => !delivered.has(id)).map(([id]) => id);
+const failed = answered.filter(([, status]) => status < 200 || status >= 300).map(([id]) => id);
+const store = JSON.parse(await readFile(join(dir, '.clockhook', 'captures.json'), 'utf8')).captures;
+const stored = new Map(store.map((c) => [c.envelope?.id, c]));
+const newest = answered.slice(-store.length).map(([id]) => id);
+const failedInWindow = failed.filter((id) => newest.includes(id));
+const failuresShown = failedInWindow.filter((id) => {
+  const capture = stored.get(id);
+  return capture?.forward && (capture.forward.statusCode === null || capture.forward.statusCode >= 300);
+});
+const unseen = answered.filter(([id]) => !seenByInspector.has(id)).length;
+await rm(dir, { recursive: true, force: true });
+
+const results = [
+  ['deliveries sent / answered', `${sent.size} / ${answered.length}`, answered.length === sent.size],
+  ['lost (answered, never captured)', lost.length, lost.length === 0],
+  ['failed deliveries (500 or receiver down)', failed.length, failed.length > 0 && restarted],
+  ['failures in the store window shown as failed', `${failuresShown.length} / ${failedInWindow.length}`, failuresShown.length === failedInWindow.length],
+  ['newest captures all in the store', `${newest.filter((id) => stored.has(id)).length} / ${newest.length}`, newest.every((id) => stored.has(id))],
+  ['deliveries the inspector never saw', unseen, unseen === 0],
+  ['RSS growth after warm-up (MB)', (finalRss - baseline).toFixed(1), finalRss - baseline < 20],
+];
+for (const [name, value, ok] of results) console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${value}`);
+process.exitCode = results.every(([, , ok]) => ok) ? 0 : 1;
