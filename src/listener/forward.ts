@@ -22,10 +22,14 @@ export const FORWARD_BODY_LIMIT = 64 * 1024;
 
 export type ForwardOutcome =
   | { kind: 'answered'; forward: CaptureForward }
+  /** The app answered, but the capture never reached the disk: nothing was sent to the sender. */
+  | { kind: 'unstored'; error: Error; forward: CaptureForward }
   | { kind: 'failed'; code: 'forward_failed' | 'forward_timeout'; statusCode: 502 | 504; message: string; forward: CaptureForward };
 
 interface Pending {
   res: ServerResponse;
+  /** The app's answer goes to the sender only after this (the capture is durable). */
+  gate: Promise<void>;
   target: string;
   started: number;
   timedOut: boolean;
@@ -92,10 +96,10 @@ export class Forwarder {
    * Sends `body` (the raw bytes already read from `req`) to `path` on the target and streams the
    * answer to `res`. On failure nothing is written: the caller answers with the outcome's status.
    */
-  forward(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string): Promise<ForwardOutcome> {
+  forward(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string, gate: Promise<void> = Promise.resolve()): Promise<ForwardOutcome> {
     return new Promise((resolve) => {
       const target = this.urlFor(path);
-      const pending: Pending = { res, target, started: performance.now(), timedOut: false, settle: resolve };
+      const pending: Pending = { res, gate, target, started: performance.now(), timedOut: false, settle: resolve };
       let settled = false;
       pending.settle = (outcome) => {
         if (settled) return;
@@ -143,6 +147,18 @@ export class Forwarder {
   #relayAnswer(proxyRes: IncomingMessage, req: IncomingMessage): void {
     const pending = this.#pending.get(req);
     if (!pending) return;
+    // The answer waits (paused, unread) until the capture is durable.
+    pending.gate.then(
+      () => this.#stream(proxyRes, pending),
+      (error: Error) => {
+        proxyRes.destroy();
+        const forward = { target: pending.target, statusCode: proxyRes.statusCode ?? null, headers: withoutHopByHop(proxyRes.headers), body: '', bodyEncoding: 'utf8' as const, durationMs: Math.round(performance.now() - pending.started) };
+        pending.settle({ kind: 'unstored', error, forward });
+      },
+    );
+  }
+
+  #stream(proxyRes: IncomingMessage, pending: Pending): void {
     const { res } = pending;
     const headers = withoutHopByHop(proxyRes.headers);
     const statusCode = proxyRes.statusCode ?? 502;

@@ -368,33 +368,57 @@ export class Listener {
     };
     if (replayOf !== undefined) res.setHeader(CAPTURE_HEADER, capture.id);
 
-    try {
-      await store.add(capture);
-    } catch (error) {
-      // Not on disk: the service must retry, so say 503 and forward nothing (it would arrive twice).
-      this.#options.logger.error(`Could not write the capture to ${store.path}: ${(error as Error).message}. Answering 503 so the service retries.`);
+    const { written, durable } = store.insert(capture);
+    const failedToStore = (error: Error) => {
+      // Not on disk: the service must retry, so say 503 (and forward nothing that is not written).
+      this.#options.logger.error(`Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`);
       answerError(res, 503, 'capture_failed', 'clockhook could not store this delivery (disk full or read-only?); retry later.', capture.id);
       this.#report(capture, 503, started, 'capture_failed');
+    };
+    try {
+      await written;
+    } catch (error) {
+      failedToStore(error as Error);
       return;
     }
 
-    if (rejected) {
-      answerError(res, rejected.statusCode, rejected.code, rejection, capture.id);
-      this.#report(capture, rejected.statusCode, started, rejected.code);
-      return;
-    }
-    if (!this.#forwarder) {
-      const text = JSON.stringify({ received: true, captureId: capture.id });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      res.end(text);
-      this.#report(capture, 200, started);
+    // From here on every answer to the sender waits for `durable`: it is told "received" only once
+    // the capture is on the disk. The app need not wait for the fsync, so the forward starts now.
+    if (rejected || !this.#forwarder) {
+      try {
+        await durable;
+      } catch (error) {
+        failedToStore(error as Error);
+        return;
+      }
+      if (rejected) {
+        answerError(res, rejected.statusCode, rejected.code, rejection, capture.id);
+        this.#report(capture, rejected.statusCode, started, rejected.code);
+      } else {
+        const text = JSON.stringify({ received: true, captureId: capture.id });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+        this.#report(capture, 200, started);
+      }
       return;
     }
 
-    const outcome = await this.#forwarder.forward(req, res, body.bytes, joinTargetPath(this.#forwarder.target, relative));
-    if (outcome.kind === 'failed') answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
-    const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
+    const outcome = await this.#forwarder.forward(req, res, body.bytes, joinTargetPath(this.#forwarder.target, relative), durable);
     await store.update(capture.id, { forward: outcome.forward }, { lazy: true });
+    if (outcome.kind === 'unstored') {
+      failedToStore(outcome.error);
+      return;
+    }
+    if (outcome.kind === 'failed') {
+      try {
+        await durable;
+      } catch (error) {
+        failedToStore(error as Error);
+        return;
+      }
+      answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
+    }
+    const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
     this.#report(capture, status, started, outcome.forward.error);
   }
 

@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { type Logger, silentLogger } from '../logger.js';
 import type { Capture } from './capture.js';
-import { groupCommit } from './coalesce.js';
+import { GroupCommit, type Staged } from './group-commit.js';
 import { JournalAdapter, type StoreData } from './journal.js';
 import { acquireLock } from './lock.js';
 import { ensurePrivateDir } from './private-files.js';
@@ -34,7 +34,7 @@ export class CaptureStore {
   readonly maxCaptures: number;
   readonly #db: Low<StoreData>;
   readonly #adapter: JournalAdapter;
-  readonly #persist: () => Promise<void>;
+  readonly #commit: GroupCommit;
   readonly #release: () => Promise<void>;
   readonly #byId = new Map<string, Capture>();
   /** First capture seen for each envelope id, for `duplicateOf`. */
@@ -51,7 +51,7 @@ export class CaptureStore {
     this.#release = release;
     this.path = adapter.path;
     this.maxCaptures = maxCaptures;
-    this.#persist = groupCommit(() => db.write());
+    this.#commit = new GroupCommit(adapter, () => db.data);
     this.#trim();
     for (const capture of db.data.captures) this.#index(capture);
   }
@@ -108,12 +108,24 @@ export class CaptureStore {
 
   /** Stores a new capture; resolves once it has reached the disk. */
   async add(capture: Capture): Promise<void> {
+    await this.insert(capture).durable;
+  }
+
+  /**
+   * Stores a new capture and says when it is written (safe from any crash of this process) and
+   * when it is durable (fsynced). The listener forwards after the first and answers after the second.
+   */
+  insert(capture: Capture): Staged {
     this.#db.data.captures.push(capture);
     this.#index(capture);
     this.#adapter.put(capture);
     this.#trim();
     this.#emit(capture);
-    await this.#persist();
+    return this.#commit.stage();
+  }
+
+  #persist(): Promise<void> {
+    return this.#commit.stage().durable;
   }
 
   /**
@@ -171,11 +183,11 @@ export class CaptureStore {
     this.#closed ??= (async () => {
       try {
         if (this.#lazyTimer) clearTimeout(this.#lazyTimer);
-        await this.#persist();
+        await this.#commit.drain();
         // A clean exit leaves everything in the snapshot, readable as one JSON file.
         await this.#adapter.compact(this.#db.data);
       } finally {
-        await this.#adapter.close();
+        this.#adapter.close();
         await this.#release();
       }
     })();

@@ -1,0 +1,107 @@
+import type { JournalAdapter, StoreData } from './journal.js';
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve: () => void = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {}); // whoever needs the outcome awaits it; nobody else must crash on it
+  return { promise, resolve, reject };
+}
+
+/** A change on its way to disk: `written` once the system has it (no crash of ours can lose it), `durable` once fsynced. */
+export interface Staged {
+  written: Promise<void>;
+  durable: Promise<void>;
+}
+
+/**
+ * Group commit in two phases. Changes staged during one turn of the event loop share one append
+ * (a direct write); fsyncs run off the event loop, one at a time, each covering every append made
+ * before it started, while the next appends go on. Compaction takes an fsync's turn and holds
+ * appends until it is done.
+ */
+export class GroupCommit {
+  #collecting: { written: Deferred; durable: Deferred } | null = null;
+  readonly #awaitingSync: Deferred[] = [];
+  #scheduled = false;
+  #syncing = false;
+  #compacting = false;
+
+  constructor(
+    private readonly adapter: JournalAdapter,
+    private readonly data: () => StoreData,
+  ) {}
+
+  /** Stages whatever the adapter has pending. */
+  stage(): Staged {
+    this.#collecting ??= { written: deferred(), durable: deferred() };
+    this.#schedule();
+    return { written: this.#collecting.written.promise, durable: this.#collecting.durable.promise };
+  }
+
+  /** Resolves once everything staged so far is durable and no fsync or compaction is running. */
+  async drain(): Promise<void> {
+    await this.stage().durable;
+    while (this.#syncing || this.#collecting) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#append();
+    });
+  }
+
+  #append(): void {
+    if (this.#compacting) return; // picked up again when compaction ends
+    const batch = this.#collecting;
+    if (!batch) return;
+    this.#collecting = null;
+    try {
+      this.adapter.append();
+    } catch (error) {
+      batch.written.reject(error);
+      batch.durable.reject(error);
+      return;
+    }
+    batch.written.resolve();
+    this.#awaitingSync.push(batch.durable);
+    void this.#syncLoop();
+  }
+
+  async #syncLoop(): Promise<void> {
+    if (this.#syncing) return;
+    this.#syncing = true;
+    while (this.#awaitingSync.length > 0) {
+      const covered = this.#awaitingSync.splice(0);
+      try {
+        if (this.adapter.compactionDue) {
+          this.#compacting = true;
+          await this.adapter.compact(this.data());
+        } else {
+          await this.adapter.sync();
+        }
+        for (const waiter of covered) waiter.resolve();
+      } catch (error) {
+        for (const waiter of covered) waiter.reject(error);
+      } finally {
+        if (this.#compacting) {
+          this.#compacting = false;
+          if (this.#collecting) this.#schedule();
+        }
+      }
+    }
+    this.#syncing = false;
+  }
+}
