@@ -117,7 +117,15 @@ async function isAnswering(url: URL, timeoutMs = 1000): Promise<boolean> {
   });
 }
 
+/** Checks the combination of options and picks where deliveries come from. */
 function chooseMode(options: ListenOptions): ListenMode {
+  if (options.relay && options.publicUrl) throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
+  if (options.relay && !URL.canParse(options.relay)) {
+    throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not a URL; give the relay's base URL, e.g. https://hooks.example.com`);
+  }
+  if (options.endpointId !== undefined && !options.secret) {
+    throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
+  }
   if (options.apiKey) {
     if (!options.apiBase) throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
     return 'api';
@@ -129,140 +137,133 @@ function chooseMode(options: ListenOptions): ListenMode {
   return options.secret ? 'offline' : 'sandbox';
 }
 
+/** What the set-up steps share; each step registers how to undo itself in `cleanups`. */
+interface Setup {
+  options: ListenOptions;
+  mode: ListenMode;
+  logger: Logger;
+  stateDir: string;
+  cleanups: (() => Promise<void>)[];
+}
+
+async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ store: CaptureStore; listener: Listener }> {
+  const { options, logger, stateDir, cleanups } = setup;
+  const store = await CaptureStore.open({ path: options.dbPath ?? join(stateDir, 'captures.json'), maxCaptures: options.maxCaptures, logger, now: options.now });
+  cleanups.push(() => store.close());
+  const listener = new Listener({
+    store,
+    forwardTo,
+    port: options.port ?? 4300,
+    host: options.host,
+    path: options.path,
+    secret: options.secret ?? null,
+    skipVerify: options.skipVerify,
+    tolerance: options.tolerance,
+    timeoutMs: options.timeoutMs,
+    now: options.now,
+    logger,
+    onDelivery: options.onDelivery,
+  });
+  await listener.start();
+  cleanups.push(() => listener.close());
+  return { store, listener };
+}
+
+/** The real API, the sandbox already running in this folder, or an embedded one; none offline. */
+async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<ApiClient | null> {
+  if (mode === 'api') return new ApiClient({ baseUrl: options.apiBase as string, apiKey: options.apiKey as string, logger });
+  if (mode === 'offline') return null;
+  const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
+  if (running) return new ApiClient({ baseUrl: running.apiBase, apiKey: running.apiKey, logger });
+  const sandbox = await startEmbeddedSandbox(options.sandboxPort ?? 4302, stateDir, logger);
+  cleanups.push(() => sandbox.close());
+  return new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey, logger });
+}
+
+/** Connects to the relay (with the token on file) and resolves with the channel's public URL. */
+async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayUrl: string, listener: Listener): Promise<string> {
+  const relayPath = join(stateDir, 'relay.json');
+  const record = await loadRelayRecord(relayPath, relayUrl);
+  const onRelayEvent = options.onRelayEvent ?? (() => {});
+  const relay = connectRelay({
+    relayUrl,
+    token: record.token,
+    target: listener.address,
+    logger,
+    maxDisconnectedMs: options.relayMaxDisconnectedMs,
+    onConnected: (url) => onRelayEvent({ state: 'connected', publicUrl: url }),
+    onDisconnected: (reason) => onRelayEvent({ state: 'disconnected', reason }),
+    onReplaced: (message) => onRelayEvent({ state: 'replaced', message }),
+    onGiveUp: () => onRelayEvent({ state: 'gave-up' }),
+  });
+  cleanups.push(() => relay.close());
+  const publicUrl = await relay.ready;
+  await saveRelayRecord(relayPath, { ...record, publicUrl });
+  return publicUrl;
+}
+
+/** The endpoint deliveries come through: the one named, or one registered for `url`; and its secret. */
+async function setUpEndpoint(setup: Setup, client: ApiClient | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null }> {
+  const { options, logger, stateDir, cleanups } = setup;
+  const given = options.secret ?? null;
+  if (!client) return { endpoint: null, secret: given };
+  if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given };
+  if (!url) {
+    logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
+    return { endpoint: null, secret: given };
+  }
+  const recordsPath = join(stateDir, 'endpoints.json');
+  const registered = await registerEndpoint({ client, url, events: options.events ?? ['*'], recordsPath, logger });
+  // A relay URL is stable, so its endpoint (secret on file) is kept for the next run.
+  if (!options.keepEndpoint && !options.relay) cleanups.push(() => releaseEndpoint({ client, id: registered.endpoint.id, recordsPath }));
+  return { endpoint: registered.endpoint, secret: given ?? registered.secret };
+}
+
 /**
  * `clockhook listen` as a library call: opens the capture store, starts the listener, connects to
  * the API (or an embedded sandbox), registers the endpoint and resolves once all of it is ready.
  */
 export async function startListen(options: ListenOptions): Promise<ListenSession> {
   const mode = chooseMode(options);
-  const logger = options.logger ?? silentLogger;
-  const stateDir = options.stateDir ?? '.clockhook';
-  const events = options.events ?? ['*'];
-  if (options.relay && options.publicUrl) throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
-  if (options.relay) {
-    try {
-      new URL(options.relay);
-    } catch {
-      throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not a URL; give the relay's base URL, e.g. https://hooks.example.com`);
-    }
-  }
-  if (options.endpointId !== undefined && !options.secret) {
-    throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
-  }
   const forwardTo = options.forwardTo ? normalizeForwardTarget(options.forwardTo) : null;
-  const cleanups: (() => Promise<void>)[] = [];
+  const setup: Setup = { options, mode, logger: options.logger ?? silentLogger, stateDir: options.stateDir ?? '.clockhook', cleanups: [] };
+  const { logger, cleanups } = setup;
   const unwind = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => logger.error(String(error)));
   };
 
   try {
-    const store = await CaptureStore.open({ path: options.dbPath ?? join(stateDir, 'captures.json'), maxCaptures: options.maxCaptures, logger, now: options.now });
-    cleanups.push(() => store.close());
-    const listener = new Listener({
-      store,
-      forwardTo,
-      port: options.port ?? 4300,
-      host: options.host,
-      path: options.path,
-      secret: options.secret ?? null,
-      skipVerify: options.skipVerify,
-      tolerance: options.tolerance,
-      timeoutMs: options.timeoutMs,
-      now: options.now,
-      logger,
-      onDelivery: options.onDelivery,
-    });
-    await listener.start();
-    cleanups.push(() => listener.close());
-
-    let client: ApiClient | null = null;
-    let sandbox: Sandbox | null = null;
-    if (mode === 'api') {
-      client = new ApiClient({ baseUrl: options.apiBase as string, apiKey: options.apiKey as string, logger });
-    } else if (mode === 'sandbox') {
-      const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
-      if (running) {
-        client = new ApiClient({ baseUrl: running.apiBase, apiKey: running.apiKey, logger });
-      } else {
-        sandbox = await startEmbeddedSandbox(options.sandboxPort ?? 4302, stateDir, logger);
-        cleanups.push(() => (sandbox as Sandbox).close());
-        client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey, logger });
-      }
-    }
-
-    let publicUrl = options.publicUrl ?? null;
-    if (options.relay) {
-      const relayPath = join(stateDir, 'relay.json');
-      const record = await loadRelayRecord(relayPath, options.relay);
-      const onRelayEvent = options.onRelayEvent ?? (() => {});
-      const relay = connectRelay({
-        relayUrl: options.relay,
-        token: record.token,
-        target: listener.address,
-        logger,
-        maxDisconnectedMs: options.relayMaxDisconnectedMs,
-        onConnected: (url) => onRelayEvent({ state: 'connected', publicUrl: url }),
-        onDisconnected: (reason) => onRelayEvent({ state: 'disconnected', reason }),
-        onReplaced: (message) => onRelayEvent({ state: 'replaced', message }),
-        onGiveUp: () => onRelayEvent({ state: 'gave-up' }),
-      });
-      cleanups.push(() => relay.close());
-      publicUrl = await relay.ready;
-      await saveRelayRecord(relayPath, { ...record, publicUrl });
-    }
-
-    const recordsPath = join(stateDir, 'endpoints.json');
-    let endpoint: WebhookEndpoint | null = null;
-    let secret = options.secret ?? null;
-    if (client && options.endpointId !== undefined) {
-      endpoint = await client.getEndpoint(options.endpointId);
-    } else if (client) {
-      const url = publicUrl ?? (mode === 'sandbox' ? listener.url : null);
-      if (url) {
-        const registered = await registerEndpoint({ client, url, events, recordsPath, logger });
-        endpoint = registered.endpoint;
-        secret = options.secret ?? registered.secret;
-        const api = client;
-        const id = registered.endpoint.id;
-        // A relay URL is stable, so its endpoint (secret on file) is kept for the next run.
-        if (!options.keepEndpoint && !options.relay) cleanups.push(() => releaseEndpoint({ client: api, id, recordsPath }));
-      } else {
-        logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
-      }
-    }
+    const { store, listener } = await startCapturing(setup, forwardTo);
+    const client = await connectApi(setup);
+    const publicUrl = options.relay ? await startRelay(setup, options.relay, listener) : (options.publicUrl ?? null);
+    const { endpoint: registered, secret } = await setUpEndpoint(setup, client, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
+    let endpoint = registered;
     listener.setSecret(secret);
-    if (!secret) logger.warn('No endpoint secret known: signatures are recorded as unchecked and every request is forwarded. Pass --secret to verify them.');
-    if (endpoint?.status === 'disabled') {
-      logger.warn(`Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: clockhook endpoints enable ${endpoint.id}`);
-    }
+
     let inspector: Inspector | null = null;
     if (options.inspector !== false) {
-      const api = client;
-      const secretHint = secret ? maskSecret(secret) : null;
       inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
         store,
         listener,
         client,
         mode,
         forwardTo: forwardTo?.href ?? null,
-        secretHint,
-        tokenPath: join(stateDir, 'inspector-token'),
+        secretHint: secret ? maskSecret(secret) : null,
+        tokenPath: join(setup.stateDir, 'inspector-token'),
         logger,
         getEndpoint: () => endpoint,
         setEndpoint: (next) => {
           endpoint = next;
         },
         refreshEndpoint: async () => {
-          if (api && endpoint) endpoint = await api.getEndpoint(endpoint.id);
+          if (client && endpoint) endpoint = await client.getEndpoint(endpoint.id);
           return endpoint;
         },
       });
       const started = inspector;
       cleanups.push(() => started.close());
     }
-    if (forwardTo && !(await isAnswering(forwardTo))) {
-      logger.warn(`Nothing answers at ${forwardTo.href} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`);
-    }
+    await warnAboutSetup(logger, secret, endpoint, forwardTo);
 
     let closing: Promise<void> | undefined;
     return {
@@ -291,6 +292,17 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
   } catch (error) {
     await unwind();
     throw error;
+  }
+}
+
+/** Says once, at start, what will not work as the developer may expect. */
+async function warnAboutSetup(logger: Logger, secret: string | null, endpoint: WebhookEndpoint | null, forwardTo: URL | null): Promise<void> {
+  if (!secret) logger.warn('No endpoint secret known: signatures are recorded as unchecked and every request is forwarded. Pass --secret to verify them.');
+  if (endpoint?.status === 'disabled') {
+    logger.warn(`Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: clockhook endpoints enable ${endpoint.id}`);
+  }
+  if (forwardTo && !(await isAnswering(forwardTo))) {
+    logger.warn(`Nothing answers at ${forwardTo.href} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`);
   }
 }
 

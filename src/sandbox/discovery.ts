@@ -1,5 +1,5 @@
 import { readFile, unlink } from 'node:fs/promises';
-import { writePrivateFile } from '../store/index.js';
+import { isProcessAlive, writePrivateFile } from '../store/index.js';
 
 /** `.clockhook/sandbox.json`: how other commands in the same folder find a running sandbox. */
 export interface SandboxDiscovery {
@@ -21,16 +21,6 @@ export async function removeDiscovery(path: string, pid = process.pid): Promise<
   if (current?.pid === pid) await unlink(path).catch(() => {});
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function readDiscoveryFile(path: string): Promise<SandboxDiscovery | null> {
   try {
     const info = JSON.parse(await readFile(path, 'utf8')) as SandboxDiscovery;
@@ -43,5 +33,5 @@ async function readDiscoveryFile(path: string): Promise<SandboxDiscovery | null>
 /** The running sandbox of this folder, or null; a file left by a process that is gone is ignored. */
 export async function findRunningSandbox(path = DEFAULT_DISCOVERY_PATH): Promise<SandboxDiscovery | null> {
   const info = await readDiscoveryFile(path);
-  return info && isAlive(info.pid) ? info : null;
+  return info && isProcessAlive(info.pid) ? info : null;
 }

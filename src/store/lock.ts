@@ -12,7 +12,8 @@ export class StoreLockedError extends Error {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, as another user's). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -40,7 +41,7 @@ export async function acquireLock(path: string): Promise<() => Promise<void>> {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const pid = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) throw new StoreLockedError(path, pid);
+    if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) throw new StoreLockedError(path, pid);
     await unlink(lockPath).catch(() => {}); // stale: its process is gone
   }
   throw new Error(`could not take the lock ${lockPath}; remove it if no clockhook listen is running.`);
