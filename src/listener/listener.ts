@@ -104,21 +104,28 @@ interface Body {
   truncated: boolean;
 }
 
+/**
+ * Reads the raw body once, as bytes. Past `limit` it stops at once, keeping the first `limit`
+ * bytes: the answer is 413 and the connection is closed, so an endless body costs nothing more.
+ */
 function readBody(req: IncomingMessage, limit: number): Promise<Body> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let kept = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (kept < limit) {
-        const part = chunk.subarray(0, limit - kept);
-        chunks.push(part);
-        kept += part.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
       }
-      // Past the limit nothing more is kept; reading on drains the rest (bounded by requestTimeout).
-    });
-    req.on('end', () => resolve({ bytes: Buffer.concat(chunks), size, truncated: size > limit }));
+      chunks.push(chunk.subarray(0, chunk.length - (size - limit)));
+      req.off('data', onData);
+      req.pause();
+      const declared = Number(req.headers['content-length']);
+      resolve({ bytes: Buffer.concat(chunks), size: Number.isFinite(declared) && declared > size ? declared : size, truncated: true });
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve({ bytes: Buffer.concat(chunks), size, truncated: false }));
     req.on('error', reject);
   });
 }
@@ -392,6 +399,8 @@ export class Listener {
         return;
       }
       if (rejected) {
+        // The rest of an oversized body is never read: close the connection behind the answer.
+        if (body.truncated) res.setHeader('connection', 'close');
         answerError(res, rejected.statusCode, rejected.code, rejection, capture.id);
         this.#report(capture, rejected.statusCode, started, rejected.code);
       } else {

@@ -66,7 +66,9 @@ export class JournalAdapter implements Adapter<StoreData> {
   async read(): Promise<StoreData | null> {
     const snapshot = await this.#readSnapshot();
     const entries = await this.#readJournal();
-    this.needsCompaction = !snapshot || entries.length > 0;
+    // Any journal bytes, even just a torn line a crash left, are folded in before appending again:
+    // a new line after a torn one would look like damage in the middle.
+    this.needsCompaction = !snapshot || this.#journalBytes > 0;
     if (!snapshot && entries.length === 0) return null;
     const data: StoreData = snapshot ?? { version: 1, captures: [] };
     const byId = new Map(data.captures.map((c, i) => [c.id, i]));

@@ -81,6 +81,34 @@ describe('malformed HTTP at the listener', () => {
     await stillForwards();
   });
 
+  it('answers 413 to an endless body as soon as it passes 5 MiB, and closes', async () => {
+    const { connect } = await import('node:net');
+    const started = performance.now();
+    const result = await new Promise<{ status: string; ms: number }>((resolve) => {
+      const socket = connect(listener.port, '127.0.0.1', () => {
+        socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n');
+        const chunk = Buffer.alloc(256 * 1024, 'e');
+        const pump = () => {
+          while (!socket.destroyed && socket.write(chunk));
+          if (!socket.destroyed) socket.once('drain', pump);
+        };
+        pump();
+      });
+      let response = '';
+      socket.on('data', (data) => {
+        response += data.toString();
+        if (response.includes('\r\n\r\n')) resolve({ status: response.split('\r\n', 1)[0], ms: performance.now() - started });
+      });
+      socket.on('error', () => {});
+      socket.on('close', () => resolve({ status: response.split('\r\n', 1)[0], ms: performance.now() - started }));
+    });
+    expect(result.status).toMatch(/^HTTP\/1\.1 413/);
+    expect(result.ms).toBeLessThan(500); // not the 600 ms request limit, let alone the end of the body
+    await expect.poll(() => store.all().at(-1)?.bodySize).toBe(1_000_000_000);
+    expect(store.all().at(-1)?.body.length).toBe(5 * 1024 * 1024);
+    await stillForwards();
+  });
+
   it('refuses methods other than POST with 405, capturing nothing', async () => {
     for (const method of ['GET', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']) {
       const result = await sendRaw(listener.port, [request(`${method} / HTTP/1.1\r\nHost: x\r\nConnection: close`)]);

@@ -69,6 +69,19 @@ describe('CaptureStore', () => {
     await store.close();
   });
 
+  it('folds a journal holding only a torn line before appending after it', async () => {
+    const first = await CaptureStore.open({ path });
+    await first.add(capture('evt_kept'));
+    await first.close();
+    await appendFile(`${path}.journal`, '{"op":"put","capture":{"id":"cap_torn'); // a crash cut this write
+    const second = await CaptureStore.open({ path });
+    await second.add(capture('evt_after_crash'));
+    await second.add(capture('evt_later'));
+    // Read as the next start would, before any clean close folds things again.
+    expect((await readCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual(['evt_kept', 'evt_after_crash', 'evt_later']);
+    await second.close();
+  });
+
   it('keeps the newest maxCaptures, in memory and after reopening', async () => {
     const store = await CaptureStore.open({ path, maxCaptures: 3 });
     for (let i = 0; i < 5; i++) await store.add(capture(`evt_${i}`));
