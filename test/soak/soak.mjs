@@ -122,13 +122,18 @@ while (Date.now() - started < SECONDS * 1000) {
   }
   await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - tickStart))));
 }
+const phase = (name) => console.error(`  ${name} at ${Math.round((Date.now() - started) / 1000)} s`);
+phase('load done');
 await Promise.all(inFlight);
+phase('all answered');
 await new Promise((r) => setTimeout(r, 1500));
 const finalRss = await rss(listen.child.pid);
 ws.close();
 await listen.stop();
+phase('listen stopped');
 await relay.stop();
 await app.close();
+phase('all stopped');
 
 const delivered = new Map(listen.lines.filter((l) => l.event === 'delivery').map((l) => [l.eventId, l]));
 const answered = [...sent].filter(([, status]) => status !== 0);
