@@ -130,7 +130,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Body> {
   });
 }
 
-function lowerCaseHeaders(req: IncomingMessage): Record<string, string | string[]> {
+/** The request's headers as stored: Node gives them lower-cased already; undefined ones are dropped. */
+function copyHeaders(req: IncomingMessage): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = value;
   return headers;
@@ -363,7 +364,7 @@ export class Listener {
       ...(replayOf === undefined ? {} : { replayOf }),
       method: req.method ?? 'GET',
       path: requestPath,
-      headers: lowerCaseHeaders(req),
+      headers: copyHeaders(req),
       ...encodeBody(body.bytes),
       bodySize: body.size,
       ...(body.truncated ? { bodyTruncated: true } : {}),
@@ -428,10 +429,11 @@ export class Listener {
       answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
     }
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
-    this.#report(capture, status, started, outcome.forward.error);
+    this.#report(capture, status, started, outcome.forward.error, outcome.forward.target);
   }
 
-  #report(capture: Capture, status: number, started: number, error?: string): void {
+  /** `target`: where the request went, for a forwarded one; the listener answered the others itself. */
+  #report(capture: Capture, status: number, started: number, error?: string, target: string | null = null): void {
     this.#options.onDelivery({
       captureId: capture.id,
       source: capture.source,
@@ -440,10 +442,11 @@ export class Listener {
       signature: capture.signature.status,
       ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
       method: capture.method,
-      target: this.#forwarder && !capture.rejected ? this.#forwarder.urlFor(joinTargetPath(this.#forwarder.target, pathUnderBase(capture.path, this.#basePath) ?? '/')) : null,
+      target,
       status,
       durationMs: Math.round(performance.now() - started),
       ...(error ? { error } : {}),
     });
   }
+
 }
