@@ -9,7 +9,7 @@ import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index
 import { CaptureStore } from '../store/index.js';
 import { registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
-import { normalizeForwardTarget } from './target.js';
+import { normalizeBasePath, normalizeForwardTarget } from './target.js';
 
 export type ListenMode = 'sandbox' | 'api' | 'offline';
 
@@ -235,7 +235,9 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
   try {
     const { store, listener } = await startCapturing(setup, forwardTo);
     const client = await connectApi(setup);
-    const publicUrl = options.relay ? await startRelay(setup, options.relay, listener) : (options.publicUrl ?? null);
+    // The relay's channel URL reaches the listener's root; deliveries must arrive under --path.
+    const basePath = normalizeBasePath(options.path ?? '/');
+    const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
     const { endpoint: registered, secret } = await setUpEndpoint(setup, client, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
     let endpoint = registered;
     listener.setSecret(secret);

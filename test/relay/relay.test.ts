@@ -72,6 +72,14 @@ describe('relay and listen --relay', () => {
     expect(logs.at(-1)).toEqual({ event: 'request', channel: publicUrl.split('/').at(-1), method: 'POST', path: '/hooks', status: 201, durationMs: expect.any(Number) });
   });
 
+  it('registers the channel URL with --path appended, so relayed deliveries land under it', async () => {
+    const proc = await listen(dir.path, '--path', '/webhooks');
+    expect(proc.ready.publicUrl).toMatch(/\/c\/[\w-]{32}\/webhooks$/);
+    const event = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
+    expect(await proc.waitForLine((l) => l.event === 'delivery')).toMatchObject({ eventId: event.id, signature: 'valid', status: 201 });
+    expect(app.received.at(-1)?.url).toBe('/');
+  });
+
   it('answers 503 with Retry-After while the listener is down, and delivers once it is back on the same URL', async () => {
     // The embedded sandbox on the same port both times, as with the default 4302.
     const sandboxPort = String(await freePort());
