@@ -8,7 +8,7 @@ let relay: RelayServer;
 const sockets: WebSocket[] = [];
 
 beforeEach(async () => {
-  relay = await startRelayServer({ port: 0, host: '127.0.0.1', maxBody: 64 * 1024, maxInFlight: 20, responseTimeoutMs: 800, requestTimeoutMs: 500, retryAfterSeconds: 1 });
+  relay = await startRelayServer({ port: 0, host: '127.0.0.1', maxBody: 64 * 1024, maxInFlight: 20, responseTimeoutMs: 3000, requestTimeoutMs: 500, retryAfterSeconds: 1 });
 });
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.terminate();
@@ -38,7 +38,8 @@ describe('relay abuse leaves other channels alone', () => {
     const started = performance.now();
     const good = await Promise.all(Array.from({ length: 20 }, (_, i) => post(healthy, `ok ${i}`)));
     expect(good.map((r) => r.text)).toEqual(Array.from({ length: 20 }, (_, i) => `ok ${i}`));
-    expect(performance.now() - started).toBeLessThan(700);
+    // Well before the stuck requests' 3 s time-out: the healthy channel never waited behind them.
+    expect(performance.now() - started).toBeLessThan(1500);
     const flooded = await Promise.all(flood);
     const counts = flooded.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
     expect(counts).toEqual({ 429: 180, 504: 20 }); // bounded: 20 in flight, the rest refused at once
