@@ -8,6 +8,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
 import { type ActionContext, handleAction, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
+import { closeNow, listenOn } from '../net.js';
 
 export interface InspectorOptions extends ActionContext {
   /** @default 4301; always bound to 127.0.0.1 */
@@ -209,13 +210,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const poll = setInterval(refreshEndpoint, options.endpointPollMs ?? 15_000);
   poll.unref();
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 4301, HOST, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenOn(server, options.port ?? 4301, HOST);
   port = (server.address() as AddressInfo).port;
 
   let closing: Promise<void> | undefined;
@@ -236,10 +231,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
         await new Promise<void>((resolve) => {
           wss.close(() => resolve());
         });
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        await closeNow(server);
       })();
       return closing;
     },

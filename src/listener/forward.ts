@@ -37,13 +37,15 @@ interface Pending {
   settle(outcome: ForwardOutcome): void;
 }
 
-function withoutHopByHop(headers: IncomingMessage['headers']): Record<string, string | string[]> {
+/** The end-to-end headers: hop-by-hop ones and any the Connection header names are left out. */
+export function withoutHopByHop(headers: IncomingMessage['headers'] | Record<string, string | string[]>): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
   const connectionListed = String(headers.connection ?? '')
     .split(',')
     .map((name) => name.trim().toLowerCase());
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || connectionListed.includes(name)) continue;
+    const lower = name.toLowerCase();
+    if (value === undefined || HOP_BY_HOP.has(lower) || connectionListed.includes(lower)) continue;
     result[name] = value;
   }
   return result;

@@ -1,3 +1,4 @@
 export { answerClientError, type DeliveryReport, Listener, type ListenerOptions, ReplayError, type ReplayRequest, type ReplayResult } from './listener.js';
+export { withoutHopByHop } from './forward.js';
 export { normalizeBasePath, normalizeForwardTarget } from './target.js';
 export { type ListenMode, type ListenOptions, type ListenSession, ListenUsageError, type ReadyInfo, type RelayEvent, startListen } from './session.js';

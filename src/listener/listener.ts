@@ -6,6 +6,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, type CaptureSignature, type CaptureStore, decodeBody, encodeBody, newCaptureId } from '../store/index.js';
 import { Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
+import { listenOn } from '../net.js';
 
 export interface DeliveryReport {
   captureId: string;
@@ -231,13 +232,7 @@ export class Listener {
       },
     );
     server.on('clientError', answerClientError);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.#options.port, this.#options.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOn(server, this.#options.port, this.#options.host);
     this.#server = server;
     const { port } = server.address() as AddressInfo;
     this.port = port;

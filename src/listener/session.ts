@@ -10,6 +10,7 @@ import { CaptureStore } from '../store/index.js';
 import { registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
 import { normalizeBasePath, normalizeForwardTarget } from './target.js';
+import { onPortOrFree } from '../net.js';
 
 export type ListenMode = 'sandbox' | 'api' | 'offline';
 
@@ -308,23 +309,19 @@ async function warnAboutSetup(logger: Logger, secret: string | null, endpoint: W
   }
 }
 
-async function startInspectorOnFreePort(port: number, logger: Logger, options: Parameters<typeof startInspector>[0]): Promise<Inspector> {
-  try {
-    return await startInspector({ ...options, port });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    logger.warn(`Port ${port} is taken; the inspector uses a free port instead (see its URL below).`);
-    return startInspector({ ...options, port: 0 });
-  }
+function startInspectorOnFreePort(port: number, logger: Logger, options: Parameters<typeof startInspector>[0]): Promise<Inspector> {
+  return onPortOrFree(
+    port,
+    (p) => startInspector({ ...options, port: p }),
+    (p) => logger.warn(`Port ${p} is taken; the inspector uses a free port instead (see its URL below).`),
+  );
 }
 
-async function startEmbeddedSandbox(port: number, stateDir: string, logger: Logger): Promise<Sandbox> {
+function startEmbeddedSandbox(port: number, stateDir: string, logger: Logger): Promise<Sandbox> {
   const options = { host: '127.0.0.1', dbPath: join(stateDir, 'sandbox-db.json'), discoveryPath: join(stateDir, 'sandbox.json'), logger };
-  try {
-    return await startSandbox({ ...options, port });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    logger.warn(`Port ${port} is taken; the embedded sandbox uses a free port instead (other commands find it through ${join(stateDir, 'sandbox.json')}).`);
-    return startSandbox({ ...options, port: 0 });
-  }
+  return onPortOrFree(
+    port,
+    (p) => startSandbox({ ...options, port: p }),
+    (p) => logger.warn(`Port ${p} is taken; the embedded sandbox uses a free port instead (other commands find it through ${join(stateDir, 'sandbox.json')}).`),
+  );
 }

@@ -3,9 +3,10 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { answerClientError } from '../listener/index.js';
+import { answerClientError, withoutHopByHop } from '../listener/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { CHANNEL_PATTERN, CONNECT_PATH, channelFor, parseResponseFrame, type RelayFrame, TOKEN_PATTERN } from './protocol.js';
+import { closeNow, listenOn } from '../net.js';
 
 export interface RelayRequestLog {
   event: 'request';
@@ -67,12 +68,10 @@ interface Channel {
   alive: boolean;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length']);
-
+/** Hop-by-hop headers never cross the relay; content-length is set anew for the bytes relayed. */
 function headersWithout(headers: IncomingMessage['headers'] | Record<string, string | string[]>): Record<string, string | string[]> {
-  const result: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) result[name] = value;
-  return result;
+  const { 'content-length': _length, ...rest } = withoutHopByHop(headers);
+  return rest;
 }
 
 function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
@@ -267,13 +266,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
   }, options.heartbeatMs ?? 15_000);
   heartbeat.unref();
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 8080, options.host ?? '0.0.0.0', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenOn(server, options.port ?? 8080, options.host ?? '0.0.0.0');
   const { port } = server.address() as AddressInfo;
   const bound = options.host && !['0.0.0.0', '::'].includes(options.host) ? options.host : '127.0.0.1';
   const url = `${tls ? 'https' : 'http'}://${bound.includes(':') ? `[${bound}]` : bound}:${port}`;
@@ -292,10 +285,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
         clearInterval(heartbeat);
         for (const channel of channels.values()) channel.socket?.terminate();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        await closeNow(server);
       })();
       return closing;
     },

@@ -23,6 +23,7 @@ import {
   type Scope,
 } from './state.js';
 import { type AttemptReport, DeliveryWorker } from './worker.js';
+import { closeNow, listenOn } from '../net.js';
 
 export interface SandboxOptions {
   /** @default 4302 */
@@ -360,7 +361,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       res.destroy();
     });
   });
-  await listen(server, config.port, config.host);
+  await listenOn(server, config.port, config.host);
   const { port } = server.address() as AddressInfo;
   const apiBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   worker.resume();
@@ -376,10 +377,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     port,
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        await closeNow(server);
         await worker.close();
         await persist();
         if (config.discoveryPath) await removeDiscovery(config.discoveryPath);
@@ -387,14 +385,4 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return closing;
     },
   };
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
