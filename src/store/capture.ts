@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { ContractProblem } from '../contract/index.js';
 
 export type SignatureStatus = 'valid' | 'invalid' | 'missing' | 'unchecked';
@@ -56,15 +57,12 @@ export interface Capture {
   pinned?: boolean;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Stores bytes as text when they are valid UTF-8, else as base64, so nothing is lost. */
+/**
+ * Stores bytes as text when they are valid UTF-8, else as base64, so nothing is lost. Not
+ * TextDecoder: it drops a leading byte order mark, and the bytes would no longer match their signature.
+ */
 export function encodeBody(bytes: Buffer): { body: string; bodyEncoding: 'utf8' | 'base64' } {
-  try {
-    return { body: utf8.decode(bytes), bodyEncoding: 'utf8' };
-  } catch {
-    return { body: bytes.toString('base64'), bodyEncoding: 'base64' };
-  }
+  return isUtf8(bytes) ? { body: bytes.toString('utf8'), bodyEncoding: 'utf8' } : { body: bytes.toString('base64'), bodyEncoding: 'base64' };
 }
 
 export function decodeBody(capture: Pick<Capture, 'body' | 'bodyEncoding'>): Buffer {

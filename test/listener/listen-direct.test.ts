@@ -174,6 +174,15 @@ describe('listen with a known secret (offline mode)', () => {
     expect(Buffer.from(capture.body, 'base64').equals(bytes)).toBe(true);
   });
 
+  it('keeps a leading byte order mark: the capture holds the bytes the signature was made over', async () => {
+    const { ready } = await start('--forward-to', app.url);
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(ENVELOPE)]);
+    expect((await post(ready.listener, bytes, signed(bytes))).status).toBe(201);
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    const [capture] = await readSettledCaptures(dir.path);
+    expect(Buffer.from(capture.body, capture.bodyEncoding === 'base64' ? 'base64' : 'utf8').equals(bytes)).toBe(true);
+  });
+
   it('answers 413 to a 6 MiB body, capturing its first 5 MiB', async () => {
     const { ready } = await start('--forward-to', app.url);
     const big = Buffer.alloc(6 * 1024 * 1024, 'a');
