@@ -144,14 +144,25 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   }
 
   function broadcast(message: InspectorMessage): void {
-    const text = JSON.stringify(message);
+    broadcastAll([message]);
+  }
+
+  /**
+   * Sends each message to every page. A page's messages of one flush leave in one system call:
+   * its TCP socket is corked around them (ws writes each frame at once otherwise). Whether a page
+   * is too slow is decided before the flush, from what the kernel has not taken yet: a page gets a
+   * whole flush or, once it is behind, no more captures until a resync.
+   */
+  function broadcastAll(messages: InspectorMessage[]): void {
+    const texts = messages.map((message) => JSON.stringify(message));
     for (const client of clients) {
       if (client.socket.readyState !== client.socket.OPEN) continue;
-      if (message.type === 'capture' && (client.stale || client.socket.bufferedAmount > maxBuffered)) {
-        client.stale = true; // a slow page: never buffer without bound, resync it later
-        continue;
-      }
-      client.socket.send(text);
+      // a slow page: never buffer without bound, resync it later
+      if (client.socket.bufferedAmount > maxBuffered) client.stale = true;
+      const tcp = (client.socket as WebSocket & { _socket?: Socket })._socket;
+      tcp?.cork();
+      for (const [i, text] of texts.entries()) if (!(client.stale && messages[i].type === 'capture')) client.socket.send(text);
+      tcp?.uncork();
     }
   }
 
@@ -163,7 +174,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     flushTimer = null;
     const captures = [...changed.values()];
     changed.clear();
-    for (const capture of captures) broadcast({ type: 'capture', capture });
+    broadcastAll(captures.map((capture) => ({ type: 'capture', capture })));
   };
   const unsubscribe = options.store.subscribe((capture) => {
     if (clients.size === 0) return;

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { Readable } from 'node:stream';
+import type { Stream } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { type CaptureForward, encodeBody } from '../store/index.js';
 
@@ -49,6 +49,15 @@ export function withoutHopByHop(headers: IncomingMessage['headers'] | Record<str
     result[name] = value;
   }
   return result;
+}
+
+/**
+ * The request body for http-proxy, which only ever calls `pipe(proxyReq)` on its `buffer` option:
+ * the bytes are already in memory, so they are written in one go, without a stream per request
+ * (`Readable.from` cost a few per cent of the listener's CPU under load).
+ */
+function bodySource(body: Buffer): Stream {
+  return { pipe: (destination: NodeJS.WritableStream) => destination.end(body) } as unknown as Stream;
 }
 
 function describeError(error: NodeJS.ErrnoException): string {
@@ -120,7 +129,7 @@ export class Forwarder {
       headers['content-length'] = String(body.length);
       req.headers = headers as IncomingMessage['headers'];
       req.url = path;
-      this.#proxy.web(req, res, { target: this.target.origin, buffer: Readable.from([body]) }, (error) => {
+      this.#proxy.web(req, res, { target: this.target.origin, buffer: bodySource(body) }, (error) => {
         const failure = error as NodeJS.ErrnoException;
         const durationMs = Math.round(performance.now() - pending.started);
         const timedOut = pending.timedOut;
