@@ -18,6 +18,12 @@ export interface CaptureStoreOptions {
   now?: () => number;
   /** The journal is folded into the snapshot once larger than this and twice the snapshot. @default 16 MiB */
   compactAfterBytes?: number;
+  /**
+   * In a burst, fsyncs start at least this far apart and each covers every capture written
+   * meanwhile: a delivery's answer may wait up to this much longer, and the listener's CPU per
+   * delivery drops (see the README's Performance section). @default 2
+   */
+  syncIntervalMs?: number;
 }
 
 export type CaptureListener = (capture: Capture) => void;
@@ -44,14 +50,14 @@ export class CaptureStore {
   #lazyTimer: NodeJS.Timeout | null = null;
   readonly #logger: Logger;
 
-  private constructor(db: Low<StoreData>, adapter: JournalAdapter, release: () => Promise<void>, maxCaptures: number, logger: Logger) {
+  private constructor(db: Low<StoreData>, adapter: JournalAdapter, release: () => Promise<void>, maxCaptures: number, logger: Logger, syncIntervalMs: number) {
     this.#logger = logger;
     this.#db = db;
     this.#adapter = adapter;
     this.#release = release;
     this.path = adapter.path;
     this.maxCaptures = maxCaptures;
-    this.#commit = new GroupCommit(adapter, () => db.data);
+    this.#commit = new GroupCommit(adapter, () => db.data, { minSyncIntervalMs: syncIntervalMs });
     this.#trim();
     for (const capture of db.data.captures) this.#index(capture);
   }
@@ -71,7 +77,7 @@ export class CaptureStore {
       });
       const db = new Low<StoreData>(adapter, { version: 1, captures: [] });
       await db.read();
-      const store = new CaptureStore(db, adapter, release, maxCaptures, options.logger ?? silentLogger);
+      const store = new CaptureStore(db, adapter, release, maxCaptures, options.logger ?? silentLogger, options.syncIntervalMs ?? 2);
       // The file exists from the start (0600), and a journal left by a crash is folded in.
       if (adapter.needsCompaction) await adapter.compact(db.data);
       return store;

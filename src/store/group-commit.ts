@@ -17,6 +17,20 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
+export interface GroupCommitOptions {
+  /**
+   * Back-to-back fsyncs start at least this far apart, so that in a burst each covers more
+   * deliveries: an fsync costs about the same CPU for one capture as for ten. A lone change is
+   * never held, since its fsync starts at once when the last one began longer ago than this.
+   * @default 0
+   */
+  minSyncIntervalMs?: number;
+  /** Milliseconds on a monotonic clock. @default performance.now */
+  now?: () => number;
+  /** @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
+}
+
 /** A change on its way to disk: `written` once the system has it (no crash of ours can lose it), `durable` once fsynced. */
 export interface Staged {
   written: Promise<void>;
@@ -36,10 +50,20 @@ export class GroupCommit {
   #syncing = false;
   #compacting = false;
 
+  #lastSyncStarted = -Infinity;
+  readonly #minSyncIntervalMs: number;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+
   constructor(
     private readonly adapter: JournalAdapter,
     private readonly data: () => StoreData,
-  ) {}
+    options: GroupCommitOptions = {},
+  ) {
+    this.#minSyncIntervalMs = options.minSyncIntervalMs ?? 0;
+    this.#now = options.now ?? (() => performance.now());
+    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
 
   /** Stages whatever the adapter has pending. */
   stage(): Staged {
@@ -84,6 +108,9 @@ export class GroupCommit {
     if (this.#syncing) return;
     this.#syncing = true;
     while (this.#awaitingSync.length > 0) {
+      const wait = this.#lastSyncStarted + this.#minSyncIntervalMs - this.#now();
+      if (wait > 0) await this.#sleep(wait); // appends made meanwhile ride along with this fsync
+      this.#lastSyncStarted = this.#now();
       const covered = this.#awaitingSync.splice(0);
       try {
         if (this.adapter.compactionDue) {
