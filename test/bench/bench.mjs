@@ -16,6 +16,7 @@ const SECRET = 'whsec_bench_secret_0123456789';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const MEMORY_DELIVERIES = Number(process.env.BENCH_MEMORY_DELIVERIES ?? 100_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
 // ---- fixtures -------------------------------------------------------------------------------
 
@@ -190,52 +191,101 @@ async function scenarioDirect(app, body) {
   return figures(await load(app.url, body, signedHeaders(body)));
 }
 
-async function scenarioProxy(app, body, mode) {
-  const proxy = await startBareProxy(app.url, mode);
+/**
+ * Figures of one subject over its rounds: throughput and p50 averaged (the rounds are equally
+ * long), p99 the worst round's, counts summed.
+ */
+function merge(rounds) {
+  const mean = (key) => rounds.reduce((sum, r) => sum + r[key], 0) / rounds.length;
+  const sum = (key) => rounds.reduce((total, r) => total + r[key], 0);
+  return {
+    requestsPerSecond: Math.round(mean('requestsPerSecond')),
+    p50Ms: Math.round(mean('p50Ms') * 10) / 10,
+    p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
+    errors: sum('errors'),
+    non2xx: sum('non2xx'),
+    total: sum('total'),
+  };
+}
+
+/**
+ * Loads the subjects in turns, ROUNDS rounds of DURATION / ROUNDS seconds each, so that subjects
+ * compared as a ratio share the machine's good and bad moments (this VM's speed drifts by ±20 %
+ * within minutes); then each reports its figures and is stopped.
+ */
+async function interleaved(body, subjects) {
+  const rounds = subjects.map(() => []);
   try {
-    const result = figures(await load(proxy.url, body, signedHeaders(body)));
-    return { ...result, listenerPeakRssMB: mb(await procStatus(proxy.pid, 'VmHWM')) };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, subject] of subjects.entries()) {
+        rounds[i].push(figures(await load(subject.url, body, signedHeaders(body, subject.secret), { duration: DURATION / ROUNDS })));
+      }
+    }
+    const rows = [];
+    for (const [i, subject] of subjects.entries()) rows.push(await subject.report(merge(rounds[i])));
+    return rows;
   } finally {
-    await proxy.close();
+    for (const subject of subjects) await subject.close();
   }
 }
 
-async function scenarioListen(app, body, { maxCaptures = 1000, prefill = 0, extraArgs = [] } = {}) {
+/** B: a bare http-proxy in its own process. */
+async function proxySubject(app, mode) {
+  const proxy = await startBareProxy(app.url, mode);
+  return {
+    url: proxy.url,
+    secret: SECRET,
+    report: async (result) => ({ ...result, listenerPeakRssMB: mb(await procStatus(proxy.pid, 'VmHWM')) }),
+    close: () => proxy.close(),
+  };
+}
+
+/** C: clockhook listen with one inspector page connected, receiving every capture. */
+async function listenSubject(app, { maxCaptures = 1000, prefill = 0 } = {}) {
   const dir = await folder();
   if (prefill) await fullStore(dir, prefill);
-  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--max-captures', String(maxCaptures), '--no-open', ...extraArgs], dir);
+  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--max-captures', String(maxCaptures), '--no-open'], dir);
   const ready = await listenProc.ready;
   const inspector = await connectInspector(ready.inspector);
   await inspector.snapshot;
-  try {
-    const result = figures(await load(ready.listener, body, signedHeaders(body)));
-    await settle(() => listenProc.deliveries >= result.total && inspector.captures >= result.total);
-    return { ...result, listenerPeakRssMB: mb(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries, inspectorMessages: inspector.captures };
-  } finally {
-    inspector.socket.close();
-    await listenProc.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  return {
+    url: ready.listener,
+    secret: SECRET,
+    async report(result) {
+      await settle(() => listenProc.deliveries >= result.total && inspector.captures >= result.total);
+      return { ...result, listenerPeakRssMB: mb(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries, inspectorMessages: inspector.captures };
+    },
+    async close() {
+      inspector.socket.close();
+      await listenProc.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
-async function scenarioRelay(app, body) {
+/** D: clockhook relay + listen --relay (embedded sandbox, inspector page connected). */
+async function relaySubject(app) {
   const dir = await folder();
   const relay = spawnClockhook(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
   const relayReady = await relay.ready;
   const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--relay', relayReady.url, '--forward-to', app.url, '--print-secret', '--no-open'], dir);
-  try {
-    const ready = await listenProc.ready;
-    const inspector = await connectInspector(ready.inspector);
-    await inspector.snapshot;
-    const result = figures(await load(ready.publicUrl, body, signedHeaders(body, ready.secret)));
-    await settle(() => listenProc.deliveries >= result.total);
-    inspector.socket.close();
-    return { ...result, listenerPeakRssMB: mb(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries };
-  } finally {
-    await listenProc.stop();
-    await relay.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  const ready = await listenProc.ready;
+  const inspector = await connectInspector(ready.inspector);
+  await inspector.snapshot;
+  return {
+    url: ready.publicUrl,
+    secret: ready.secret,
+    async report(result) {
+      await settle(() => listenProc.deliveries >= result.total);
+      return { ...result, listenerPeakRssMB: mb(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries };
+    },
+    async close() {
+      inspector.socket.close();
+      await listenProc.stop();
+      await relay.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 async function startupWithFullStore(app) {
@@ -297,18 +347,12 @@ console.error(`clockhook bench: ${CONNECTIONS} connections, ${DURATION} s per sc
 const rows = {};
 console.error('A  direct to the app');
 rows.A = await scenarioDirect(app, body);
-console.error('B  bare http-proxy, keep-alive agent');
-rows.B = await scenarioProxy(app, body, 'keepalive');
+console.error(`B, C, D in turns (${ROUNDS} rounds): bare http-proxy with a keep-alive agent; clockhook listen (verify, capture to disk, forward, one inspector connected); relay + listen --relay`);
+[rows.B, rows.C, rows.D] = await interleaved(body, [await proxySubject(app, 'keepalive'), await listenSubject(app), await relaySubject(app)]);
 console.error('B0 bare http-proxy, default agent (reference)');
-rows.B0 = await scenarioProxy(app, body, 'default');
-console.error('C  clockhook listen (verify, capture to disk, forward, one inspector connected)');
-rows.C = await scenarioListen(app, body);
-console.error('C10k-empty  listen --max-captures 10000, empty store');
-rows.C10kEmpty = await scenarioListen(app, body, { maxCaptures: 10_000 });
-console.error('C10k-full   listen --max-captures 10000, 10,000 captures stored');
-rows.C10kFull = await scenarioListen(app, body, { maxCaptures: 10_000, prefill: 10_000 });
-console.error('D  clockhook relay + listen --relay');
-rows.D = await scenarioRelay(app, body);
+[rows.B0] = await interleaved(body, [await proxySubject(app, 'default')]);
+console.error(`C with --max-captures 10000, an empty store and a full one, in turns (${ROUNDS} rounds)`);
+[rows.C10kEmpty, rows.C10kFull] = await interleaved(body, [await listenSubject(app, { maxCaptures: 10_000 }), await listenSubject(app, { maxCaptures: 10_000, prefill: 10_000 })]);
 console.error('start-up with a full 10,000-capture store');
 const startupMs = await startupWithFullStore(app);
 console.error('inspector snapshot of 1,000 captures');
