@@ -1,4 +1,6 @@
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { WebSocket } from 'ws';
 
 /** Listens on `port` and `host`; rejects with the server's error (EADDRINUSE, EACCES…) instead of throwing it later. */
 export function listenOn(server: Server, port: number, host: string): Promise<void> {
@@ -31,4 +33,25 @@ export async function onPortOrFree<T>(port: number, start: (port: number) => Pro
     taken(port);
     return start(0);
   }
+}
+
+const corked = new WeakSet<Socket>();
+
+/**
+ * Sends a text frame on a WebSocket so that every frame sent to it during one turn of the event
+ * loop leaves in one write: its TCP socket stays corked until the turn's check phase. ws writes
+ * each frame at once otherwise, one system call per frame, which under load cost the listener and
+ * the relay more than building the frames. (`_socket` is ws's own field for that socket.)
+ */
+export function sendInTurn(ws: WebSocket, text: string): void {
+  const tcp = (ws as WebSocket & { _socket?: Socket })._socket;
+  if (tcp && !corked.has(tcp)) {
+    corked.add(tcp);
+    tcp.cork();
+    setImmediate(() => {
+      corked.delete(tcp);
+      tcp.uncork();
+    });
+  }
+  ws.send(text);
 }

@@ -8,7 +8,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
 import { type ActionContext, handleAction, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
-import { closeNow, listenOn } from '../net.js';
+import { closeNow, listenOn, sendInTurn } from '../net.js';
 
 export interface InspectorOptions extends ActionContext {
   /** @default 4301; always bound to 127.0.0.1 */
@@ -148,10 +148,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   }
 
   /**
-   * Sends each message to every page. A page's messages of one flush leave in one system call:
-   * its TCP socket is corked around them (ws writes each frame at once otherwise). Whether a page
-   * is too slow is decided before the flush, from what the kernel has not taken yet: a page gets a
-   * whole flush or, once it is behind, no more captures until a resync.
+   * Sends each message to every page, a page's messages of one flush in one write (sendInTurn).
+   * Whether a page is too slow is decided before the flush, from what the kernel has not taken yet:
+   * a page gets a whole flush or, once it is behind, no more captures until a resync.
    */
   function broadcastAll(messages: InspectorMessage[]): void {
     const texts = messages.map((message) => JSON.stringify(message));
@@ -159,10 +158,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       if (client.socket.readyState !== client.socket.OPEN) continue;
       // a slow page: never buffer without bound, resync it later
       if (client.socket.bufferedAmount > maxBuffered) client.stale = true;
-      const tcp = (client.socket as WebSocket & { _socket?: Socket })._socket;
-      tcp?.cork();
-      for (const [i, text] of texts.entries()) if (!(client.stale && messages[i].type === 'capture')) client.socket.send(text);
-      tcp?.uncork();
+      for (const [i, text] of texts.entries()) if (!(client.stale && messages[i].type === 'capture')) sendInTurn(client.socket, text);
     }
   }
 

@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
 import { writePrivateFile } from '../store/index.js';
 import { CONNECT_PATH, channelFor, type RelayFrame } from './protocol.js';
+import { sendInTurn } from '../net.js';
 
 /** `.clockhook/relay.json`: the token made by listen, so a restart gets the same public URL. */
 export interface RelayRecord {
@@ -94,7 +95,7 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
     const headers = { ...frame.headers, 'content-length': String(body.length) };
     const reply = (status: number, responseHeaders: Record<string, string | string[]>, bytes: Buffer) => {
       if (ws.readyState === WebSocket.OPEN) {
-        ws.send(JSON.stringify({ type: 'response', id: frame.id, status, headers: responseHeaders, body: bytes.toString('base64') } satisfies RelayFrame));
+        sendInTurn(ws, JSON.stringify({ type: 'response', id: frame.id, status, headers: responseHeaders, body: bytes.toString('base64') } satisfies RelayFrame));
       }
     };
     const req = request({ ...options.target, agent, method: frame.method, path: frame.path, headers }, (res) => {

@@ -6,7 +6,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { answerClientError, withoutHopByHop } from '../listener/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { CHANNEL_PATTERN, CONNECT_PATH, channelFor, parseResponseFrame, type RelayFrame, TOKEN_PATTERN } from './protocol.js';
-import { closeNow, listenOn } from '../net.js';
+import { closeNow, listenOn, sendInTurn } from '../net.js';
 
 export interface RelayRequestLog {
   event: 'request';
@@ -164,7 +164,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
       if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
       const frame: RelayFrame = { type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body: body.toString('base64') };
-      socket.send(JSON.stringify(frame));
+      sendInTurn(socket, JSON.stringify(frame));
     });
 
     if (response === 'timeout') {
