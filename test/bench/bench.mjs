@@ -1,7 +1,7 @@
 // npm run bench: clockhook beside the bare proxy, in one run, on one machine, as ratios (issue 8).
 // Plain ESM over dist/ (built by `npm run bench` first), so it runs on Node 20 without a TS loader.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
 import { signPayload } from '../../dist/index.js';
+import { procStatus, spawnJson } from '../helpers/clockhook-process.mjs';
 
-const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
 const RESULTS = fileURLToPath(new URL('../../bench-results.json', import.meta.url));
 const SECRET = 'whsec_bench_secret_0123456789';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -59,45 +59,18 @@ async function startBareProxy(target, mode) {
   };
 }
 
-/** A clockhook command as a child process with --json; resolves at its ready line. */
+/** A clockhook command with --json, counting the deliveries it answered 2xx. */
 function spawnClockhook(args, cwd) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let deliveries = 0;
-  let stderr = '';
-  let buffer = '';
-  const ready = new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk;
-      let newline = buffer.indexOf('\n');
-      while (newline !== -1) {
-        const line = JSON.parse(buffer.slice(0, newline));
-        buffer = buffer.slice(newline + 1);
-        if (line.event === 'ready') resolve(line);
-        else if (line.event === 'delivery' && line.status >= 200 && line.status < 300) deliveries += 1;
-        newline = buffer.indexOf('\n');
-      }
-    });
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => reject(new Error(`clockhook ${args[0]} exited ${code}: ${stderr}`)));
+  const proc = spawnJson(args, cwd, (line) => {
+    if (line.event === 'delivery' && line.status >= 200 && line.status < 300) deliveries += 1;
   });
   return {
-    child,
-    ready,
+    ...proc,
     get deliveries() {
       return deliveries;
     },
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
   };
-}
-
-async function procStatus(pid, field) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
 }
 
 const CAPTURE_PREFIX = Buffer.from('{"type":"capture",');

@@ -1,45 +1,17 @@
 // npm run soak (issue 9): SOAK_SECONDS (600) at SOAK_RATE deliveries/s (200) through a relay and a
 // listener, one inspector connected, a receiver that fails 10 % of requests and restarts once.
 // At the end: no delivery lost, RSS growth under 20 MB after warm-up, every failure in the store.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { signPayload } from '../../dist/index.js';
+import { procStatus, spawnJson } from '../helpers/clockhook-process.mjs';
 
-const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const RATE = Number(process.env.SOAK_RATE ?? 200);
 const WARM_UP = Math.min(60, Math.round(SECONDS / 5));
-
-function spawnJson(args, cwd) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines = [];
-  let buffer = '';
-  let stderr = '';
-  const ready = new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      buffer += chunk;
-      for (let i = buffer.indexOf('\n'); i !== -1; i = buffer.indexOf('\n')) {
-        const line = JSON.parse(buffer.slice(0, i));
-        buffer = buffer.slice(i + 1);
-        if (line.event === 'ready') resolve(line);
-        else lines.push(line);
-      }
-    });
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('exit', (code) => reject(new Error(`${args[0]} exited ${code}: ${stderr}`)));
-  });
-  return { child, ready, lines, stop: () => new Promise((r) => (child.exitCode !== null ? r() : (child.once('exit', r), child.kill('SIGTERM')))) };
-}
-
-async function rss(pid) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
-}
 
 /** The receiver: every 10th request fails with 500; `restart()` takes it down for 2 s. */
 async function startReceiver() {
@@ -81,7 +53,8 @@ const dir = await mkdtemp(join(tmpdir(), 'clockhook-soak-'));
 const app = await startReceiver();
 const relay = spawnJson(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
 const relayReady = await relay.ready;
-const listen = spawnJson(['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--relay', relayReady.url, '--forward-to', app.url, '--print-secret', '--no-open'], dir);
+const listenLines = [];
+const listen = spawnJson(['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--relay', relayReady.url, '--forward-to', app.url, '--print-secret', '--no-open'], dir, (line) => listenLines.push(line));
 const ready = await listen.ready;
 const inspectorUrl = new URL(ready.inspector);
 const seenByInspector = new Set();
@@ -112,7 +85,7 @@ while (Date.now() - started < SECONDS * 1000) {
   }
   const elapsed = (Date.now() - started) / 1000;
   if (!baseline && elapsed >= WARM_UP) {
-    baseline = await rss(listen.child.pid);
+    baseline = (await procStatus(listen.child.pid, 'VmRSS')) / 1024 / 1024;
     console.error(`  RSS after warm-up: ${baseline.toFixed(1)} MB`);
   }
   if (!restarted && elapsed >= SECONDS / 2) {
@@ -127,7 +100,7 @@ phase('load done');
 await Promise.all(inFlight);
 phase('all answered');
 await new Promise((r) => setTimeout(r, 1500));
-const finalRss = await rss(listen.child.pid);
+const finalRss = (await procStatus(listen.child.pid, 'VmRSS')) / 1024 / 1024;
 ws.close();
 await listen.stop();
 phase('listen stopped');
@@ -135,7 +108,7 @@ await relay.stop();
 await app.close();
 phase('all stopped');
 
-const delivered = new Map(listen.lines.filter((l) => l.event === 'delivery').map((l) => [l.eventId, l]));
+const delivered = new Map(listenLines.filter((l) => l.event === 'delivery').map((l) => [l.eventId, l]));
 const answered = [...sent].filter(([, status]) => status !== 0);
 const lost = answered.filter(([id]) => !delivered.has(id)).map(([id]) => id);
 const failed = answered.filter(([, status]) => status < 200 || status >= 300).map(([id]) => id);

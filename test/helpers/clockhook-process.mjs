@@ -1,0 +1,45 @@
+// For the plain-ESM scripts over dist/ (npm run bench, npm run soak): clockhook as a child process.
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
+
+/**
+ * A clockhook command with --json as a child process: `ready` resolves with its ready line (and
+ * rejects if it exits first); every later NDJSON line goes to `onLine`.
+ */
+export function spawnJson(args, cwd, onLine = () => {}) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let buffer = '';
+  const ready = new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      buffer += chunk;
+      for (let newline = buffer.indexOf('\n'); newline !== -1; newline = buffer.indexOf('\n')) {
+        const line = JSON.parse(buffer.slice(0, newline));
+        buffer = buffer.slice(newline + 1);
+        if (line.event === 'ready') resolve(line);
+        else onLine(line);
+      }
+    });
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => reject(new Error(`clockhook ${args[0]} exited ${code}: ${stderr}`)));
+  });
+  return {
+    child,
+    ready,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A `/proc/<pid>/status` memory field (VmRSS, VmHWM…) in bytes. */
+export async function procStatus(pid, field) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+}
