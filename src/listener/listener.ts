@@ -157,10 +157,11 @@ function answerError(res: ServerResponse, statusCode: number, code: string, mess
   res.end(body);
 }
 
-function parseEnvelope(bytes: Buffer): Pick<Capture, 'envelope' | 'contractProblems'> {
+/** `text`: the body decoded as UTF-8 (invalid bytes replaced). */
+function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProblems'> {
   let json: unknown;
   try {
-    json = JSON.parse(bytes.toString('utf8'));
+    json = JSON.parse(text);
   } catch {
     return { envelope: null, contractProblems: [{ field: '(body)', message: 'the body is not JSON' }] };
   }
@@ -337,7 +338,9 @@ export class Listener {
     delete req.headers[REPLAY_HEADER];
     const body = await readBody(req, this.#options.maxBodyBytes);
     const signature = this.#checkSignature(req, body.bytes);
-    const parsed = parseEnvelope(body.bytes);
+    const stored = encodeBody(body.bytes);
+    // A UTF-8 body is decoded once, for the capture and for the envelope check.
+    const parsed = parseEnvelope(stored.bodyEncoding === 'utf8' ? stored.body : body.bytes.toString('utf8'));
     const store = this.#options.store;
     const firstId = parsed.envelope ? store.firstWithEventId(parsed.envelope.id) : undefined;
 
@@ -360,7 +363,7 @@ export class Listener {
       method: req.method ?? 'GET',
       path: requestPath,
       headers: copyHeaders(req),
-      ...encodeBody(body.bytes),
+      ...stored,
       bodySize: body.size,
       ...(body.truncated ? { bodyTruncated: true } : {}),
       signature,
