@@ -1,4 +1,5 @@
 export { answerClientError, type DeliveryReport, Listener, type ListenerOptions, ReplayError, type ReplayRequest, type ReplayResult } from './listener.js';
+export type { DirectAnswer, DirectRequest } from './direct.js';
 export { withoutHopByHop } from './forward.js';
 export { normalizeBasePath, normalizeForwardTarget } from './target.js';
 export { type ListenMode, type ListenOptions, type ListenSession, ListenUsageError, type ReadyInfo, type RelayEvent, startListen } from './session.js';

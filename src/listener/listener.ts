@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, signPayload, verifySignature } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, type CaptureSignature, type CaptureStore, decodeBody, encodeBody, newCaptureId } from '../store/index.js';
+import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import { Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
 import { listenOn } from '../net.js';
@@ -223,14 +224,7 @@ export class Listener {
         // connection is dropped soon after its limit, not up to 30 s later.
         connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
       },
-      (req, res) => {
-      const task = this.#handle(req, res).catch((error) => {
-        this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`);
-        answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
-      });
-      this.#inFlight.add(task);
-      task.finally(() => this.#inFlight.delete(task));
-      },
+      (req, res) => this.#run(req, res, () => readBody(req, this.#options.maxBodyBytes)),
     );
     server.on('clientError', answerClientError);
     await listenOn(server, this.#options.port, this.#options.host);
@@ -297,6 +291,34 @@ export class Listener {
     return this.#closing;
   }
 
+  /**
+   * A request handed over inside this process (by the relay client): it takes the same path as a
+   * delivery over HTTP, without a loopback HTTP hop, and resolves with what the sender is to get.
+   */
+  handleDirect(request: DirectRequest): Promise<DirectAnswer> {
+    const { req, res, answer } = directExchange(request);
+    if (this.#closing || !this.#server) {
+      answerError(res, 503, 'listener_closing', 'clockhook is shutting down; retry later.', newCaptureId());
+      return answer;
+    }
+    const { maxBodyBytes } = this.#options;
+    const { body } = request;
+    this.#run(req, res, async () =>
+      body.length > maxBodyBytes ? { bytes: body.subarray(0, maxBodyBytes), size: body.length, truncated: true } : { bytes: body, size: body.length, truncated: false },
+    );
+    return answer;
+  }
+
+  /** Handles one request, keeping track of it until it is answered (close waits for those). */
+  #run(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body>): void {
+    const task = this.#handle(req, res, read).catch((error) => {
+      this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`);
+      answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
+    });
+    this.#inFlight.add(task);
+    task.finally(() => this.#inFlight.delete(task));
+  }
+
   #replayOf(req: IncomingMessage): string | undefined {
     const value = req.headers[REPLAY_HEADER];
     if (typeof value !== 'string') return undefined;
@@ -317,7 +339,8 @@ export class Listener {
     return { status: result.reason === 'missing_header' ? 'missing' : 'invalid', reason: result.reason, hint: result.hint, ...age };
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** `read`: the raw body (read from the socket, or handed over whole). */
+  async #handle(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body>): Promise<void> {
     const started = performance.now();
     const requestPath = req.url ?? '/';
     const relative = pathUnderBase(requestPath, this.#basePath);
@@ -336,7 +359,7 @@ export class Listener {
     const replayOf = this.#replayOf(req);
     // Internal only: never stored, never passed to the app, whoever sent it.
     delete req.headers[REPLAY_HEADER];
-    const body = await readBody(req, this.#options.maxBodyBytes);
+    const body = await read();
     const signature = this.#checkSignature(req, body.bytes);
     const stored = encodeBody(body.bytes);
     // A UTF-8 body is decoded once, for the capture and for the envelope check.

@@ -189,7 +189,7 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
   const relay = connectRelay({
     relayUrl,
     token: record.token,
-    target: listener.address,
+    handle: (request) => listener.handleDirect(request),
     logger,
     maxDisconnectedMs: options.relayMaxDisconnectedMs,
     onConnected: (url) => onRelayEvent({ state: 'connected', publicUrl: url }),

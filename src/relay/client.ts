@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
 import WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
+import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
 import { writePrivateFile } from '../store/index.js';
 import { CONNECT_PATH, channelFor, type RelayFrame } from './protocol.js';
 import { sendInTurn } from '../net.js';
@@ -19,8 +19,8 @@ export interface RelayClientOptions {
   /** The relay's base URL, e.g. https://hooks.example.com */
   relayUrl: string;
   token: string;
-  /** Where relayed requests go: the local listener's address. */
-  target: { host: string; port: number };
+  /** Where relayed requests go: the local listener (`Listener.handleDirect`). */
+  handle: (request: DirectRequest) => Promise<DirectAnswer>;
   logger?: Logger;
   sleep?: (ms: number) => Promise<void>;
   /** First reconnect delay; doubles up to `maxBackoffMs`, with jitter. @default 250 */
@@ -67,8 +67,8 @@ function websocketUrl(relayUrl: string): string {
 
 /**
  * Keeps one WebSocket to the relay open: reconnects with capped exponential backoff and jitter,
- * pings both ways, and hands each relayed request to the local listener over loopback HTTP, so it
- * goes through exactly the path of a direct delivery.
+ * pings both ways, and hands each relayed request to the local listener in this process, where it
+ * goes through exactly the path of a delivery over HTTP.
  */
 export function connectRelay(options: RelayClientOptions): RelayClient {
   const logger = options.logger ?? silentLogger;
@@ -76,8 +76,8 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
   const minBackoff = options.minBackoffMs ?? 250;
   const maxBackoff = options.maxBackoffMs ?? 15_000;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
-  const agent = new Agent({ keepAlive: true });
   const channel = channelFor(options.token);
+  const encrypted = new URL(options.relayUrl).protocol === 'https:';
   let socket: WebSocket | null = null;
   let closed = false;
   let disconnectedSince: number | null = null;
@@ -90,28 +90,16 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
   });
   ready.catch(() => {});
 
-  function forward(frame: Extract<RelayFrame, { type: 'request' }>, ws: WebSocket): void {
-    const body = Buffer.from(frame.body, 'base64');
-    const headers = { ...frame.headers, 'content-length': String(body.length) };
-    const reply = (status: number, responseHeaders: Record<string, string | string[]>, bytes: Buffer) => {
-      if (ws.readyState === WebSocket.OPEN) {
-        sendInTurn(ws, JSON.stringify({ type: 'response', id: frame.id, status, headers: responseHeaders, body: bytes.toString('base64') } satisfies RelayFrame));
-      }
+  /** `hop`: the relay's address as this side sees it; `encrypted`: reached over TLS. */
+  function forward(frame: Extract<RelayFrame, { type: 'request' }>, ws: WebSocket, hop: string | undefined): void {
+    const reply = ({ status, headers, body }: DirectAnswer) => {
+      if (ws.readyState === WebSocket.OPEN) sendInTurn(ws, JSON.stringify({ type: 'response', id: frame.id, status, headers, body: body.toString('base64') } satisfies RelayFrame));
     };
-    const req = request({ ...options.target, agent, method: frame.method, path: frame.path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const responseHeaders: Record<string, string | string[]> = {};
-        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) responseHeaders[name] = value;
-        reply(res.statusCode ?? 502, responseHeaders, Buffer.concat(chunks));
-      });
+    const request = { method: frame.method, path: frame.path, headers: frame.headers, body: Buffer.from(frame.body, 'base64'), remoteAddress: hop, encrypted };
+    options.handle(request).then(reply, (error: Error) => {
+      const message = JSON.stringify({ error: { type: 'api_error', code: 'listener_failed', message: `The local listener failed on this request: ${error.message}` } });
+      reply({ status: 502, headers: { 'content-type': 'application/json' }, body: Buffer.from(message) });
     });
-    req.on('error', (error) => {
-      const message = JSON.stringify({ error: { type: 'api_error', code: 'listener_unreachable', message: `The local listener did not answer: ${error.message}` } });
-      reply(502, { 'content-type': 'application/json' }, Buffer.from(message));
-    });
-    req.end(body);
   }
 
   async function run(): Promise<void> {
@@ -153,6 +141,10 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
       let replaced = false;
       let alive = true;
       let failure = '';
+      let hop: string | undefined;
+      ws.on('upgrade', (res) => {
+        hop = res.socket.remoteAddress;
+      });
       const heartbeat = setInterval(() => {
         if (!alive) {
           ws.terminate();
@@ -186,7 +178,7 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
           disconnectedSince = null;
           resolveReady(frame.publicUrl);
           options.onConnected?.(frame.publicUrl);
-        } else if (frame.type === 'request') forward(frame, ws);
+        } else if (frame.type === 'request') forward(frame, ws, hop);
         else if (frame.type === 'replaced') {
           replaced = true;
           options.onReplaced?.(frame.message);
@@ -219,7 +211,6 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
     async close() {
       closed = true;
       socket?.terminate();
-      agent.destroy();
       rejectReady(new Error('closed'));
       await running;
     },
