@@ -1,5 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, signPayload, verifySignature } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -96,8 +95,7 @@ const DEFAULTS = {
 
 type ListenerConfig = typeof DEFAULTS & { store: CaptureStore; forwardTo: URL | null };
 
-/** Internal header by which the listener's own replays enter the same path; never forwarded. */
-const REPLAY_HEADER = 'x-clockhook-replay';
+/** Set on a replay's answer (which never leaves the process) so that `replay` learns the new capture. */
 const CAPTURE_HEADER = 'x-clockhook-capture';
 
 interface Body {
@@ -130,6 +128,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<Body> {
     req.on('end', () => resolve({ bytes: Buffer.concat(chunks), size, truncated: false }));
     req.on('error', reject);
   });
+}
+
+/** A body handed over whole, cut at `limit` like one read from a socket. */
+function wholeBody(bytes: Buffer, limit: number): Body {
+  return bytes.length > limit ? { bytes: bytes.subarray(0, limit), size: bytes.length, truncated: true } : { bytes, size: bytes.length, truncated: false };
 }
 
 /** The request's headers as stored: Node gives them lower-cased already; undefined ones are dropped. */
@@ -184,7 +187,6 @@ export class Listener {
   readonly #options: ListenerConfig;
   readonly #basePath: string;
   readonly #forwarder: Forwarder | null;
-  readonly #replayToken = randomBytes(32).toString('hex');
   readonly #inFlight = new Set<Promise<void>>();
   #server: Server | null = null;
   #secret: string | null;
@@ -252,26 +254,12 @@ export class Listener {
       if (!this.#secret) throw new ReplayError('no_secret', 'No endpoint secret is known, so the body cannot be re-signed. Pass --secret, or use "Replay as-is".');
       headers['x-service-signature'] = signPayload({ payload: bytes, secret: this.#secret, timestamp: Math.floor(this.#options.now() / 1000) });
     }
-    headers['content-length'] = String(bytes.length);
-    headers[REPLAY_HEADER] = `${this.#replayToken} ${captureId}`;
+    if (this.#closing) throw new ReplayError('listener_closing', 'clockhook is shutting down; the replay was not sent.');
     const started = performance.now();
-    return new Promise((resolve, reject) => {
-      const req = request({ ...this.address, method: original.method, path: original.path, headers }, (res) => {
-        res.resume();
-        res.on('end', () =>
-          resolve({ captureId: String(res.headers[CAPTURE_HEADER]), statusCode: res.statusCode ?? 0, durationMs: Math.round(performance.now() - started) }),
-        );
-      });
-      req.on('error', (error) => reject(new ReplayError('replay_failed', `The replay could not be sent: ${error.message}`)));
-      req.end(bytes);
-    });
-  }
-
-  /** Where a local client reaches this listener (loopback when it is bound to every address). */
-  get address(): { host: string; port: number } {
-    const address = this.#server?.address() as AddressInfo;
-    const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
-    return { host, port: address.port };
+    const { req, res, answer } = directExchange({ method: original.method, path: original.path, headers, body: bytes });
+    this.#run(req, res, async () => wholeBody(bytes, this.#options.maxBodyBytes), captureId);
+    const { status, headers: answered } = await answer;
+    return { captureId: String(answered[CAPTURE_HEADER]), statusCode: status, durationMs: Math.round(performance.now() - started) };
   }
 
   /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */
@@ -301,31 +289,21 @@ export class Listener {
       answerError(res, 503, 'listener_closing', 'clockhook is shutting down; retry later.', newCaptureId());
       return answer;
     }
-    const { maxBodyBytes } = this.#options;
-    const { body } = request;
-    this.#run(req, res, async () =>
-      body.length > maxBodyBytes ? { bytes: body.subarray(0, maxBodyBytes), size: body.length, truncated: true } : { bytes: body, size: body.length, truncated: false },
-    );
+    this.#run(req, res, async () => wholeBody(request.body, this.#options.maxBodyBytes));
     return answer;
   }
 
-  /** Handles one request, keeping track of it until it is answered (close waits for those). */
-  #run(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body>): void {
-    const task = this.#handle(req, res, read).catch((error) => {
+  /**
+   * Handles one request, keeping track of it until it is answered (close waits for those).
+   * `replayOf`: the capture a replay repeats (replays are handed over by `replay`, never over HTTP).
+   */
+  #run(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body>, replayOf?: string): void {
+    const task = this.#handle(req, res, read, replayOf).catch((error) => {
       this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`);
       answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
     });
     this.#inFlight.add(task);
     task.finally(() => this.#inFlight.delete(task));
-  }
-
-  #replayOf(req: IncomingMessage): string | undefined {
-    const value = req.headers[REPLAY_HEADER];
-    if (typeof value !== 'string') return undefined;
-    const [token, captureId] = value.split(' ');
-    const expected = Buffer.from(this.#replayToken);
-    const given = Buffer.from(token ?? '');
-    return given.length === expected.length && timingSafeEqual(given, expected) ? captureId : undefined;
   }
 
   #checkSignature(req: IncomingMessage, bytes: Buffer): CaptureSignature {
@@ -340,7 +318,7 @@ export class Listener {
   }
 
   /** `read`: the raw body (read from the socket, or handed over whole). */
-  async #handle(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body>): Promise<void> {
+  async #handle(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body>, replayOf: string | undefined): Promise<void> {
     const started = performance.now();
     const requestPath = req.url ?? '/';
     const relative = pathUnderBase(requestPath, this.#basePath);
@@ -356,9 +334,6 @@ export class Listener {
       req.resume();
       return;
     }
-    const replayOf = this.#replayOf(req);
-    // Internal only: never stored, never passed to the app, whoever sent it.
-    delete req.headers[REPLAY_HEADER];
     const body = await read();
     const signature = this.#checkSignature(req, body.bytes);
     const stored = encodeBody(body.bytes);
