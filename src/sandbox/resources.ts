@@ -8,7 +8,7 @@ import {
 } from '../contract/index.js';
 import { invalidParam, notFound, SandboxError } from './errors.js';
 import { ENDPOINTS_PER_ACCOUNT, TRIAL_CAPS, usageInLastDay } from './limits.js';
-import { type EndpointRecord, type EventRecordStored, newEventId, newSecret, type SandboxData } from './state.js';
+import { dropOldestEvents, type EndpointRecord, type EventRecordStored, newEventId, newSecret, type SandboxData } from './state.js';
 
 /** What a route handler sees: the state, the caller's account, its parsed body and query. */
 export interface RouteContext {
@@ -19,6 +19,8 @@ export interface RouteContext {
   query: URLSearchParams;
   now: number;
   apiVersion: string;
+  /** Events kept (the newest; see dropOldestEvents). */
+  maxEvents: number;
   /** Hands a new or redelivered event to the delivery worker. */
   deliver(event: EventRecordStored, endpoints: EndpointRecord[]): void;
   /** Stops pending deliveries to a deleted endpoint. */
@@ -239,6 +241,7 @@ export function createEvent(ctx: RouteContext, type: string, data: Record<string
     delivery_attempts: [],
   };
   ctx.data.events.push(event);
+  dropOldestEvents(ctx.data, ctx.maxEvents);
   return event;
 }
 

@@ -40,6 +40,8 @@ export interface SandboxOptions {
   apiVersion?: string;
   /** The receiver's time limit per attempt. @default 30000 (the contract's) */
   deliveryTimeoutMs?: number;
+  /** Only the newest this many events are kept (with their attempts); pending ones always. @default 5000 */
+  maxEvents?: number;
   /** @default Date.now */
   now?: () => number;
   /** @default silent */
@@ -67,6 +69,7 @@ const DEFAULTS = {
   timeScale: 1,
   apiVersion: '2026-11-01',
   deliveryTimeoutMs: 30_000,
+  maxEvents: 5000,
   now: Date.now,
   logger: silentLogger,
   onAttempt: (_report: AttemptReport) => {},
@@ -105,6 +108,7 @@ function validateOptions(options: typeof DEFAULTS): void {
   if (!API_VERSION_PATTERN.test(options.apiVersion)) {
     throw new TypeError(`apiVersion must be a date label YYYY-MM-DD (got ${JSON.stringify(options.apiVersion)}).`);
   }
+  if (!Number.isInteger(options.maxEvents) || options.maxEvents < 1) throw new TypeError(`maxEvents must be a positive integer (got ${options.maxEvents}).`);
 }
 
 function ensureDefaultAccount(data: SandboxData, now: number): KeyRecord {
@@ -249,6 +253,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       query: url.searchParams,
       now: now(),
       apiVersion: config.apiVersion,
+      maxEvents: config.maxEvents,
       deliver: (event, endpoints) => worker.enqueue(event, endpoints),
       cancelDeliveries: (endpointId) => worker.cancelForEndpoint(endpointId),
     };

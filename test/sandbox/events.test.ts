@@ -122,3 +122,34 @@ describe('redeliver', () => {
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'cannot_redeliver_synthetic_event' });
   });
 });
+
+describe('retention', () => {
+  it('keeps the newest maxEvents events, and any event still being delivered', async () => {
+    const small = await startTestSandbox({ maxEvents: 3 });
+    const failing = await startReceiver((_request, res) => {
+      res.writeHead(500);
+      res.end();
+    });
+    try {
+      const emitIn = async (type: string) => (await small.call('POST', '/sandbox/events', { body: { type } })).body as { id: string };
+      await small.call('POST', '/webhookEndpoint', { body: { url: failing.url, enabledEvents: ['shift.published'] } });
+      // Its first attempt fails; the retry is a minute away, so the delivery stays pending.
+      const retrying = await emitIn('shift.published');
+      await small.waitForAttempts(1);
+      const punches = [];
+      for (let i = 0; i < 4; i++) punches.push(await emitIn('punch.created'));
+      const listed = (await small.call('GET', '/event?limit=100')).body as { data: { id: string }[] };
+      expect(listed.data.map((e) => e.id)).toEqual([punches[3].id, punches[2].id, retrying.id]);
+      expect((await small.call('GET', `/event/${punches[0].id}`)).status).toBe(404);
+      const kept = (await small.call('GET', `/event/${retrying.id}`)).body as { delivery_attempts: unknown[] };
+      expect(kept.delivery_attempts).toHaveLength(1);
+    } finally {
+      await small.close();
+      await failing.close();
+    }
+  });
+
+  it('refuses a maxEvents that is not a positive integer', async () => {
+    await expect(startTestSandbox({ maxEvents: 0 })).rejects.toThrow(/maxEvents must be a positive integer/);
+  });
+});
