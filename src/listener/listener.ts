@@ -161,6 +161,16 @@ function answerError(res: ServerResponse, statusCode: number, code: string, mess
   res.end(body);
 }
 
+/** The message of one of the listener's own error answers, or the answer's text. */
+function errorMessage(body: Buffer): string {
+  const text = body.toString('utf8');
+  try {
+    return String((JSON.parse(text) as { error: { message: unknown } }).error.message);
+  } catch {
+    return text;
+  }
+}
+
 /** `text`: the body decoded as UTF-8 (invalid bytes replaced). */
 function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProblems'> {
   let json: unknown;
@@ -258,8 +268,11 @@ export class Listener {
     const started = performance.now();
     const { req, res, answer } = directExchange({ method: original.method, path: original.path, headers, body: bytes });
     this.#run(req, res, async () => wholeBody(bytes, this.#options.maxBodyBytes), captureId);
-    const { status, headers: answered } = await answer;
-    return { captureId: String(answered[CAPTURE_HEADER]), statusCode: status, durationMs: Math.round(performance.now() - started) };
+    const { status, headers: answered, body: said } = await answer;
+    const replayId = answered[CAPTURE_HEADER];
+    // Not captured: the listener refused it before (a path outside --path after a restart, say).
+    if (typeof replayId !== 'string') throw new ReplayError('replay_failed', `The replay was refused with ${status}: ${errorMessage(said)}`);
+    return { captureId: replayId, statusCode: status, durationMs: Math.round(performance.now() - started) };
   }
 
   /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */

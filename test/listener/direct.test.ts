@@ -91,6 +91,31 @@ describe('a request handed to the listener in-process (what the relay client doe
   });
 });
 
+describe('replay (handed to the listener in-process too)', () => {
+  it('records a replay capture of the original bytes, re-signed, and forwards it', async () => {
+    const body = Buffer.from('{"id":"evt_r","type":"punch.created"}');
+    await listener.handleDirect(delivery(body));
+    const [original] = store.all();
+    const result = await listener.replay({ captureId: original.id, mode: 'resign' });
+    expect(result.statusCode).toBe(202);
+    expect(store.get(result.captureId)).toMatchObject({ source: 'replay', replayOf: original.id, signature: { status: 'valid' } });
+    expect(app.received.at(-1)?.body.equals(body)).toBe(true);
+  });
+
+  it('says why when the listener refuses the replay (a path outside --path after a restart)', async () => {
+    await listener.handleDirect(delivery(Buffer.from('{"id":"evt_p"}')));
+    const [original] = store.all();
+    await listener.close(100);
+    listener = new Listener({ store, forwardTo: new URL(app.url), port: 0, secret: SECRET, path: '/elsewhere' });
+    await listener.start();
+    await expect(listener.replay({ captureId: original.id, mode: 'resign' })).rejects.toMatchObject({
+      code: 'replay_failed',
+      message: expect.stringContaining('/a is outside it'),
+    });
+    expect(store.all()).toHaveLength(1);
+  });
+});
+
 describe('directExchange', () => {
   it('collects head and body; an answer cut after its head becomes a 502 saying so', async () => {
     const whole = directExchange({ method: 'POST', path: '/', headers: {}, body: Buffer.alloc(0) });
