@@ -16,7 +16,7 @@ const SECRET = 'whsec_bench_secret_0123456789';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const MEMORY_DELIVERIES = Number(process.env.BENCH_MEMORY_DELIVERIES ?? 100_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 
 // ---- fixtures -------------------------------------------------------------------------------
 
