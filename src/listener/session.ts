@@ -121,8 +121,8 @@ async function isAnswering(url: URL, timeoutMs = 1000): Promise<boolean> {
 /** Checks the combination of options and picks where deliveries come from. */
 function chooseMode(options: ListenOptions): ListenMode {
   if (options.relay && options.publicUrl) throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
-  if (options.relay && !URL.canParse(options.relay)) {
-    throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not a URL; give the relay's base URL, e.g. https://hooks.example.com`);
+  if (options.relay && !/^https?:$/.test(URL.canParse(options.relay) ? new URL(options.relay).protocol : '')) {
+    throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`);
   }
   if (options.endpointId !== undefined && !options.secret) {
     throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
