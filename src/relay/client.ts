@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
 import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
 import { writePrivateFile } from '../store/index.js';
-import { CONNECT_PATH, channelFor, type RelayFrame } from './protocol.js';
+import { CONNECT_PATH, channelFor, parseRequestFrame, type RelayFrame } from './protocol.js';
 import { sendInTurn } from '../net.js';
 
 /** `.clockhook/relay.json`: the token made by listen, so a restart gets the same public URL. */
@@ -96,10 +96,13 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
       if (ws.readyState === WebSocket.OPEN) sendInTurn(ws, JSON.stringify({ type: 'response', id: frame.id, status, headers, body: body.toString('base64') } satisfies RelayFrame));
     };
     const request = { method: frame.method, path: frame.path, headers: frame.headers, body: Buffer.from(frame.body, 'base64'), remoteAddress: hop, encrypted };
-    options.handle(request).then(reply, (error: Error) => {
-      const message = JSON.stringify({ error: { type: 'api_error', code: 'listener_failed', message: `The local listener failed on this request: ${error.message}` } });
-      reply({ status: 502, headers: { 'content-type': 'application/json' }, body: Buffer.from(message) });
-    });
+    // Promise first: a handler that throws at once must not take the connection (or the process) down.
+    Promise.resolve()
+      .then(() => options.handle(request))
+      .then(reply, (error: Error) => {
+        const message = JSON.stringify({ error: { type: 'api_error', code: 'listener_failed', message: `The local listener failed on this request: ${error.message}` } });
+        reply({ status: 502, headers: { 'content-type': 'application/json' }, body: Buffer.from(message) });
+      });
   }
 
   async function run(): Promise<void> {
@@ -178,7 +181,11 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
           disconnectedSince = null;
           resolveReady(frame.publicUrl);
           options.onConnected?.(frame.publicUrl);
-        } else if (frame.type === 'request') forward(frame, ws, hop);
+        } else if (frame.type === 'request') {
+          const request = parseRequestFrame(frame);
+          if (request) forward(request, ws, hop);
+          else logger.warn(`The relay at ${options.relayUrl} sent a malformed request frame; ignored. Is it a clockhook relay of this version?`);
+        }
         else if (frame.type === 'replaced') {
           replaced = true;
           options.onReplaced?.(frame.message);

@@ -31,6 +31,13 @@ function isHeaders(value: unknown): value is Record<string, string | string[]> {
   return Object.values(value).every((v) => typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string')));
 }
 
+/** Parses a request frame from the relay; null for anything malformed (the listener then ignores it). */
+export function parseRequestFrame(frame: Record<string, unknown>): Extract<RelayFrame, { type: 'request' }> | null {
+  if (frame.type !== 'request' || !Number.isInteger(frame.id) || typeof frame.method !== 'string' || !/^[A-Z]{1,16}$/.test(frame.method)) return null;
+  if (typeof frame.path !== 'string' || !frame.path.startsWith('/') || typeof frame.body !== 'string' || !isHeaders(frame.headers)) return null;
+  return frame as Extract<RelayFrame, { type: 'request' }>;
+}
+
 /** Parses a response frame from a listener; null for anything malformed (the sender is then dropped). */
 export function parseResponseFrame(text: string): Extract<RelayFrame, { type: 'response' }> | null {
   let frame: unknown;

@@ -2,9 +2,10 @@ import { cp, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { signPayload } from '../../src/contract/index.js';
-import { channelFor, parseSize, type RelayRequestLog, type RelayServer, startRelayServer } from '../../src/relay/index.js';
+import { silentLogger } from '../../src/logger.js';
+import { channelFor, connectRelay, parseSize, type RelayRequestLog, type RelayServer, startRelayServer } from '../../src/relay/index.js';
 import { runCli, type SpawnedCli } from '../helpers/cli.js';
 import { post, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -219,6 +220,55 @@ describe('relay and listen --relay', () => {
     const res = await fetch(`${relay.url}/healthz`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true, channels: 0 });
+  });
+});
+
+describe('the relay client, against a relay that misbehaves', () => {
+  it('ignores a malformed request frame, keeps the connection, and answers 502 when the handler throws', async () => {
+    const fake = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await new Promise((resolve) => fake.once('listening', resolve));
+    const warnings: string[] = [];
+    const handled: string[] = [];
+    const answers: Record<string, unknown>[] = [];
+    const gotAnswers = new Promise<void>((resolve) => {
+      fake.on('connection', (socket) => {
+        socket.on('message', (data) => {
+          answers.push(JSON.parse(String(data)));
+          if (answers.length === 2) resolve();
+        });
+        socket.send(JSON.stringify({ type: 'ready', channel: 'c', publicUrl: 'http://relay.test/c/c' }));
+        socket.send(JSON.stringify({ type: 'request', id: 1, method: 'POST', path: '/', headers: null, body: '' }));
+        socket.send(JSON.stringify({ type: 'request', id: 2, method: 'POST', path: '/ok', headers: { 'x-a': 'b' }, body: Buffer.from('hi').toString('base64') }));
+        socket.send(JSON.stringify({ type: 'request', id: 3, method: 'POST', path: '/throws', headers: {}, body: '' }));
+      });
+    });
+    const client = connectRelay({
+      relayUrl: `http://127.0.0.1:${(fake.address() as { port: number }).port}`,
+      token: 't'.repeat(43),
+      logger: { ...silentLogger, warn: (line: string) => warnings.push(line) },
+      // Not async: it throws at once, which must not escape into the WebSocket's message handler.
+      handle: (request) => {
+        if (request.path === '/throws') throw new Error('boom');
+        handled.push(`${request.path} ${request.headers['x-a']} ${request.body.toString()}`);
+        return Promise.resolve({ status: 201, headers: { 'x-b': 'c' }, body: Buffer.from('done') });
+      },
+    });
+    try {
+      await client.ready;
+      await gotAnswers;
+      expect(handled).toEqual(['/ok b hi']);
+      // In the order they complete, which is not the order they came in.
+      answers.sort((a, b) => Number(a.id) - Number(b.id));
+      expect(answers).toEqual([
+        { type: 'response', id: 2, status: 201, headers: { 'x-b': 'c' }, body: Buffer.from('done').toString('base64') },
+        expect.objectContaining({ type: 'response', id: 3, status: 502 }),
+      ]);
+      expect(Buffer.from(String(answers[1].body), 'base64').toString()).toContain('boom');
+      expect(warnings.join('\n')).toMatch(/malformed request frame/);
+    } finally {
+      await client.close();
+      fake.close();
+    }
   });
 });
 
