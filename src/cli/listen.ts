@@ -147,14 +147,16 @@ export function registerListen(program: Command): void {
       const session = await startListen(options).catch((error: unknown) => {
         throw explainStartFailure(error, options.port);
       });
+      // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
+      stopRequested = () => session.close();
+      const stopped = onShutdown(() => session.close());
       if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
       else printReady(session.ready, session.secret, Boolean(flags.printSecret), session.mode);
       // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
       if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
         open(session.ready.inspector).catch(() => {});
       }
-      stopRequested = () => session.close();
-      await onShutdown(() => session.close());
+      await stopped;
     });
 }
 

@@ -65,11 +65,13 @@ export function registerRelay(program: Command): void {
         if (error.code === 'ENOENT') throw new CliError(`cannot read the TLS file ${error.path}: ${error.message}`);
         throw error;
       });
+      // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
+      const stopped = onShutdown(() => relay.close());
       if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
       else {
         console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);
         console.log(`Listeners connect with: clockhook listen --relay ${relay.publicUrl}`);
       }
-      await onShutdown(() => relay.close());
+      await stopped;
     });
 }

@@ -54,6 +54,8 @@ export function registerSandbox(program: Command): void {
         throw error;
       });
 
+      // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
+      const stopped = onShutdown(() => sandbox.close());
       if (flags.json) {
         printLine({ event: 'ready', apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: sandbox.account });
       } else {
@@ -61,6 +63,6 @@ export function registerSandbox(program: Command): void {
         console.log(`API key (full scope, account ${sandbox.account}, pro plan): ${sandbox.apiKey}`);
         console.log('Other clockhook commands in this folder find it by themselves. Ctrl-C to stop.');
       }
-      await onShutdown(() => sandbox.close());
+      await stopped;
     });
 }
