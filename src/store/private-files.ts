@@ -17,15 +17,18 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 
 /**
  * Writes a file atomically with mode 0600: a temp file beside it, fsync, rename. A reader never
- * sees half a file, and a crash leaves either the old or the new content.
+ * sees half a file, and a crash leaves either the old or the new content. `data` may come in
+ * pieces, made one at a time as they are written, so that a large file is never whole in memory.
  */
-export async function writePrivateFile(path: string, data: string | Buffer): Promise<void> {
+export async function writePrivateFile(path: string, data: string | Buffer | Iterable<string>): Promise<void> {
   await ensurePrivateDir(dirname(path));
   const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temp, 'w', 0o600);
   try {
     try {
-      await handle.writeFile(data);
+      if (typeof data === 'string' || Buffer.isBuffer(data)) await handle.writeFile(data);
+      // Each writeFile on a handle goes on from where the last one ended.
+      else for (const piece of data) await handle.writeFile(piece);
       await handle.sync();
     } finally {
       await handle.close();

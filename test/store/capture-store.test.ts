@@ -2,6 +2,8 @@ import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Capture, CaptureStore, newCaptureId, StoreLockedError } from '../../src/store/index.js';
+import { silentLogger } from '../../src/logger.js';
+import { JournalAdapter } from '../../src/store/journal.js';
 import { readCaptures } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';
 
@@ -101,6 +103,34 @@ describe('CaptureStore', () => {
     expect((await readFile(`${path}.journal`)).length).toBeLessThan(130 * 1024);
     expect((await readCaptures(dir.path)).length).toBe(200);
     await store.close();
+  });
+
+  it('writes a snapshot of many captures (made in pieces) that is exactly the store as JSON', async () => {
+    const store = await CaptureStore.open({ path, maxCaptures: 5000 });
+    const adds = [];
+    for (let i = 0; i < 1234; i++) adds.push(store.add(capture(`evt_${i}`, { body: `{"n":${i},"s":"\u2028 \\ \u0022"}` })));
+    await Promise.all(adds);
+    await store.close();
+    const text = await readFile(path, 'utf8');
+    expect(text).toBe(JSON.stringify({ version: 1, captures: store.all() }));
+    expect(JSON.parse(text).captures).toHaveLength(1234);
+  });
+
+  it('leaves a capture stored while a snapshot is being written to the next journal, not half in the snapshot', async () => {
+    const adapter = new JournalAdapter(path, { logger: silentLogger, now: Date.now, compactAfterBytes: 1024 });
+    const data = { version: 1 as const, captures: Array.from({ length: 1200 }, (_, i) => capture(`evt_${i}`)) };
+    const compacting = adapter.compact(data);
+    const late = capture('evt_late');
+    data.captures.push(late);
+    adapter.put(late);
+    await compacting;
+    expect(JSON.parse(await readFile(path, 'utf8')).captures.map((c: Capture) => c.envelope?.id)).not.toContain('evt_late');
+    adapter.append();
+    await adapter.sync();
+    adapter.close();
+    const reread = await new JournalAdapter(path, { logger: silentLogger, now: Date.now, compactAfterBytes: 1024 }).read();
+    expect(reread?.captures).toHaveLength(1201);
+    expect(reread?.captures.at(-1)?.envelope?.id).toBe('evt_late');
   });
 
   it('finds the first capture of an event id, pages newest first, and clears all but pinned', async () => {
