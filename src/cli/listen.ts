@@ -7,7 +7,7 @@ import { StoreLockedError } from '../store/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
-import { onShutdown, parsePort, parsePositiveInt } from './process.js';
+import { bindFailure, onShutdown, parsePort, parsePositiveInt } from './process.js';
 
 interface ListenFlags {
   forwardTo?: string;
@@ -145,7 +145,7 @@ export function registerListen(program: Command): void {
         },
       };
       const session = await startListen(options).catch((error: unknown) => {
-        throw explainStartFailure(error, options.port);
+        throw explainStartFailure(error, options.host ?? '127.0.0.1', options.port ?? 4300);
       });
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
       stopRequested = () => session.close();
@@ -176,7 +176,7 @@ function stopWith(event: RelayEvent): void {
   });
 }
 
-function explainStartFailure(error: unknown, port: number): unknown {
+function explainStartFailure(error: unknown, host: string, port: number): unknown {
   if (error instanceof ListenUsageError || error instanceof TypeError) return new UsageError(error.message);
   if (error instanceof StoreLockedError) return new CliError(error.message);
   if (error instanceof Error && error.message.startsWith('could not connect to the relay')) {
@@ -194,7 +194,5 @@ function explainStartFailure(error: unknown, port: number): unknown {
     const reasons: Record<string, string> = { EROFS: 'the file system is read-only', ENOSPC: 'the disk is full', EACCES: 'permission denied', EPERM: 'permission denied' };
     return new CliError(`cannot write ${path}: ${reasons[code ?? ''] ?? (error as Error).message}. Free the space or fix the folder, or run in a writable folder (the store can go elsewhere with --db).`);
   }
-  if (code === 'EADDRINUSE') return new CliError(`port ${port} is in use (another clockhook listen?). Stop it, or pick another with --port.`);
-  if (code === 'EACCES') return new CliError(`no permission to listen on port ${port}; use a port above 1024 with --port.`);
-  return error;
+  return bindFailure(error, host, port, 'another clockhook listen') ?? error;
 }

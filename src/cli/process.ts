@@ -1,4 +1,4 @@
-import { UsageError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
 import { flushOutput } from './output.js';
 
 /** Resolves after SIGINT or SIGTERM, once `stop` has finished; a second signal exits at once. */
@@ -28,4 +28,16 @@ export function parsePositiveInt(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive whole number (got ${value}).`);
   return n;
+}
+
+/**
+ * A server that could not listen, said for people: the port is taken, is not ours to use, or the
+ * address is not this machine's. Null for any other error. `holder`: who likely holds the port.
+ */
+export function bindFailure(error: unknown, host: string, port: number, holder: string): CliError | null {
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  if (syscall !== 'listen' && syscall !== 'bind' && syscall !== 'getaddrinfo') return null;
+  if (code === 'EADDRINUSE') return new CliError(`port ${port} on ${host} is in use (${holder}?). Stop it, or pick another with --port.`);
+  if (code === 'EACCES' || code === 'EPERM') return new CliError(`no permission to listen on port ${port}; use a port above 1024 with --port.`);
+  return new CliError(`cannot listen on ${host} (${code}): it is not an address of this machine. Use --host 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of its own addresses.`);
 }

@@ -3,7 +3,7 @@ import { consoleLogger } from '../logger.js';
 import { parseSize, type RelayRequestLog, startRelayServer } from '../relay/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
-import { onShutdown, parsePort, parsePositiveInt } from './process.js';
+import { bindFailure, onShutdown, parsePort, parsePositiveInt } from './process.js';
 
 interface RelayFlags {
   port: string;
@@ -61,9 +61,8 @@ export function registerRelay(program: Command): void {
         logger: consoleLogger,
         onRequest: (log) => (flags.json ? printLine(log) : console.log(requestLine(log))),
       }).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use. Stop what holds it, or pick another with --port.`);
         if (error.code === 'ENOENT') throw new CliError(`cannot read the TLS file ${error.path}: ${error.message}`);
-        throw error;
+        throw bindFailure(error, flags.host, port, 'another relay') ?? error;
       });
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
       const stopped = onShutdown(() => relay.close());

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { type AttemptReport, startSandbox } from '../sandbox/index.js';
 import { consoleLogger } from '../logger.js';
-import { CliError, UsageError } from './errors.js';
+import { UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
-import { onShutdown, parsePort } from './process.js';
+import { bindFailure, onShutdown, parsePort } from './process.js';
 
 interface SandboxFlags {
   port: string;
@@ -48,10 +48,7 @@ export function registerSandbox(program: Command): void {
         logger: consoleLogger,
         onAttempt: (report) => (flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report))),
       }).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'EADDRINUSE') {
-          throw new CliError(`port ${port} on ${flags.host} is in use (another sandbox?). Stop it, or pick another with --port.`);
-        }
-        throw error;
+        throw bindFailure(error, flags.host, port, 'another sandbox') ?? error;
       });
 
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.

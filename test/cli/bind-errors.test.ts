@@ -1,0 +1,48 @@
+import { createServer, type Server } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+let dir: { path: string; remove: () => Promise<void> };
+let holder: Server;
+let taken: number;
+beforeEach(async () => {
+  dir = await tempDir();
+  holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  taken = (holder.address() as { port: number }).port;
+});
+afterEach(async () => {
+  await new Promise((resolve) => holder.close(resolve));
+  await dir.remove();
+});
+
+const commands: Record<string, string[]> = {
+  listen: ['listen', '--inspector-port', '0', '--sandbox-port', '0', '--no-open'],
+  sandbox: ['sandbox'],
+  relay: ['relay'],
+};
+
+// A server that cannot listen is said for people (what failed, what to do), never a stack trace.
+describe('long-running commands that cannot listen say why', () => {
+  for (const [name, args] of Object.entries(commands)) {
+    it(`${name}: a port in use`, async () => {
+      const res = await runCli([...args, '--host', '127.0.0.1', '--port', String(taken)], { cwd: dir.path });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toMatch(new RegExp(`^clockhook: port ${taken} on 127\\.0\\.0\\.1 is in use \\(another .+\\?\\)\\. Stop it, or pick another with --port\\.`));
+    });
+
+    it(`${name}: an address that is not this machine's`, async () => {
+      const res = await runCli([...args, '--host', '999.1.1.1', '--port', '0'], { cwd: dir.path });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toMatch(/^clockhook: cannot listen on 999\.1\.1\.1 \(ENOTFOUND\): it is not an address of this machine\. Use --host 127\.0\.0\.1/);
+      expect(res.stderr).not.toMatch(/\n\s+at /);
+    });
+  }
+
+  it('listen: an IP address another machine has', async () => {
+    const res = await runCli([...commands.listen, '--host', '192.0.2.1', '--port', '0'], { cwd: dir.path });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^clockhook: cannot listen on 192\.0\.2\.1 \(EADDRNOTAVAIL\)/);
+  });
+});
