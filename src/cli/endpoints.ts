@@ -59,13 +59,19 @@ export function registerEndpoints(program: Command): void {
     .option('--limit <n>', 'how many (1-100)', '20')
     .action(
       action(
-        async (flags) => (await (await resolveApi(flags)).client.listEndpoints({ limit: parsePositiveInt(flags.limit ?? '20', '--limit') })).data,
+        async (flags) => {
+          const limit = parsePositiveInt(flags.limit ?? '20', '--limit');
+          return (await (await resolveApi(flags)).client.listEndpoints({ limit })).data;
+        },
         printEndpoints,
       ),
     );
 
   withApiOptions(endpoints.command('get <id>').description('show one endpoint (never its secret)')).action(
-    action(async (flags, id) => (await resolveApi(flags)).client.getEndpoint(parseId(id)), printEndpoint),
+    action(async (flags, id) => {
+      const endpointId = parseId(id);
+      return (await resolveApi(flags)).client.getEndpoint(endpointId);
+    }, printEndpoint),
   );
 
   withApiOptions(endpoints.command('create').description('create an endpoint; prints its secret once'))
@@ -74,12 +80,10 @@ export function registerEndpoints(program: Command): void {
     .option('--description <text>', 'a label')
     .action(
       action(
-        async (flags) =>
-          (await resolveApi(flags)).client.createEndpoint({
-            url: flags.url as string,
-            enabledEvents: parseEventList(flags.events ?? '*'),
-            description: flags.description,
-          }),
+        async (flags) => {
+          const input = { url: flags.url as string, enabledEvents: parseEventList(flags.events ?? '*'), description: flags.description };
+          return (await resolveApi(flags)).client.createEndpoint(input);
+        },
         printEndpoint,
       ),
     );
@@ -98,20 +102,27 @@ export function registerEndpoints(program: Command): void {
           ...(flags.status ? { status: flags.status } : {}),
         };
         if (Object.keys(patch).length === 0) throw new UsageError('nothing to update: pass --url, --events, --description or --status.');
-        return (await resolveApi(flags)).client.updateEndpoint(parseId(id), patch);
+        const endpointId = parseId(id);
+        return (await resolveApi(flags)).client.updateEndpoint(endpointId, patch);
       }, printEndpoint),
     );
 
   withApiOptions(endpoints.command('delete <id>').description('delete an endpoint')).action(
     action(
-      async (flags, id) => (await resolveApi(flags)).client.deleteEndpoint(parseId(id)),
+      async (flags, id) => {
+        const endpointId = parseId(id);
+        return (await resolveApi(flags)).client.deleteEndpoint(endpointId);
+      },
       (result: { id: number }) => console.log(`Deleted webhook endpoint ${result.id}.`),
     ),
   );
 
   withApiOptions(endpoints.command('ping <id>').description('send a webhook_endpoint.ping to one endpoint')).action(
     action(
-      async (flags, id) => (await resolveApi(flags)).client.pingEndpoint(parseId(id)),
+      async (flags, id) => {
+        const endpointId = parseId(id);
+        return (await resolveApi(flags)).client.pingEndpoint(endpointId);
+      },
       (ack: { eventId: string; endpointId: number }) =>
         console.log(`Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "clockhook events get ${ack.eventId}".`),
     ),
@@ -120,7 +131,10 @@ export function registerEndpoints(program: Command): void {
   for (const status of ['enabled', 'disabled'] as const) {
     const verb = status === 'enabled' ? 'enable' : 'disable';
     withApiOptions(endpoints.command(`${verb} <id>`).description(`${verb} an endpoint`)).action(
-      action(async (flags, id) => (await resolveApi(flags)).client.updateEndpoint(parseId(id), { status }), printEndpoint),
+      action(async (flags, id) => {
+        const endpointId = parseId(id);
+        return (await resolveApi(flags)).client.updateEndpoint(endpointId, { status });
+      }, printEndpoint),
     );
   }
 }

@@ -56,8 +56,10 @@ export function registerEvents(program: Command): void {
     .option('--limit <n>', 'how many (1-100)', '20')
     .option('--cursor <cursor>', 'the next page, as printed by the previous one')
     .action(async (flags: EventFlags) => {
+      // Bad flags are said before anything is looked up.
+      const limit = parsePositiveInt(flags.limit ?? '20', '--limit');
       const { client } = await resolveApi(flags);
-      const page = await client.listEvents({ type: flags.type, limit: parsePositiveInt(flags.limit ?? '20', '--limit'), cursor: flags.cursor });
+      const page = await client.listEvents({ type: flags.type, limit, cursor: flags.cursor });
       if (flags.json) printJson(page);
       else printEvents(page);
     });

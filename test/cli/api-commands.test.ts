@@ -123,6 +123,24 @@ describe('without a sandbox or key', () => {
     expect(res.stderr).toContain('--api-key');
   });
 
+  it('says what is wrong with the flags first (exit 2), before looking for a sandbox or key', async () => {
+    const empty = await tempDir();
+    const runs = await Promise.all([
+      ['events', 'list', '--limit', 'lots'],
+      ['endpoints', 'list', '--limit', '0'],
+      ['endpoints', 'get', 'abc'],
+      ['endpoints', 'delete', 'abc'],
+      ['endpoints', 'ping', 'abc'],
+      ['endpoints', 'enable', 'abc'],
+      ['endpoints', 'update', 'abc', '--status', 'enabled'],
+    ].map((args) => runCli(args, { cwd: empty.path }).then((res) => ({ args: args.join(' '), ...res }))));
+    await empty.remove();
+    for (const res of runs) {
+      expect(res.code, res.args).toBe(2);
+      expect(res.stderr, res.args).toMatch(/--limit|endpoint id/);
+    }
+  });
+
   it('trigger against the real service explains that events come from real actions', async () => {
     const service = await startScriptedServer([{ status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_not_found', message: 'no' } } }]);
     const res = await runCli(['trigger', 'punch.created'], {
