@@ -392,22 +392,21 @@ export class Listener {
       answerError(res, 503, 'capture_failed', 'clockhook could not store this delivery (disk full or read-only?); retry later.', capture.id);
       this.#report(capture, 503, started, 'capture_failed');
     };
-    try {
-      await written;
-    } catch (error) {
-      failedToStore(error as Error);
-      return;
-    }
+    /** Waits for a step of the write; false (the sender told 503) when it failed. */
+    const reached = (step: Promise<void>) =>
+      step.then(
+        () => true,
+        (error: Error) => {
+          failedToStore(error);
+          return false;
+        },
+      );
+    if (!(await reached(written))) return;
 
     // From here on every answer to the sender waits for `durable`: it is told "received" only once
     // the capture is on the disk. The app need not wait for the fsync, so the forward starts now.
     if (rejected || !this.#forwarder) {
-      try {
-        await durable;
-      } catch (error) {
-        failedToStore(error as Error);
-        return;
-      }
+      if (!(await reached(durable))) return;
       if (rejected) {
         // The rest of an oversized body is never read: close the connection behind the answer.
         if (body.truncated) res.setHeader('connection', 'close');
@@ -429,12 +428,7 @@ export class Listener {
       return;
     }
     if (outcome.kind === 'failed') {
-      try {
-        await durable;
-      } catch (error) {
-        failedToStore(error as Error);
-        return;
-      }
+      if (!(await reached(durable))) return;
       answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
     }
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
