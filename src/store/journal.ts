@@ -1,6 +1,6 @@
 import { closeSync, fdatasync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { readFile, rename } from 'node:fs/promises';
+import { readFile, rename, stat } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import type { Capture } from './capture.js';
@@ -30,27 +30,16 @@ const SNAPSHOT_PIECE = 500;
  * taken now (they are never changed in place, only replaced), so changes made while it is written
  * go to the next journal, not into it.
  */
-function snapshotPieces(data: StoreData): { pieces: Iterable<string>; readonly bytes: number } {
+function snapshotPieces(data: StoreData): Iterable<string> {
   const { captures, ...rest } = data;
   const taken = captures.slice();
-  const state = { bytes: 0 };
-  function* pieces(): Generator<string> {
-    const counted = (text: string) => {
-      state.bytes += Buffer.byteLength(text);
-      return text;
-    };
-    yield counted(`${JSON.stringify({ ...rest, captures: [] }).slice(0, -2)}`); // {"version":1,"captures":[
+  return (function* () {
+    yield JSON.stringify({ ...rest, captures: [] }).slice(0, -2); // {"version":1,"captures":[
     for (let i = 0; i < taken.length; i += SNAPSHOT_PIECE) {
-      yield counted(`${i === 0 ? '' : ','}${taken.slice(i, i + SNAPSHOT_PIECE).map((capture) => JSON.stringify(capture)).join(',')}`);
+      yield `${i === 0 ? '' : ','}${taken.slice(i, i + SNAPSHOT_PIECE).map((capture) => JSON.stringify(capture)).join(',')}`;
     }
-    yield counted(']}');
-  }
-  return {
-    pieces: pieces(),
-    get bytes() {
-      return state.bytes;
-    },
-  };
+    yield ']}';
+  })();
 }
 
 function isStoreData(value: unknown): value is StoreData {
@@ -178,9 +167,8 @@ export class JournalAdapter implements Adapter<StoreData> {
     const pending = this.#pending;
     this.#pending = [];
     try {
-      const snapshot = snapshotPieces(data);
-      await writePrivateFile(this.path, snapshot.pieces);
-      this.#snapshotBytes = snapshot.bytes;
+      await writePrivateFile(this.path, snapshotPieces(data));
+      this.#snapshotBytes = (await stat(this.path)).size;
     } catch (error) {
       this.#pending = [...pending, ...this.#pending];
       throw error;
