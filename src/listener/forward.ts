@@ -33,9 +33,21 @@ interface Pending {
   target: string;
   started: number;
   timedOut: boolean;
+  timer: NodeJS.Timeout;
   proxyReq?: ClientRequest;
-  settle(outcome: ForwardOutcome): void;
+  resolve(outcome: ForwardOutcome): void;
 }
+
+/**
+ * A forward on its way hangs off its request, and leaves it when it settles. Not a Map or WeakMap
+ * of requests: a long-lived table's old copies (left behind as it grows or rehashes) kept every
+ * request they had held, with its answer and the app's request, alive through V8's young-generation
+ * collections; promoting all that under load cost the listener about as much CPU again as the
+ * bare proxy's whole work (README, Performance).
+ */
+const PENDING = Symbol('clockhook.forward');
+type Forwarded = IncomingMessage & { [PENDING]?: Pending };
+const pendingOf = (req: IncomingMessage): Pending | undefined => (req as Forwarded)[PENDING];
 
 /** The end-to-end headers: hop-by-hop ones and any the Connection header names are left out. */
 export function withoutHopByHop(headers: IncomingMessage['headers'] | Record<string, string | string[]>): Record<string, string | string[]> {
@@ -81,7 +93,6 @@ function describeError(error: NodeJS.ErrnoException): string {
 export class Forwarder {
   readonly #proxy: httpProxy;
   readonly #agent: HttpAgent;
-  readonly #pending = new WeakMap<IncomingMessage, Pending>();
 
   constructor(
     readonly target: URL,
@@ -97,7 +108,7 @@ export class Forwarder {
       secure: false,
     });
     this.#proxy.on('proxyReq', (proxyReq, req) => {
-      const pending = this.#pending.get(req);
+      const pending = pendingOf(req);
       if (pending) pending.proxyReq = proxyReq;
     });
     this.#proxy.on('proxyRes', (proxyRes, req) => this.#relayAnswer(proxyRes, req));
@@ -109,67 +120,81 @@ export class Forwarder {
    */
   forward(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string, gate: Promise<void> = Promise.resolve()): Promise<ForwardOutcome> {
     return new Promise((resolve) => {
-      const target = this.urlFor(path);
-      const pending: Pending = { res, gate, target, started: performance.now(), timedOut: false, settle: resolve };
-      let settled = false;
-      pending.settle = (outcome) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(outcome);
+      (req as Forwarded)[PENDING] = {
+        res,
+        gate,
+        target: this.urlFor(path),
+        started: performance.now(),
+        timedOut: false,
+        timer: setTimeout(this.#timedOut, this.timeoutMs, req),
+        resolve,
       };
-      this.#pending.set(req, pending);
-      const timer = setTimeout(() => {
-        pending.timedOut = true;
-        pending.proxyReq?.destroy(new Error('forward timed out'));
-      }, this.timeoutMs);
-
       // The body is sent exactly as received, with its real length: chunked framing is per hop.
       const headers = withoutHopByHop(req.headers);
       headers['content-length'] = String(body.length);
       req.headers = headers as IncomingMessage['headers'];
       req.url = path;
-      this.#proxy.web(req, res, { target: this.target.origin, buffer: bodySource(body) }, (error) => {
-        const failure = error as NodeJS.ErrnoException;
-        const durationMs = Math.round(performance.now() - pending.started);
-        const timedOut = pending.timedOut;
-        const message = timedOut
-          ? `The app at ${target} did not answer within ${this.timeoutMs} ms. The service counts this attempt as failed and will retry.`
-          : `Could not reach the app at ${target}: ${describeError(failure)}. Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
-        pending.settle({
-          kind: 'failed',
-          code: timedOut ? 'forward_timeout' : 'forward_failed',
-          statusCode: timedOut ? 504 : 502,
-          message,
-          forward: {
-            target,
-            statusCode: null,
-            headers: {},
-            body: '',
-            bodyEncoding: 'utf8',
-            durationMs,
-            error: timedOut ? `timed out after ${this.timeoutMs} ms` : describeError(failure),
-          },
-        });
-      });
+      this.#proxy.web(req, res, { target: this.target.origin, buffer: bodySource(body) }, this.#failed);
     });
   }
 
+  /** Ends a forward once: later calls (an error after the answer, say) find it gone. */
+  #settle(req: IncomingMessage, outcome: ForwardOutcome): void {
+    const pending = pendingOf(req);
+    if (!pending) return;
+    (req as Forwarded)[PENDING] = undefined;
+    clearTimeout(pending.timer);
+    pending.resolve(outcome);
+  }
+
+  readonly #timedOut = (req: IncomingMessage): void => {
+    const pending = pendingOf(req);
+    if (!pending) return;
+    pending.timedOut = true;
+    pending.proxyReq?.destroy(new Error('forward timed out'));
+  };
+
+  /** http-proxy's callback when the app could not be reached or did not answer. */
+  readonly #failed = (error: Error, req: IncomingMessage): void => {
+    const pending = pendingOf(req);
+    if (!pending) return;
+    const failure = error as NodeJS.ErrnoException;
+    const { target, timedOut } = pending;
+    const message = timedOut
+      ? `The app at ${target} did not answer within ${this.timeoutMs} ms. The service counts this attempt as failed and will retry.`
+      : `Could not reach the app at ${target}: ${describeError(failure)}. Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
+    this.#settle(req, {
+      kind: 'failed',
+      code: timedOut ? 'forward_timeout' : 'forward_failed',
+      statusCode: timedOut ? 504 : 502,
+      message,
+      forward: {
+        target,
+        statusCode: null,
+        headers: {},
+        body: '',
+        bodyEncoding: 'utf8',
+        durationMs: Math.round(performance.now() - pending.started),
+        error: timedOut ? `timed out after ${this.timeoutMs} ms` : describeError(failure),
+      },
+    });
+  };
+
   #relayAnswer(proxyRes: IncomingMessage, req: IncomingMessage): void {
-    const pending = this.#pending.get(req);
+    const pending = pendingOf(req);
     if (!pending) return;
     // The answer waits (paused, unread) until the capture is durable.
     pending.gate.then(
-      () => this.#stream(proxyRes, pending),
+      () => this.#stream(proxyRes, req, pending),
       (error: Error) => {
         proxyRes.destroy();
         const forward = { target: pending.target, statusCode: proxyRes.statusCode ?? null, headers: withoutHopByHop(proxyRes.headers), body: '', bodyEncoding: 'utf8' as const, durationMs: Math.round(performance.now() - pending.started) };
-        pending.settle({ kind: 'unstored', error, forward });
+        this.#settle(req, { kind: 'unstored', error, forward });
       },
     );
   }
 
-  #stream(proxyRes: IncomingMessage, pending: Pending): void {
+  #stream(proxyRes: IncomingMessage, req: IncomingMessage, pending: Pending): void {
     const { res } = pending;
     const headers = withoutHopByHop(proxyRes.headers);
     const statusCode = proxyRes.statusCode ?? 502;
@@ -185,7 +210,7 @@ export class Forwarder {
     });
     const finish = (error?: string) => {
       if (!res.writableEnded) res.end();
-      pending.settle({
+      this.#settle(req, {
         kind: 'answered',
         forward: {
           target: pending.target,

@@ -1,0 +1,83 @@
+import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { signPayload } from '../../src/contract/index.js';
+import { Listener } from '../../src/listener/index.js';
+import { CaptureStore } from '../../src/store/index.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+const SECRET = 'whsec_close_test_secret';
+let dir: { path: string; remove: () => Promise<void> };
+let app: Receiver;
+let store: CaptureStore;
+let listener: Listener;
+/** The app's answers, held until a test lets them go. */
+let held: ServerResponse[];
+
+beforeEach(async () => {
+  dir = await tempDir();
+  held = [];
+  app = await startReceiver((_request, res) => held.push(res));
+  store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
+  listener = new Listener({ store, forwardTo: new URL(app.url), port: 0, secret: SECRET });
+  await listener.start();
+});
+afterEach(async () => {
+  await listener.close(100);
+  await store.close();
+  await app.close();
+  await dir.remove();
+});
+
+function deliver(id: string): Promise<Response> {
+  const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
+  return fetch(listener.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-signature': signPayload({ payload: body, secret: SECRET }) },
+    body,
+  });
+}
+
+function release(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end('{"ok":true}');
+}
+
+describe('closing the listener', () => {
+  it('lets every delivery in flight get its answer before it resolves', async () => {
+    const first = deliver('evt_close_1');
+    const second = deliver('evt_close_2');
+    await app.waitFor(2);
+    let closed = false;
+    const closing = listener.close(10_000).then(() => {
+      closed = true;
+    });
+
+    release(held[0]);
+    expect((await first).status).toBe(200);
+    expect(closed).toBe(false); // the second is still waiting for the app
+
+    release(held[1]);
+    expect((await second).status).toBe(200);
+    await closing;
+    expect(store.all().map((c) => c.envelope?.id)).toEqual(['evt_close_1', 'evt_close_2']);
+  });
+
+  it('drops what is still in flight once the grace period is over, keeping the captures', async () => {
+    const stuck = deliver('evt_close_stuck');
+    await app.waitFor(1);
+    await listener.close(50);
+    await expect(stuck).rejects.toThrow();
+    expect(store.all().map((c) => c.envelope?.id)).toEqual(['evt_close_stuck']);
+  });
+
+  it('does not wait out the grace period once every delivery is answered', async () => {
+    const done = deliver('evt_close_done');
+    await app.waitFor(1);
+    release(held[0]);
+    expect((await done).status).toBe(200);
+    // A count left above zero would hold this for a minute, past the test's time limit.
+    await listener.close(60_000);
+  });
+});
