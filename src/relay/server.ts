@@ -60,11 +60,57 @@ interface Pending {
   resolve(frame: Extract<RelayFrame, { type: 'response' }> | null): void;
 }
 
+/**
+ * The requests in flight on a channel, by id: a fixed array of slots, each id naming its slot
+ * (id modulo the size), so a frame finds its request without a hash table. Not a Map: its old copies,
+ * left behind as it rehashed, kept every request they had held alive through V8's young-generation
+ * collections (see PENDING in ../listener/forward.ts), which cost the relay most of its GC time.
+ */
+class InFlight<T> {
+  readonly #slots: ({ id: number; value: T } | undefined)[];
+  /** Free slot numbers (numbers only: nothing here points to a request). */
+  readonly #free: number[];
+  #round = 0;
+
+  constructor(size: number) {
+    this.#slots = Array.from({ length: size }, () => undefined);
+    this.#free = Array.from({ length: size }, (_, i) => size - 1 - i);
+  }
+
+  get size(): number {
+    return this.#slots.length - this.#free.length;
+  }
+
+  /** The new request's id, or undefined when every slot is taken. */
+  add(value: T): number | undefined {
+    const slot = this.#free.pop();
+    if (slot === undefined) return undefined;
+    const id = this.#round++ * this.#slots.length + slot;
+    this.#slots[slot] = { id, value };
+    return id;
+  }
+
+  get(id: number): T | undefined {
+    const entry = this.#slots[id % this.#slots.length];
+    return entry?.id === id ? entry.value : undefined;
+  }
+
+  delete(id: number): void {
+    const slot = id % this.#slots.length;
+    if (this.#slots[slot]?.id !== id) return;
+    this.#slots[slot] = undefined;
+    this.#free.push(slot);
+  }
+
+  values(): T[] {
+    return this.#slots.flatMap((entry) => (entry ? [entry.value] : []));
+  }
+}
+
 interface Channel {
   id: string;
   socket: WebSocket | null;
-  nextId: number;
-  pending: Map<number, Pending>;
+  pending: InFlight<Pending>;
   alive: boolean;
 }
 
@@ -140,26 +186,24 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       log(503);
       return;
     }
-    if (channel.pending.size >= maxInFlight) {
+    const socket = channel.socket;
+    const pending: Pending = { resolve: () => {} };
+    const requestId = channel.pending.add(pending);
+    if (requestId === undefined) {
       answer(res, 429, 'too_many_requests', `More than ${maxInFlight} requests in flight on this channel.`, { 'retry-after': '1' });
       log(429);
       return;
     }
-
-    const requestId = channel.nextId++;
-    const socket = channel.socket;
     const response = await new Promise<Extract<RelayFrame, { type: 'response' }> | null | 'timeout'>((resolve) => {
       const timer = setTimeout(() => {
         channel.pending.delete(requestId);
         resolve('timeout');
       }, timeoutMs);
-      channel.pending.set(requestId, {
-        resolve: (frame) => {
-          clearTimeout(timer);
-          channel.pending.delete(requestId);
-          resolve(frame);
-        },
-      });
+      pending.resolve = (frame) => {
+        clearTimeout(timer);
+        channel.pending.delete(requestId);
+        resolve(frame);
+      };
       const headers = headersWithout(req.headers);
       const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
       if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
@@ -184,7 +228,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
   function attach(socket: WebSocket, id: string): void {
     let channel = channels.get(id);
     if (!channel) {
-      channel = { id, socket: null, nextId: 1, pending: new Map(), alive: true };
+      channel = { id, socket: null, pending: new InFlight(maxInFlight), alive: true };
       channels.set(id, channel);
     }
     const previous = channel.socket;
@@ -212,7 +256,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
     socket.on('close', () => {
       if (current.socket !== socket) return;
       current.socket = null;
-      for (const pending of [...current.pending.values()]) pending.resolve(null);
+      for (const pending of current.pending.values()) pending.resolve(null);
     });
     socket.on('error', () => socket.terminate());
   }

@@ -177,6 +177,39 @@ describe('relay and listen --relay', () => {
     await other.remove();
   });
 
+  it('never gives a late answer to the request that came after it', async () => {
+    await relay.close();
+    relay = await relayOn(0, { maxInFlight: 1, responseTimeoutMs: 300 });
+    const token = 'l'.repeat(43);
+    const client = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, { headers: { authorization: `Bearer ${token}` } });
+    const frames: { id: number; path: string }[] = [];
+    const arrived: (() => void)[] = [];
+    client.on('message', (data) => {
+      const frame = JSON.parse(String(data));
+      if (frame.type !== 'request') return;
+      frames.push(frame);
+      arrived.shift()?.();
+    });
+    const nextFrame = () => new Promise<void>((resolve) => arrived.push(resolve));
+    const { publicUrl } = await new Promise<{ publicUrl: string }>((resolve) => client.once('message', (data) => resolve(JSON.parse(String(data)))));
+    const respond = (id: number, status: number) => client.send(JSON.stringify({ type: 'response', id, status, headers: {}, body: Buffer.from(String(status)).toString('base64') }));
+
+    // The first is never answered in time: 504, and its place is free again.
+    const first = nextFrame();
+    const late = post(`${publicUrl}/late`, '{}');
+    await first;
+    expect((await late).status).toBe(504);
+
+    const second = nextFrame();
+    const next = post(`${publicUrl}/next`, '{}');
+    await second;
+    respond(frames[0].id, 299); // the first one's answer, too late: it must not become the second's
+    respond(frames[1].id, 202);
+    expect(await next).toMatchObject({ status: 202, text: '202' });
+    expect(frames.map((f) => f.path)).toEqual(['/late', '/next']);
+    client.close();
+  });
+
   it('closes a client that sends a bad frame, and only that one', async () => {
     const proc = await listen();
     const { publicUrl, secret } = proc.ready;
