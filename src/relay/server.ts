@@ -77,10 +77,6 @@ class InFlight<T> {
     this.#free = Array.from({ length: size }, (_, i) => size - 1 - i);
   }
 
-  get size(): number {
-    return this.#slots.length - this.#free.length;
-  }
-
   /** The new request's id, or undefined when every slot is taken. */
   add(value: T): number | undefined {
     const slot = this.#free.pop();
