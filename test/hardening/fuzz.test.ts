@@ -1,12 +1,11 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
-import { Listener } from '../../src/listener/index.js';
-import { CaptureStore } from '../../src/store/index.js';
+import type { Listener } from '../../src/listener/index.js';
+import type { CaptureStore } from '../../src/store/index.js';
 import { post } from '../helpers/listen.js';
 import { sendRaw } from '../helpers/raw.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { tempDir } from '../helpers/sandbox.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 
 const SECRET = 'whsec_fuzz';
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
@@ -54,24 +53,16 @@ function randomRequest(g: Gen): Buffer[] {
   return g.next() < 0.3 ? [whole.subarray(0, cut), whole.subarray(cut)] : [whole];
 }
 
-let dir: { path: string; remove: () => Promise<void> };
+let rig: ListenerRig;
 let app: Receiver;
 let store: CaptureStore;
 let listener: Listener;
 
 beforeAll(async () => {
-  dir = await tempDir();
-  app = await startReceiver();
-  store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
-  listener = new Listener({ store, forwardTo: new URL(app.url), port: 0, secret: SECRET, requestTimeoutMs: 400, timeoutMs: 2000 });
-  await listener.start();
+  rig = await startListenerRig({ secret: SECRET, requestTimeoutMs: 400, timeoutMs: 2000 });
+  ({ app, store, listener } = rig);
 });
-afterAll(async () => {
-  await listener.close(100);
-  await store.close();
-  await app.close();
-  await dir.remove();
-});
+afterAll(() => rig.close());
 
 describe('fuzzing the listener', () => {
   it(`survives ${COUNT} random requests (seed ${SEED}) and still forwards a valid delivery exactly`, async () => {

@@ -1,34 +1,27 @@
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
-import { Listener } from '../../src/listener/index.js';
-import { CaptureStore } from '../../src/store/index.js';
+import type { Listener } from '../../src/listener/index.js';
+import type { CaptureStore } from '../../src/store/index.js';
 import { post } from '../helpers/listen.js';
 import { sendRaw } from '../helpers/raw.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { tempDir } from '../helpers/sandbox.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 
 const SECRET = 'whsec_hardening';
 const BODY = JSON.stringify({ id: 'evt_h1', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1 } });
 
-let dir: { path: string; remove: () => Promise<void> };
+let rig: ListenerRig;
 let app: Receiver;
 let store: CaptureStore;
 let listener: Listener;
 
 beforeEach(async () => {
-  dir = await tempDir();
-  app = await startReceiver();
-  store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
-  listener = new Listener({ store, forwardTo: new URL(app.url), port: 0, secret: SECRET, requestTimeoutMs: 600 });
-  await listener.start();
+  rig = await startListenerRig({ secret: SECRET, requestTimeoutMs: 600 });
+  ({ app, store, listener } = rig);
 });
 afterEach(async () => {
-  await listener.close(100);
-  await listener.close(100);
-  await store.close();
-  await app.close();
-  await dir.remove();
+  await listener.close(100); // safe to call twice: the rig closes it again
+  await rig.close();
 });
 
 /** A valid delivery still goes through: the protection did not cost the listener its function. */

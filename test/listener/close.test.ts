@@ -1,14 +1,13 @@
 import type { ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
-import { Listener } from '../../src/listener/index.js';
-import { CaptureStore } from '../../src/store/index.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { tempDir } from '../helpers/sandbox.js';
+import type { Listener } from '../../src/listener/index.js';
+import type { CaptureStore } from '../../src/store/index.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 
 const SECRET = 'whsec_close_test_secret';
-let dir: { path: string; remove: () => Promise<void> };
+let rig: ListenerRig;
 let app: Receiver;
 let store: CaptureStore;
 let listener: Listener;
@@ -16,19 +15,11 @@ let listener: Listener;
 let held: ServerResponse[];
 
 beforeEach(async () => {
-  dir = await tempDir();
   held = [];
-  app = await startReceiver((_request, res) => held.push(res));
-  store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
-  listener = new Listener({ store, forwardTo: new URL(app.url), port: 0, secret: SECRET });
-  await listener.start();
+  rig = await startListenerRig({ respond: (_request, res) => held.push(res), secret: SECRET });
+  ({ app, store, listener } = rig);
 });
-afterEach(async () => {
-  await listener.close(100);
-  await store.close();
-  await app.close();
-  await dir.remove();
-});
+afterEach(() => rig.close());
 
 function deliver(id: string): Promise<Response> {
   const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });

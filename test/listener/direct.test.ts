@@ -1,33 +1,32 @@
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
 import { directExchange } from '../../src/listener/direct.js';
 import { Listener } from '../../src/listener/index.js';
-import { CaptureStore } from '../../src/store/index.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { tempDir } from '../helpers/sandbox.js';
+import type { CaptureStore } from '../../src/store/index.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 
 const SECRET = 'whsec_direct_test_secret';
-let dir: { path: string; remove: () => Promise<void> };
+let rig: ListenerRig;
 let app: Receiver;
 let store: CaptureStore;
 let listener: Listener;
 
 beforeEach(async () => {
-  dir = await tempDir();
-  app = await startReceiver((request, res) => {
-    res.writeHead(202, { 'content-type': 'application/octet-stream', 'x-app': 'echo' });
-    res.end(request.body);
+  rig = await startListenerRig({
+    respond: (request, res) => {
+      res.writeHead(202, { 'content-type': 'application/octet-stream', 'x-app': 'echo' });
+      res.end(request.body);
+    },
+    targetPath: '/hooks',
+    secret: SECRET,
+    maxBodyBytes: 1024,
   });
-  store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
-  listener = new Listener({ store, forwardTo: new URL(`${app.url}/hooks`), port: 0, secret: SECRET, maxBodyBytes: 1024 });
-  await listener.start();
+  ({ app, store, listener } = rig);
 });
 afterEach(async () => {
-  await listener.close(100);
-  await store.close();
-  await app.close();
-  await dir.remove();
+  await listener.close(100); // one test starts a listener of its own
+  await rig.close();
 });
 
 const delivery = (body: Buffer, extra: Record<string, string> = {}) => ({
