@@ -62,9 +62,9 @@ interface Pending {
 
 /**
  * The requests in flight on a channel, by id: a fixed array of slots, each id naming its slot
- * (id modulo the size), so a frame finds its request without a hash table. Not a Map: its old copies,
- * left behind as it rehashed, kept every request they had held alive through V8's young-generation
- * collections (see PENDING in ../listener/forward.ts), which cost the relay most of its GC time.
+ * (id modulo the size), so a frame finds its request without a hash table. Not a Map: as with the
+ * listener's forwards (see PENDING in ../listener/forward.ts), a table of requests made V8 promote
+ * every request's objects, which took half of the relay's GC time.
  */
 class InFlight<T> {
   readonly #slots: ({ id: number; value: T } | undefined)[];
