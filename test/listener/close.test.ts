@@ -11,12 +11,12 @@ let rig: ListenerRig;
 let app: Receiver;
 let store: CaptureStore;
 let listener: Listener;
-/** The app's answers, held until a test lets them go. */
-let held: ServerResponse[];
+/** The app's answers by event id, held until a test lets them go. */
+let held: Map<string, ServerResponse>;
 
 beforeEach(async () => {
-  held = [];
-  rig = await startListenerRig({ respond: (_request, res) => held.push(res), secret: SECRET });
+  held = new Map();
+  rig = await startListenerRig({ respond: (request, res) => held.set(JSON.parse(request.body.toString()).id, res), secret: SECRET });
   ({ app, store, listener } = rig);
 });
 afterEach(() => rig.close());
@@ -30,7 +30,9 @@ function deliver(id: string): Promise<Response> {
   });
 }
 
-function release(res: ServerResponse): void {
+function release(eventId: string): void {
+  const res = held.get(eventId);
+  if (!res) throw new Error(`the app has no request for ${eventId}`);
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end('{"ok":true}');
 }
@@ -45,14 +47,14 @@ describe('closing the listener', () => {
       closed = true;
     });
 
-    release(held[0]);
+    release('evt_close_1');
     expect((await first).status).toBe(200);
     expect(closed).toBe(false); // the second is still waiting for the app
 
-    release(held[1]);
+    release('evt_close_2');
     expect((await second).status).toBe(200);
     await closing;
-    expect(store.all().map((c) => c.envelope?.id)).toEqual(['evt_close_1', 'evt_close_2']);
+    expect(store.all().map((c) => c.envelope?.id).sort()).toEqual(['evt_close_1', 'evt_close_2']);
   });
 
   it('drops what is still in flight once the grace period is over, keeping the captures', async () => {
@@ -66,7 +68,7 @@ describe('closing the listener', () => {
   it('does not wait out the grace period once every delivery is answered', async () => {
     const done = deliver('evt_close_done');
     await app.waitFor(1);
-    release(held[0]);
+    release('evt_close_done');
     expect((await done).status).toBe(200);
     // A count left above zero would hold this for a minute, past the test's time limit.
     await listener.close(60_000);
