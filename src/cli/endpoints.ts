@@ -49,7 +49,8 @@ export function registerEndpoints(program: Command): void {
     async (...args: unknown[]) => {
       const command = args.at(-1) as Command;
       const flags = command.opts<EndpointFlags>();
-      const id = typeof args[0] === 'string' ? args[0] : '';
+      // Checked here, before any command looks for a sandbox or key: bad input is said first.
+      const id = typeof args[0] === 'string' ? parseId(args[0]) : '';
       const result = await run(flags, id);
       if (flags.json) printJson(result);
       else print(result as never);
@@ -68,10 +69,7 @@ export function registerEndpoints(program: Command): void {
     );
 
   withApiOptions(endpoints.command('get <id>').description('show one endpoint (never its secret)')).action(
-    action(async (flags, id) => {
-      const endpointId = parseId(id);
-      return (await resolveApi(flags)).client.getEndpoint(endpointId);
-    }, printEndpoint),
+    action(async (flags, id) => (await resolveApi(flags)).client.getEndpoint(id), printEndpoint),
   );
 
   withApiOptions(endpoints.command('create').description('create an endpoint; prints its secret once'))
@@ -102,27 +100,20 @@ export function registerEndpoints(program: Command): void {
           ...(flags.status ? { status: flags.status } : {}),
         };
         if (Object.keys(patch).length === 0) throw new UsageError('nothing to update: pass --url, --events, --description or --status.');
-        const endpointId = parseId(id);
-        return (await resolveApi(flags)).client.updateEndpoint(endpointId, patch);
+        return (await resolveApi(flags)).client.updateEndpoint(id, patch);
       }, printEndpoint),
     );
 
   withApiOptions(endpoints.command('delete <id>').description('delete an endpoint')).action(
     action(
-      async (flags, id) => {
-        const endpointId = parseId(id);
-        return (await resolveApi(flags)).client.deleteEndpoint(endpointId);
-      },
+      async (flags, id) => (await resolveApi(flags)).client.deleteEndpoint(id),
       (result: { id: number }) => console.log(`Deleted webhook endpoint ${result.id}.`),
     ),
   );
 
   withApiOptions(endpoints.command('ping <id>').description('send a webhook_endpoint.ping to one endpoint')).action(
     action(
-      async (flags, id) => {
-        const endpointId = parseId(id);
-        return (await resolveApi(flags)).client.pingEndpoint(endpointId);
-      },
+      async (flags, id) => (await resolveApi(flags)).client.pingEndpoint(id),
       (ack: { eventId: string; endpointId: number }) =>
         console.log(`Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "clockhook events get ${ack.eventId}".`),
     ),
@@ -131,10 +122,7 @@ export function registerEndpoints(program: Command): void {
   for (const status of ['enabled', 'disabled'] as const) {
     const verb = status === 'enabled' ? 'enable' : 'disable';
     withApiOptions(endpoints.command(`${verb} <id>`).description(`${verb} an endpoint`)).action(
-      action(async (flags, id) => {
-        const endpointId = parseId(id);
-        return (await resolveApi(flags)).client.updateEndpoint(endpointId, { status });
-      }, printEndpoint),
+      action(async (flags, id) => (await resolveApi(flags)).client.updateEndpoint(id, { status }), printEndpoint),
     );
   }
 }
