@@ -50,15 +50,18 @@ const PENDING = Symbol('clockhook.forward');
 type Forwarded = IncomingMessage & { [PENDING]?: Pending };
 const pendingOf = (req: IncomingMessage): Pending | undefined => (req as Forwarded)[PENDING];
 
-/** The end-to-end headers: hop-by-hop ones and any the Connection header names are left out. */
+/**
+ * The end-to-end headers: hop-by-hop ones and any the Connection header names are left out. Runs
+ * twice per delivery, so it makes no arrays unless there is a Connection header to read.
+ */
 export function withoutHopByHop(headers: IncomingMessage['headers'] | Record<string, string | string[]>): Record<string, string | string[]> {
+  const connection = headers.connection ?? headers.Connection;
+  const listed = connection === undefined ? null : String(connection).split(',').map((name) => name.trim().toLowerCase());
   const result: Record<string, string | string[]> = {};
-  const connectionListed = String(headers.connection ?? '')
-    .split(',')
-    .map((name) => name.trim().toLowerCase());
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     const lower = name.toLowerCase();
-    if (value === undefined || HOP_BY_HOP.has(lower) || connectionListed.includes(lower)) continue;
+    if (value === undefined || HOP_BY_HOP.has(lower) || (listed !== null && listed.includes(lower))) continue;
     result[name] = value;
   }
   return result;
@@ -86,6 +89,24 @@ function describeError(error: NodeJS.ErrnoException): string {
   }
 }
 
+export interface ProxyTarget {
+  protocol: string;
+  host: string;
+  hostname: string;
+  port: string;
+  path: string;
+  pathname: string;
+}
+
+/**
+ * An origin in the shape http-proxy reads a target in (url.parse's), made once: a string target
+ * would be parsed again for every request. The hostname has no IPv6 brackets, as http.request wants.
+ */
+export function proxyTarget(target: URL): ProxyTarget {
+  const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
+  return { protocol: target.protocol, host: target.host, hostname, port: target.port, path: '/', pathname: '/' };
+}
+
 /**
  * Forwards deliveries to the developer's app with http-proxy: same method, path, query and headers,
  * the exact raw bytes (never re-serialized), hop-by-hop headers dropped, X-Forwarded-* added, over
@@ -94,11 +115,13 @@ function describeError(error: NodeJS.ErrnoException): string {
 export class Forwarder {
   readonly #proxy: httpProxy;
   readonly #agent: HttpAgent;
+  readonly #proxyTarget: ProxyTarget;
 
   constructor(
     readonly target: URL,
     private readonly timeoutMs: number,
   ) {
+    this.#proxyTarget = proxyTarget(target);
     this.#agent = target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
     this.#proxy = httpProxy.createProxyServer({
       agent: this.#agent,
@@ -135,7 +158,7 @@ export class Forwarder {
       headers['content-length'] = String(body.length);
       req.headers = headers as IncomingMessage['headers'];
       req.url = path;
-      this.#proxy.web(req, res, { target: this.target.origin, buffer: bodySource(body) }, this.#failed);
+      this.#proxy.web(req, res, { target: this.#proxyTarget, buffer: bodySource(body) }, this.#failed);
     });
   }
 

@@ -1,4 +1,6 @@
+import { parse as parseUrl } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { proxyTarget } from '../../src/listener/forward.js';
 import { normalizeForwardTarget } from '../../src/listener/index.js';
 import { joinTargetPath, pathUnderBase } from '../../src/listener/target.js';
 
@@ -40,5 +42,17 @@ describe('path mapping', () => {
     expect(pathUnderBase('/webhooks', '/webhooks')).toBe('/');
     expect(pathUnderBase('/webhooksx', '/webhooks')).toBeNull();
     expect(pathUnderBase('/other', '/webhooks')).toBeNull();
+  });
+});
+
+describe('the target as handed to http-proxy', () => {
+  // http-proxy used to get the origin as a string and url.parse it for every request; the object
+  // made once must carry what it read from that parse.
+  it.each(['http://127.0.0.1:3000/hooks', 'http://localhost/', 'https://app.test/hooks', 'https://app.test:8443/', 'http://[::1]:3000/h'])('%s', (href) => {
+    const target = new URL(href);
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the reference: what http-proxy does with a string
+    const parsed = parseUrl(target.origin);
+    const { protocol, host, hostname, port, path, pathname } = parsed;
+    expect(proxyTarget(target)).toEqual({ protocol, host, hostname, port: port ?? '', path, pathname });
   });
 });
