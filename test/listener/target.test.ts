@@ -50,8 +50,7 @@ describe('the target as handed to http-proxy', () => {
   // made once must carry what it read from that parse.
   it.each(['http://127.0.0.1:3000/hooks', 'http://localhost/', 'https://app.test/hooks', 'https://app.test:8443/', 'http://[::1]:3000/h'])('%s', (href) => {
     const target = new URL(href);
-    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the reference: what http-proxy does with a string
-    const parsed = parseUrl(target.origin);
+    const parsed = parseUrl(target.origin); // the reference: what http-proxy does with a string
     const { protocol, host, hostname, port, path, pathname } = parsed;
     expect(proxyTarget(target)).toEqual({ protocol, host, hostname, port: port ?? '', path, pathname });
   });
