@@ -208,7 +208,7 @@ async function proxySubject(app, mode) {
   return {
     url: proxy.url,
     secret: SECRET,
-    report: async (result) => ({ ...result, listenerPeakRssMB: mb(await procStatus(proxy.pid, 'VmHWM')) }),
+    report: async (result) => ({ ...result, listenerPeakRssMiB: mib(await procStatus(proxy.pid, 'VmHWM')) }),
     close: () => proxy.close(),
   };
 }
@@ -226,7 +226,7 @@ async function listenSubject(app, { maxCaptures = 1000, prefill = 0 } = {}) {
     secret: SECRET,
     async report(result) {
       await settle(() => listenProc.deliveries >= result.total && inspector.captures >= result.total);
-      return { ...result, listenerPeakRssMB: mb(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries, inspectorMessages: inspector.captures };
+      return { ...result, listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries, inspectorMessages: inspector.captures };
     },
     async close() {
       inspector.socket.close();
@@ -250,7 +250,7 @@ async function relaySubject(app) {
     secret: ready.secret,
     async report(result) {
       await settle(() => listenProc.deliveries >= result.total);
-      return { ...result, listenerPeakRssMB: mb(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries };
+      return { ...result, listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries };
     },
     async close() {
       inspector.socket.close();
@@ -300,10 +300,10 @@ async function memoryAfter(app, body) {
   const answered = listenProc.deliveries;
   await listenProc.stop();
   await rm(dir, { recursive: true, force: true });
-  return { deliveries: result.total, non2xx: result.non2xx, errors: result.errors, answeredByListener: answered, rssMB: mb(rss) };
+  return { deliveries: result.total, non2xx: result.non2xx, errors: result.errors, answeredByListener: answered, rssMiB: mib(rss) };
 }
 
-const mb = (bytes) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+const mib = (bytes) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
 async function settle(condition, timeoutMs = 10_000) {
   const start = Date.now();
@@ -343,13 +343,13 @@ const targets = [
   { figure: 'D throughput / C throughput', value: ratio(rows.D.requestsPerSecond, rows.C.requestsPerSecond), target: '>= 0.60', met: rows.D.requestsPerSecond / rows.C.requestsPerSecond >= 0.6 },
   { figure: 'start-up to ready, full 10,000-capture store (ms)', value: startupMs, target: '< 1000', met: startupMs < 1000 },
   { figure: 'inspector snapshot, 1,000 captures (ms)', value: snapshotMs, target: '< 200', met: snapshotMs < 200 },
-  { figure: `listener RSS after ${MEMORY_DELIVERIES} deliveries (MB)`, value: memory.rssMB, target: '< 150', met: memory.rssMB < 150 },
+  { figure: `listener RSS after ${MEMORY_DELIVERIES} deliveries (MiB)`, value: memory.rssMiB, target: '< 150', met: memory.rssMiB < 150 },
   { figure: 'deliveries lost or answered non-2xx', value: lost, target: '0', met: lost === 0 },
 ];
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 1024 ** 3)} GiB, Node ${process.version}`;
 const table = [
-  '| scenario | req/s | p50 ms | p99 ms | errors | non-2xx | forwarder peak RSS MB |',
+  '| scenario | req/s | p50 ms | p99 ms | errors | non-2xx | forwarder peak RSS MiB |',
   '|---|---|---|---|---|---|---|',
   ...[
     ['A direct', rows.A],
@@ -359,7 +359,7 @@ const table = [
     ['C, --max-captures 10000, empty', rows.C10kEmpty],
     ['C, --max-captures 10000, full', rows.C10kFull],
     ['D relay + listen --relay', rows.D],
-  ].map(([name, r]) => `| ${name} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.non2xx} | ${r.listenerPeakRssMB ?? '-'} |`),
+  ].map(([name, r]) => `| ${name} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.non2xx} | ${r.listenerPeakRssMiB ?? '-'} |`),
   '',
   '| figure | value | target | |',
   '|---|---|---|---|',
