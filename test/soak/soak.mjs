@@ -1,6 +1,6 @@
 // npm run soak (issue 9): SOAK_SECONDS (600) at SOAK_RATE deliveries/s (200) through a relay and a
 // listener, one inspector connected, a receiver that fails 10 % of requests and restarts once.
-// At the end: no delivery lost, RSS growth under 20 MB after warm-up, every failure in the store.
+// At the end: no delivery lost, RSS growth under 20 MiB after warm-up, every failure in the store.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -86,7 +86,7 @@ while (Date.now() - started < SECONDS * 1000) {
   const elapsed = (Date.now() - started) / 1000;
   if (!baseline && elapsed >= WARM_UP) {
     baseline = (await procStatus(listen.child.pid, 'VmRSS')) / 1024 / 1024;
-    console.error(`  RSS after warm-up: ${baseline.toFixed(1)} MB`);
+    console.error(`  RSS after warm-up: ${baseline.toFixed(1)} MiB`);
   }
   if (!restarted && elapsed >= SECONDS / 2) {
     restarted = true;
@@ -130,7 +130,7 @@ const results = [
   ['failures in the store window shown as failed', `${failuresShown.length} / ${failedInWindow.length}`, failuresShown.length === failedInWindow.length],
   ['newest captures all in the store', `${newest.filter((id) => stored.has(id)).length} / ${newest.length}`, newest.every((id) => stored.has(id))],
   ['deliveries the inspector never saw', unseen, unseen === 0],
-  ['RSS growth after warm-up (MB)', (finalRss - baseline).toFixed(1), finalRss - baseline < 20],
+  ['RSS growth after warm-up (MiB)', (finalRss - baseline).toFixed(1), finalRss - baseline < 20],
 ];
 for (const [name, value, ok] of results) console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${value}`);
 process.exitCode = results.every(([, , ok]) => ok) ? 0 : 1;
