@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, signPayload, verifySignature } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { type Capture, type CaptureSignature, type CaptureStore, decodeBody, encodeBody, newCaptureId } from '../store/index.js';
+import { type Capture, type CaptureSignature, type CaptureStore, encodeBody, newCaptureId } from '../store/index.js';
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import { Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
@@ -262,7 +262,7 @@ export class Listener {
     if (!original) throw new ReplayError('capture_not_found', `No capture ${captureId}: it was cleared or rotated out (--max-captures).`);
     if (!this.#forwarder) throw new ReplayError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
     if (mode === 'asis' && body !== undefined) throw new ReplayError('asis_with_edit', 'An edited body cannot be sent as-is: its old signature would not match. Use resign.');
-    const bytes = body === undefined ? decodeBody(original) : Buffer.from(body, 'utf8');
+    const bytes = body === undefined ? await this.#storedBody(original) : Buffer.from(body, 'utf8');
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(original.headers)) if (!HOP_BY_HOP.has(name) && name !== 'content-length') headers[name] = value;
     if (mode === 'resign') {
@@ -278,6 +278,14 @@ export class Listener {
     // Not captured: the listener refused it before (a path outside --path after a restart, say).
     if (typeof replayId !== 'string') throw new ReplayError('replay_failed', `The replay was refused with ${status}: ${errorMessage(said)}`);
     return { captureId: replayId, statusCode: status, durationMs: Math.round(performance.now() - started) };
+  }
+
+  async #storedBody(capture: Capture): Promise<Buffer> {
+    try {
+      return await this.#options.store.body(capture);
+    } catch (error) {
+      throw new ReplayError('body_unavailable', `${(error as Error).message} Nothing was replayed.`);
+    }
   }
 
   /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */
@@ -397,7 +405,7 @@ export class Listener {
     };
     if (replayOf !== undefined) res.setHeader(CAPTURE_HEADER, capture.id);
 
-    const { written, durable } = store.insert(capture);
+    const { written, durable } = store.insert(capture, body.bytes);
     const failedToStore = (error: Error) => {
       // Not on disk: the service must retry, so say 503 (and forward nothing that is not written).
       this.#options.logger.error(`Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`);

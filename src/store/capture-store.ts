@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { type Logger, silentLogger } from '../logger.js';
-import type { Capture } from './capture.js';
+import { bodyPreview, type Capture, decodeBody, INLINE_BODY_CHARS } from './capture.js';
 import { GroupCommit, type Staged } from './group-commit.js';
 import { JournalAdapter, type StoreData } from './journal.js';
 import { acquireLock } from './lock.js';
@@ -81,6 +81,7 @@ export class CaptureStore {
       const store = new CaptureStore(db, adapter, release, maxCaptures, options.logger ?? silentLogger, options.syncIntervalMs ?? 1);
       // The file exists from the start (0600), and a journal left by a crash is folded in.
       if (adapter.needsCompaction) await adapter.compact(db.data);
+      await adapter.removeOrphanBodies(db.data.captures);
       return store;
     } catch (error) {
       await release();
@@ -102,6 +103,17 @@ export class CaptureStore {
     return this.#firstByEventId.get(eventId);
   }
 
+  /** The whole body of a capture, read from its own file when it was kept apart. */
+  async body(capture: Capture): Promise<Buffer> {
+    if (!capture.bodyFile) return decodeBody(capture);
+    try {
+      return await this.#adapter.readBody(capture.bodyFile);
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it is gone' : (error as Error).message;
+      throw new Error(`The body of ${capture.id} was kept in ${capture.bodyFile} beside ${this.path}, but ${reason}; only its first ${capture.body.length} characters are in the store.`);
+    }
+  }
+
   /** Up to `limit` captures, newest first, older than `beforeId` when given. */
   newest(limit: number, beforeId?: string): Capture[] {
     const captures = this.#db.data.captures;
@@ -121,8 +133,16 @@ export class CaptureStore {
   /**
    * Stores a new capture and says when it is written (safe from any crash of this process) and
    * when it is durable (fsynced). The listener forwards after the first and answers after the second.
+   * A body longer than INLINE_BODY_CHARS goes to a file of its own (`bytes`: the raw body, when the
+   * caller has it) and the stored capture keeps only its beginning.
    */
-  insert(capture: Capture): Staged {
+  insert(whole: Capture, bytes?: Buffer): Staged {
+    let capture = whole;
+    if (whole.body.length > INLINE_BODY_CHARS) {
+      const bodyFile = this.#adapter.bodyFileFor(whole.id);
+      capture = { ...whole, body: bodyPreview(whole.body), bodyFile };
+      this.#adapter.putBody(whole.id, bytes ?? decodeBody(whole));
+    }
     this.#db.data.captures.push(capture);
     this.#index(capture);
     this.#adapter.put(capture);
@@ -176,6 +196,8 @@ export class CaptureStore {
     for (const capture of gone) this.#unindex(capture);
     this.#adapter.delete(gone.map((c) => c.id));
     await this.#persist();
+    // Only once the journal says they are gone: a crash before that brings them back, with their bodies.
+    await this.#adapter.removeBodies(gone.flatMap((c) => (c.bodyFile ? [c.bodyFile] : [])));
     return gone.length;
   }
 
@@ -222,6 +244,11 @@ export class CaptureStore {
   #trim(): void {
     const captures = this.#db.data.captures;
     // shift(), not splice(): V8 drops the first element without moving the other thousand.
-    while (captures.length > this.maxCaptures) this.#unindex(captures.shift() as Capture);
+    while (captures.length > this.maxCaptures) {
+      const oldest = captures.shift() as Capture;
+      this.#unindex(oldest);
+      // Gone for good (the next start trims it again), so its body file can go now.
+      if (oldest.bodyFile) void this.#adapter.removeBodies([oldest.bodyFile]);
+    }
   }
 }

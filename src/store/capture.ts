@@ -44,6 +44,11 @@ export interface Capture {
   /** Bytes of the body as received (the stored body is cut at the body limit). */
   bodySize: number;
   bodyTruncated?: boolean;
+  /**
+   * Set when the body is longer than INLINE_BODY_CHARS: its raw bytes are kept in this file (a path
+   * relative to the store's folder) and `body` holds only its first INLINE_BODY_CHARS characters.
+   */
+  bodyFile?: string;
   signature: CaptureSignature;
   envelope: { id: string; type: string; api_version: string; created: number } | null;
   contractProblems: ContractProblem[];
@@ -65,6 +70,25 @@ export function encodeBody(bytes: Buffer): { body: string; bodyEncoding: 'utf8' 
   return isUtf8(bytes) ? { body: bytes.toString('utf8'), bodyEncoding: 'utf8' } : { body: bytes.toString('base64'), bodyEncoding: 'base64' };
 }
 
+/**
+ * Longer bodies are kept in a file of their own, out of memory, the journal, the snapshot and the
+ * inspector's messages: 1,000 captures of 5 MiB each would otherwise be 5 GB in memory, and a
+ * snapshot or a page's snapshot message longer than V8's largest string (512 MiB) cannot be made.
+ */
+export const INLINE_BODY_CHARS = 16 * 1024;
+
+/**
+ * The first INLINE_BODY_CHARS characters of a stored body, never ending in half a UTF-16 pair, as a
+ * string of its own: a slice would be a view that keeps the whole body in memory (V8's sliced strings).
+ */
+export function bodyPreview(body: string): string {
+  const last = body.charCodeAt(INLINE_BODY_CHARS - 1);
+  const cut = body.slice(0, last >= 0xd800 && last <= 0xdbff ? INLINE_BODY_CHARS - 1 : INLINE_BODY_CHARS);
+  // A round trip through bytes copies it; a stored body is base64 or decoded UTF-8, so nothing changes.
+  return Buffer.from(cut, 'utf8').toString('utf8');
+}
+
+/** The body's bytes, for a capture whose whole body is in memory (no `bodyFile`). */
 export function decodeBody(capture: Pick<Capture, 'body' | 'bodyEncoding'>): Buffer {
   return Buffer.from(capture.body, capture.bodyEncoding === 'base64' ? 'base64' : 'utf8');
 }

@@ -1,6 +1,7 @@
-import { closeSync, fdatasync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fsync, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { readFile, rename, stat } from 'node:fs/promises';
+import { readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import type { Capture } from './capture.js';
@@ -13,6 +14,24 @@ export interface StoreData {
 }
 
 const fdatasyncAsync = promisify(fdatasync);
+const fsyncAsync = promisify(fsync);
+
+/** Writes all of `bytes` to `fd` (a write may take only part); throws ENOSPC when the disk takes none. */
+function writeAll(fd: number, bytes: Buffer, path: string): void {
+  for (let offset = 0; offset < bytes.length; ) {
+    const written = writeSync(fd, bytes, offset);
+    if (written === 0) throw Object.assign(new Error(`ENOSPC: no space left on device, writing ${path}`), { code: 'ENOSPC' });
+    offset += written;
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
+  }
+}
 
 type JournalEntry =
   | { op: 'put'; capture: Capture }
@@ -55,6 +74,11 @@ function isStoreData(value: unknown): value is StoreData {
  */
 export class JournalAdapter implements Adapter<StoreData> {
   readonly journalPath: string;
+  /** Where bodies over INLINE_BODY_CHARS are kept, one file of raw bytes per capture. */
+  readonly bodiesDir: string;
+  /** Body files to write with the next append; written but not yet fsynced. */
+  #pendingBodies: { name: string; bytes: Buffer }[] = [];
+  #unsyncedBodies: number[] = [];
   #fd: number | null = null;
   /** Bytes appended since the last snapshot, and the snapshot's size: compaction is due when the journal outgrows it. */
   #journalBytes = 0;
@@ -68,6 +92,46 @@ export class JournalAdapter implements Adapter<StoreData> {
     private readonly options: { logger: Logger; compactAfterBytes: number; now: () => number },
   ) {
     this.journalPath = `${path}.journal`;
+    this.bodiesDir = `${path}.bodies`;
+  }
+
+  /** `bodyFile` of a capture whose body is kept apart under `name`: relative to the store's folder. */
+  bodyFileFor(name: string): string {
+    return `${basename(this.bodiesDir)}/${name}`;
+  }
+
+  /** Records a body to write, as its own file, with the next append (before the journal line naming it). */
+  putBody(name: string, bytes: Buffer): void {
+    this.#pendingBodies.push({ name, bytes });
+  }
+
+  /** The bytes of a body kept apart. */
+  async readBody(bodyFile: string): Promise<Buffer> {
+    const path = join(dirname(this.path), bodyFile);
+    // The file name comes from the store file: it must not lead out of the bodies folder.
+    if (resolve(dirname(path)) !== resolve(this.bodiesDir)) throw new Error(`${bodyFile} is not a file in ${this.bodiesDir}.`);
+    return readFile(path);
+  }
+
+  /** Deletes the files of bodies that left the store (retention, clear); ones not written yet are dropped. */
+  async removeBodies(bodyFiles: string[]): Promise<void> {
+    const names = new Set(bodyFiles.map((file) => basename(file)));
+    this.#pendingBodies = this.#pendingBodies.filter((body) => !names.has(body.name));
+    await Promise.all(
+      [...names].map((name) =>
+        unlink(join(this.bodiesDir, name)).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') this.options.logger.warn(`Could not delete ${join(this.bodiesDir, name)}: ${error.message}`);
+        }),
+      ),
+    );
+  }
+
+  /** Deletes body files no capture names: left by a crash between a body's write and its journal line. */
+  async removeOrphanBodies(captures: readonly Capture[]): Promise<void> {
+    const names = await readdir(this.bodiesDir).catch(() => [] as string[]);
+    if (names.length === 0) return;
+    const kept = new Set(captures.flatMap((c) => (c.bodyFile ? [basename(c.bodyFile)] : [])));
+    await this.removeBodies(names.filter((name) => !kept.has(name)).map((name) => this.bodyFileFor(name)));
   }
 
   /** Records a new or changed capture for the next write. */
@@ -135,6 +199,7 @@ export class JournalAdapter implements Adapter<StoreData> {
    * for the next try, when the disk refuses them.
    */
   append(): void {
+    this.#appendBodies();
     if (this.#pending.length === 0) return;
     const entries = this.#pending;
     this.#pending = [];
@@ -157,17 +222,72 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#journalBytes += bytes.length;
   }
 
+  /**
+   * Writes the pending bodies, each to its own file, left open for `sync`. A body that cannot be
+   * written fails the append (the deliveries of the batch are answered 503, so the service sends
+   * them again) and is given up: one body too large for the disk's free space must not fail every
+   * delivery after it. Its capture keeps the body's beginning. A file gets its name only once it
+   * is whole, so a capture never names half a body.
+   */
+  #appendBodies(): void {
+    while (this.#pendingBodies.length > 0) {
+      const { name, bytes } = this.#pendingBodies.shift() as { name: string; bytes: Buffer };
+      const path = join(this.bodiesDir, name);
+      const partial = `${path}.partial`;
+      let fd: number | null = null;
+      try {
+        mkdirSync(this.bodiesDir, { recursive: true, mode: 0o700 });
+        fd = openSync(partial, 'w', 0o600);
+        writeAll(fd, bytes, path);
+        renameSync(partial, path);
+        this.#unsyncedBodies.push(fd);
+      } catch (error) {
+        if (fd !== null) {
+          closeQuietly(fd);
+          try {
+            unlinkSync(partial);
+          } catch {
+            // no capture names it: the next start removes it
+          }
+        }
+        throw error;
+      }
+    }
+  }
+
   /** Puts every byte appended so far on the disk (fdatasync, off the event loop). */
   async sync(): Promise<void> {
-    if (this.#fd !== null) await fdatasyncAsync(this.#fd);
+    await Promise.all([this.#syncBodies(), this.#fd === null ? undefined : fdatasyncAsync(this.#fd)]);
+  }
+
+  /** Fsyncs the body files written so far, then their folder (new names are entries in it), and closes them. */
+  async #syncBodies(): Promise<void> {
+    const fds = this.#unsyncedBodies.splice(0);
+    if (fds.length === 0) return;
+    try {
+      await Promise.all(fds.map((fd) => fdatasyncAsync(fd)));
+      const dir = openSync(this.bodiesDir, 'r');
+      try {
+        await fsyncAsync(dir);
+      } finally {
+        closeQuietly(dir);
+      }
+    } finally {
+      for (const fd of fds) closeQuietly(fd);
+    }
   }
 
   /** Writes the whole store as a new snapshot, then starts an empty journal. */
   async compact(data: StoreData): Promise<void> {
     const pending = this.#pending;
     this.#pending = [];
+    // Taken now: captures stored from here on go to the next journal.
+    const pieces = snapshotPieces(data);
     try {
-      await writePrivateFile(this.path, snapshotPieces(data));
+      // The snapshot names body files: they are on the disk before it is.
+      this.#appendBodies();
+      await this.#syncBodies();
+      await writePrivateFile(this.path, pieces);
       this.#snapshotBytes = (await stat(this.path)).size;
     } catch (error) {
       this.#pending = [...pending, ...this.#pending];
@@ -182,18 +302,13 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   close(): void {
     this.#closeJournal();
+    for (const fd of this.#unsyncedBodies.splice(0)) closeQuietly(fd);
   }
 
   #closeJournal(): void {
     const fd = this.#fd;
     this.#fd = null;
-    if (fd !== null) {
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed
-      }
-    }
+    if (fd !== null) closeQuietly(fd);
   }
 
   async #readSnapshot(): Promise<StoreData | null> {

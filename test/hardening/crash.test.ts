@@ -23,12 +23,15 @@ describe('a crash in the middle of a burst', () => {
 
     const ids = Array.from({ length: 2000 }, (_, i) => `evt_burst_${i}`);
     const answered: string[] = [];
+    const bodies = new Map<string, string>();
     let next = 0;
     let killed = false;
     const worker = async () => {
       while (next < ids.length) {
         const id = ids[next++];
-        const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { i: next } });
+        // Every tenth body is over 16 KiB, so kept in a file of its own.
+        const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { i: next, pad: next % 10 === 0 ? 'p'.repeat(40_000) : '' } });
+        bodies.set(id, body);
         try {
           const res = await post(listen.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) });
           if (res.status >= 200 && res.status < 300) answered.push(id);
@@ -49,8 +52,13 @@ describe('a crash in the middle of a burst', () => {
     // The snapshot is never half-written: it parses as it is on disk.
     const snapshot = JSON.parse(await readFile(join(dir.path, '.clockhook', 'captures.json'), 'utf8'));
     expect(snapshot.version).toBe(1);
-    const stored = new Set((await readCaptures(dir.path)).map((c) => c.envelope?.id));
+    const captures = await readCaptures(dir.path);
+    const stored = new Set(captures.map((c) => c.envelope?.id));
     expect(answered.filter((id) => !stored.has(id))).toEqual([]);
+    // A large body answered 2xx is whole in its file.
+    const apart = captures.filter((c) => c.bodyFile && answered.includes(c.envelope?.id as string));
+    expect(apart.length).toBeGreaterThanOrEqual(90);
+    for (const capture of apart) expect(await readFile(join(dir.path, '.clockhook', capture.bodyFile as string), 'utf8')).toBe(bodies.get(capture.envelope?.id as string));
 
     const again = await startListenProcess(['--secret', SECRET], dir.path);
     cleanups.push(() => again.stop('SIGKILL'));

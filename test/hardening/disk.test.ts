@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +82,20 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
     await listen.stop('SIGKILL');
     const ids = (await readCaptures(mount)).map((c) => c.envelope?.id);
     expect(ids).toEqual(expect.arrayContaining(['evt_before', 'evt_after']));
+  });
+
+  it('answers 503 to a body larger than the free space, leaving no half of it, and goes on storing the next', async () => {
+    listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
+    const big = JSON.stringify({ id: 'evt_big', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(3 * 1024 * 1024) } });
+    const res = await post(listen.ready.listener, big, { 'x-service-signature': signPayload({ payload: big, secret: SECRET }) });
+    expect(res.status).toBe(503);
+    expect(JSON.parse(res.text).error.code).toBe('capture_failed');
+    await expect.poll(() => listen?.stderr).toMatch(/Could not write the capture to \.clockhook\/captures\.json: ENOSPC.*503/);
+    expect(app.received).toHaveLength(0);
+    expect(readdirSync(join(mount, '.clockhook', 'captures.json.bodies'))).toEqual([]);
+    // The body was given up, not retried in front of every later delivery.
+    expect((await send('evt_small')).status).toBe(200);
+    expect(app.received.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['evt_small']);
   });
 
   it('answers 503 while the store turns read-only, and recovers when it is writable again', async () => {

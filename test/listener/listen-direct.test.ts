@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
@@ -193,7 +193,12 @@ describe('listen with a known secret (offline mode)', () => {
     await listen?.waitForLine((l) => l.event === 'delivery');
     const [capture] = await readSettledCaptures(dir.path);
     expect(capture).toMatchObject({ bodySize: 6 * 1024 * 1024, bodyTruncated: true, rejected: { statusCode: 413, code: 'payload_too_large' } });
-    expect(capture.body).toHaveLength(5 * 1024 * 1024);
+    // The body is kept apart, in a 0600 file of its own; the capture holds its beginning.
+    expect(capture.bodyFile).toBe(`captures.json.bodies/${capture.id}`);
+    expect(capture.body).toBe('a'.repeat(16 * 1024));
+    const file = join(dir.path, '.clockhook', capture.bodyFile as string);
+    expect((await readFile(file)).equals(big.subarray(0, 5 * 1024 * 1024))).toBe(true);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 
   it('flags a second delivery of the same event id as a duplicate', async () => {

@@ -1,11 +1,16 @@
-import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Capture, CaptureStore, newCaptureId, StoreLockedError } from '../../src/store/index.js';
+import { bodyPreview, type Capture, CaptureStore, encodeBody, INLINE_BODY_CHARS, newCaptureId, StoreLockedError } from '../../src/store/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { JournalAdapter } from '../../src/store/journal.js';
 import { readCaptures } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';
+
+const run = promisify(execFile);
 
 let dir: { path: string; remove: () => Promise<void> };
 let path: string;
@@ -170,5 +175,102 @@ describe('CaptureStore', () => {
     await store.add(capture('evt_b'));
     expect(seen).toEqual([`${a.id}:new`, `${a.id}:pinned`]);
     await store.close();
+  });
+});
+
+describe('CaptureStore: bodies over 16 KiB', () => {
+  const bodiesDir = () => `${path}.bodies`;
+  const bigCapture = (eventId: string, bytes: Buffer) => capture(eventId, { ...encodeBody(bytes), bodySize: bytes.length });
+
+  it('keeps them in a 0600 file of their own, with only their beginning in memory and the journal', async () => {
+    const store = await CaptureStore.open({ path });
+    const text = Buffer.from(`{"id":"evt_big","pad":"${'é'.repeat(60_000)}"}`);
+    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.alloc(40_000, 7)]); // not UTF-8: base64
+    const utf8 = bigCapture('evt_text', text);
+    const binary = bigCapture('evt_bytes', bytes);
+    await store.add(utf8);
+    await store.add(binary);
+
+    const [keptText, keptBytes] = store.all();
+    expect(keptText).toMatchObject({ bodyFile: `captures.json.bodies/${utf8.id}`, bodyEncoding: 'utf8', bodySize: text.length });
+    expect(keptText.body).toBe(utf8.body.slice(0, INLINE_BODY_CHARS));
+    expect(keptBytes).toMatchObject({ bodyFile: `captures.json.bodies/${binary.id}`, bodyEncoding: 'base64' });
+    expect(Buffer.from(keptBytes.body, 'base64').equals(bytes.subarray(0, (INLINE_BODY_CHARS / 4) * 3))).toBe(true);
+    expect((await stat(join(bodiesDir(), utf8.id))).mode & 0o777).toBe(0o600);
+    expect((await readFile(`${path}.journal`)).length).toBeLessThan(Buffer.byteLength(keptText.body) + keptBytes.body.length + 4096);
+    expect((await store.body(keptText)).equals(text)).toBe(true);
+    expect((await store.body(keptBytes)).equals(bytes)).toBe(true);
+    await store.close();
+
+    // Named the way a user may name it (`--db ./.clockhook/captures.json`): the same files.
+    const reopened = await CaptureStore.open({ path: `${relative(process.cwd(), dir.path)}/./.clockhook/captures.json` });
+    expect((await reopened.body(reopened.get(binary.id) as Capture)).equals(bytes)).toBe(true);
+    // The file name comes from the store file; it may not lead out of the bodies folder.
+    await expect(reopened.body({ ...keptText, bodyFile: 'captures.json' })).rejects.toThrow(/not a file in/);
+    await reopened.close();
+  });
+
+  it('holds only the beginning in memory, not the whole body behind it', async () => {
+    // In a child with --expose-gc, so that what is still held can be weighed after a full collection.
+    const script = `
+      const { CaptureStore, newCaptureId } = await import(${JSON.stringify(pathToFileURL(join(process.cwd(), 'dist/store/index.js')).href)});
+      const store = await CaptureStore.open({ path: ${JSON.stringify(path)} });
+      for (let i = 0; i < 40; i++) {
+        const body = String(i).repeat(4 * 1024 * 1024);
+        await store.add({ id: newCaptureId(), receivedAt: '', source: 'delivery', method: 'POST', path: '/', headers: {}, body, bodyEncoding: 'utf8',
+          bodySize: body.length, signature: { status: 'unchecked' }, envelope: null, contractProblems: [], duplicateOf: null, rejected: null });
+      }
+      globalThis.gc();
+      console.log(process.memoryUsage().heapUsed);
+      await store.close();`;
+    const { stdout } = await run(process.execPath, ['--expose-gc', '--input-type=module', '-e', script]);
+    // 40 bodies of 4 MiB would be 160 MiB; their beginnings are 640 KiB.
+    expect(Number(stdout) / 2 ** 20).toBeLessThan(24);
+  });
+
+  it('never splits a UTF-16 pair at the cut', () => {
+    const body = `${'a'.repeat(INLINE_BODY_CHARS - 1)}😀 and more`;
+    expect(bodyPreview(body)).toBe('a'.repeat(INLINE_BODY_CHARS - 1));
+  });
+
+  it('deletes the file when retention or a clear removes the capture, and files no capture names at open', async () => {
+    const store = await CaptureStore.open({ path, maxCaptures: 2 });
+    const body = Buffer.alloc(20_000, 'b');
+    const [first, second, third] = [bigCapture('evt_1', body), bigCapture('evt_2', body), bigCapture('evt_3', body)];
+    for (const c of [first, second, third]) await store.add(c);
+    await expect.poll(() => readdir(bodiesDir())).toEqual([second.id, third.id].sort());
+    await store.update(third.id, { pinned: true });
+    expect(await store.clear()).toBe(1);
+    expect(await readdir(bodiesDir())).toEqual([third.id]);
+    await store.close();
+
+    await writeFile(join(bodiesDir(), 'cap_left_by_a_crash'), 'x');
+    const reopened = await CaptureStore.open({ path, maxCaptures: 2 });
+    expect(await readdir(bodiesDir())).toEqual([third.id]);
+    expect((await reopened.body(reopened.get(third.id) as Capture)).equals(body)).toBe(true);
+    await reopened.close();
+  });
+
+  it('says which file is gone when a body cannot be read', async () => {
+    const store = await CaptureStore.open({ path });
+    const big = bigCapture('evt_gone', Buffer.alloc(20_000, 'g'));
+    await store.add(big);
+    await rm(join(bodiesDir(), big.id));
+    await expect(store.body(store.get(big.id) as Capture)).rejects.toThrow(`The body of ${big.id} was kept in captures.json.bodies/${big.id}`);
+    await store.close();
+  });
+
+  it('keeps snapshots and compaction small however large the bodies (a 5 MiB body used to be in every snapshot)', async () => {
+    const store = await CaptureStore.open({ path, compactAfterBytes: 64 * 1024 });
+    const body = Buffer.alloc(1024 * 1024, 'm');
+    for (let i = 0; i < 30; i++) await store.add(bigCapture(`evt_${i}`, body));
+    await store.close();
+    // Compactions ran (the journal outgrew 64 KiB), yet the snapshot holds 30 previews, not 30 MiB.
+    expect((await stat(path)).size).toBeLessThan(30 * (INLINE_BODY_CHARS + 1024));
+    const captures = await readCaptures(dir.path);
+    expect(captures).toHaveLength(30);
+    const reopened = await CaptureStore.open({ path });
+    expect((await reopened.body(reopened.get(captures[29].id) as Capture)).equals(body)).toBe(true);
+    await reopened.close();
   });
 });
