@@ -19,6 +19,11 @@ const state = {
   /** captureId → { kind: 'ok'|'error', node } inline action results */
   results: new Map(),
   editing: null,
+  /**
+   * The whole body of the selected capture when the listener kept it apart (capture.bodyFile):
+   * captures arrive with only its beginning. { id, body, bodyEncoding } | { id, error } | { id } while loading.
+   */
+  wholeBody: null,
 };
 
 // ---- connection ---------------------------------------------------------------------------
@@ -218,7 +223,35 @@ function select(id) {
   state.editing = null;
   scheduleRender({ detail: true });
   const capture = state.captures.get(id);
+  if (capture?.bodyFile) loadWholeBody(id);
   if (capture?.envelope?.id && state.mode !== 'offline' && !state.attempts.has(capture.envelope.id)) loadAttempts(capture.envelope.id);
+}
+
+async function loadWholeBody(captureId) {
+  if (state.wholeBody?.id === captureId && !state.wholeBody.error) return;
+  state.wholeBody = { id: captureId };
+  const result = await act({ type: 'body', captureId });
+  if (state.wholeBody?.id !== captureId) return; // another capture was selected meanwhile
+  state.wholeBody = result.ok ? { id: captureId, body: result.data.body, bodyEncoding: result.data.bodyEncoding } : { id: captureId, error: result.error };
+  scheduleRender({ detail: true });
+}
+
+/** The capture with its whole body, or null while that is still on its way (or could not be had). */
+function withWholeBody(capture) {
+  if (!capture.bodyFile) return capture;
+  const whole = state.wholeBody;
+  if (whole?.id !== capture.id || whole.body === undefined) return null;
+  const { bodyFile: _apart, ...rest } = capture;
+  return { ...rest, body: whole.body, bodyEncoding: whole.bodyEncoding };
+}
+
+/** Says what is shown of a body kept apart until the whole of it is here. */
+function partialBodyNote(capture) {
+  const whole = state.wholeBody?.id === capture.id ? state.wholeBody : null;
+  if (whole?.error) {
+    return el('div', {}, el('div', { class: 'result error', role: 'alert' }, `Could not load the whole body: ${errorText(whole.error)}`), el('button', { type: 'button', onclick: () => loadWholeBody(capture.id) }, 'Try again'));
+  }
+  return el('p', { class: 'muted' }, `Loading the whole body (${capture.bodySize} bytes); showing its first ${capture.body.length} characters.`);
 }
 
 async function loadAttempts(eventId) {
@@ -372,23 +405,26 @@ function renderDetail() {
   }
   const isEvent = Boolean(capture.envelope?.id);
   const hasApi = state.mode !== 'offline';
+  // What needs the whole body waits for it when the listener kept it apart.
+  const whole = withWholeBody(capture);
+  const waiting = whole === null ? { disabled: true, title: 'Waiting for the whole body' } : {};
   const actions = el(
     'div',
     { class: 'actions' },
     el('button', { type: 'button', onclick: () => replay(capture, 'resign'), disabled: !state.forwardTo }, 'Replay'),
     el('button', { type: 'button', onclick: () => replay(capture, 'asis'), disabled: !state.forwardTo }, 'Replay as-is'),
-    el('button', { type: 'button', onclick: () => { state.editing = capture.id; scheduleRender({ detail: true }); }, disabled: !state.forwardTo }, 'Edit & replay'),
+    el('button', { type: 'button', onclick: () => { state.editing = capture.id; scheduleRender({ detail: true }); }, disabled: !state.forwardTo, ...waiting }, 'Edit & replay'),
     el('button', { type: 'button', onclick: () => redeliver(capture), disabled: !isEvent || !hasApi }, 'Redeliver'),
     el('button', { type: 'button', onclick: () => ping(capture), disabled: !hasApi || !state.endpoint }, 'Ping endpoint'),
-    el('button', { type: 'button', onclick: () => copyCurl(capture) }, 'Copy as curl'),
-    el('button', { type: 'button', onclick: () => downloadJson(capture) }, 'Download JSON'),
+    el('button', { type: 'button', onclick: () => copyCurl(whole), ...waiting }, 'Copy as curl'),
+    el('button', { type: 'button', onclick: () => downloadJson(whole), ...waiting }, 'Download JSON'),
     el('button', { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) }, capture.pinned ? 'Unpin' : 'Pin'),
     state.endpoint && state.endpoint.status !== 'enabled' ? el('button', { type: 'button', onclick: reenable }, 'Re-enable endpoint') : null,
   );
   const result = state.results.get(capture.id);
   const signature = capture.signature;
   const age = signature.ageSeconds === undefined ? '–' : `${signature.ageSeconds} s`;
-  const parsed = parsedBody(capture);
+  const parsed = whole && parsedBody(whole);
   const forward = capture.forward;
 
   // Element.append would print null as "null": only real sections go in.
@@ -397,7 +433,7 @@ function renderDetail() {
     el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}${capture.replayOf ? ` of ${capture.replayOf}` : ''} · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
     actions,
     result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
-    state.editing === capture.id ? editor(capture) : null,
+    state.editing === capture.id && whole ? editor(whole) : null,
     capture.contractProblems.length ? el('div', {}, el('h3', {}, 'Contract problems'), el('ul', {}, capture.contractProblems.map((p) => el('li', {}, `${p.field}: ${p.message}`)))) : null,
     el('h3', {}, 'Signature'),
     keyValueTable([
@@ -408,9 +444,9 @@ function renderDetail() {
       ['hint', signature.hint],
     ]),
     el('h3', {}, 'Envelope'),
-    parsed === undefined ? el('p', { class: 'muted' }, 'The body is not JSON.') : el('div', { class: 'json mono' }, jsonTree(parsed)),
+    whole === null ? partialBodyNote(capture) : parsed === undefined ? el('p', { class: 'muted' }, 'The body is not JSON.') : el('div', { class: 'json mono' }, jsonTree(parsed)),
     el('h3', {}, 'Raw body'),
-    rawBody(capture),
+    rawBody(whole ?? capture),
     el('h3', {}, 'Request headers'),
     keyValueTable(Object.entries(capture.headers)),
     el('h3', {}, "The app's response"),

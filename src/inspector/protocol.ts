@@ -1,7 +1,7 @@
 import { type ApiClient, ApiError } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import { ReplayError, type Listener } from '../listener/index.js';
-import type { Capture, CaptureStore } from '../store/index.js';
+import { type Capture, type CaptureStore, encodeBody } from '../store/index.js';
 
 /** Everything the hub acts on. The API key stays inside `client`; the secret never enters here. */
 export interface ActionContext {
@@ -113,6 +113,15 @@ async function run(type: string, message: Record<string, unknown>, ctx: ActionCo
       const removed = await ctx.store.clear();
       broadcast(snapshotMessage(ctx));
       return { removed };
+    }
+    case 'body': {
+      // Captures reach pages with at most INLINE_BODY_CHARS of body; the page asks for the rest.
+      const capture = ctx.store.get(requireString(message, 'captureId'));
+      if (!capture) throw new ActionError('capture_not_found', 'That capture is gone (cleared or rotated out).');
+      const bytes = await ctx.store.body(capture).catch((error: Error) => {
+        throw new ActionError('body_unavailable', error.message);
+      });
+      return { captureId: capture.id, ...encodeBody(bytes) };
     }
     case 'pin': {
       const capture = await ctx.store.update(requireString(message, 'captureId'), { pinned: message.pinned !== false });

@@ -1,9 +1,12 @@
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
+import { signPayload } from '../../src/contract/index.js';
 import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
+import { post } from '../helpers/listen.js';
 
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let browser: Browser;
@@ -109,6 +112,33 @@ describe('the inspector page in Chromium', () => {
     await page.locator('#banner').getByRole('button', { name: 'Re-enable endpoint' }).click();
     await expect.poll(() => page.locator('#banner').isHidden()).toBe(true);
     expect((await api().getEndpoint(t.session.ready.endpointId as number)).status).toBe('enabled');
+  });
+
+  it('fetches the whole of a large body when its capture is selected, and says so when it cannot be had', async () => {
+    const deliver = async (id: string) => {
+      const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(100_000), tail: `END_OF_${id}` } });
+      const res = await post(t.session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: t.session.secret as string }) });
+      expect(res.status).toBe(200);
+      await rows().filter({ hasText: id }).first().waitFor();
+      return { body, captureId: t.session.store.all().find((c) => c.envelope?.id === id)?.id as string };
+    };
+    const large = await deliver('evt_large_body');
+    await rows().filter({ hasText: 'evt_large_body' }).click();
+    // The page got only the first 16 KiB with the capture; the envelope's end is in the rest.
+    await expect.poll(() => page.locator('#detail .json').textContent()).toContain('END_OF_evt_large_body');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download JSON' }).click()]);
+    const saved = JSON.parse(await readFile(await download.path(), 'utf8'));
+    expect(saved).toMatchObject({ id: large.captureId, body: large.body });
+    expect(saved.bodyFile).toBeUndefined();
+
+    const lost = await deliver('evt_lost_body');
+    await rm(join(t.dir, '.clockhook', 'captures.json.bodies', lost.captureId));
+    await rows().filter({ hasText: 'evt_lost_body' }).click();
+    await expect.poll(() => page.locator('#detail .result.error').filter({ hasText: 'Could not load the whole body' }).textContent()).toContain(`The body of ${lost.captureId} was kept in captures.json.bodies/${lost.captureId}`);
+    expect(await page.getByRole('button', { name: 'Edit & replay' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Download JSON' }).isDisabled()).toBe(true);
+    await expect.poll(() => page.locator('#detail pre').first().textContent()).toContain('"id":"evt_lost_body"');
+    expect(problems).toEqual([]);
   });
 
   it('works at a narrow 400 px width', async () => {

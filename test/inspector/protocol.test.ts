@@ -2,7 +2,10 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
 import { startInspector } from '../../src/inspector/index.js';
+import { signPayload } from '../../src/contract/index.js';
+import { INLINE_BODY_CHARS } from '../../src/store/index.js';
 import { connectClient, handshakeStatus, startInspectedSession } from '../helpers/inspector.js';
+import { post } from '../helpers/listen.js';
 
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let api: ApiClient;
@@ -160,6 +163,35 @@ describe('inspector protocol', () => {
     expect((await api.getEndpoint(id)).status).toBe('enabled');
     client.close();
     other.close();
+  });
+
+  it('sends the beginning of a large body with the capture and the whole of it on request; replays all of it', async () => {
+    const client = await connectClient(t.wsUrl);
+    await client.waitFor((m) => m.type === 'snapshot');
+    const body = JSON.stringify({ id: 'evt_large', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { note: 'L'.repeat(3 * 1024 * 1024) } });
+    const signature = signPayload({ payload: body, secret: t.session.secret as string });
+    expect((await post(t.session.ready.listener, body, { 'x-service-signature': signature })).status).toBe(200);
+    const live = await client.waitFor((m) => m.type === 'capture' && m.capture.envelope?.id === 'evt_large' && m.capture.forward);
+    expect(live.capture).toMatchObject({ bodySize: body.length, bodyFile: `captures.json.bodies/${live.capture.id}`, body: body.slice(0, INLINE_BODY_CHARS) });
+
+    const whole = await client.act({ type: 'body', captureId: live.capture.id });
+    expect(whole).toMatchObject({ ok: true, data: { captureId: live.capture.id, bodyEncoding: 'utf8' } });
+    expect(whole.data.body).toBe(body);
+
+    const before = t.app.received.length;
+    expect((await client.act({ type: 'replay', captureId: live.capture.id, mode: 'asis' })).ok).toBe(true);
+    expect(t.app.received[before].body.toString()).toBe(body);
+    expect(t.app.received[before].headers['x-service-signature']).toBe(signature);
+
+    // A page that connects now gets the beginning only: 200 such captures used to make a snapshot
+    // longer than V8's largest string, and the listener crashed when the page connected.
+    const late = await connectClient(t.wsUrl);
+    const snapshot = await late.waitFor((m) => m.type === 'snapshot');
+    expect(snapshot.captures.find((c: { id: string }) => c.id === live.capture.id).body).toHaveLength(INLINE_BODY_CHARS);
+    expect(late.raw[0].length).toBeLessThan(200 * 1024);
+    expect(await client.act({ type: 'body', captureId: 'cap_nope' })).toMatchObject({ ok: false, error: { code: 'capture_not_found' } });
+    late.close();
+    client.close();
   });
 
   it('pins, pages history, and clears all but pinned captures', async () => {
