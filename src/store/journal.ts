@@ -1,7 +1,8 @@
-import { closeSync, fdatasync, fsync, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, fdatasync, fsync, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import type { Capture } from './capture.js';
@@ -42,23 +43,58 @@ type JournalEntry =
 /** Captures per piece of a snapshot (~1.5 MB of JSON with 2 KB bodies). */
 const SNAPSHOT_PIECE = 500;
 
+/** The snapshot's first line; then one capture per line, then `]}`. */
+const SNAPSHOT_HEADER = '{"version":1,"captures":[';
+
 /**
- * The text `JSON.stringify(data)` would give, made in pieces as they are written: a 10,000-capture
- * store is ~35 MB of JSON, and making it whole (then a buffer of it) at every compaction put a
- * listener with such a store under load at 340–425 MB peak RSS instead of 310–320. The captures are
- * taken now (they are never changed in place, only replaced), so changes made while it is written
- * go to the next journal, not into it.
+ * The snapshot as JSON with one capture per line, made in pieces as they are written: a
+ * 10,000-capture store is ~35 MB of JSON, and making it whole (then a buffer of it) at every
+ * compaction put a listener with such a store under load at 340–425 MB peak RSS instead of 310–320;
+ * and a line per capture lets it be read back without ever holding it as one string (V8's strings
+ * end at 512 MiB). The captures are taken now (they are never changed in place, only replaced), so
+ * changes made while it is written go to the next journal, not into it.
  */
 function snapshotPieces(data: StoreData): Iterable<string> {
-  const { captures, ...rest } = data;
-  const taken = captures.slice();
+  const taken = data.captures.slice();
   return (function* () {
-    yield JSON.stringify({ ...rest, captures: [] }).slice(0, -2); // {"version":1,"captures":[
+    yield `${SNAPSHOT_HEADER}\n`;
     for (let i = 0; i < taken.length; i += SNAPSHOT_PIECE) {
-      yield `${i === 0 ? '' : ','}${taken.slice(i, i + SNAPSHOT_PIECE).map((capture) => JSON.stringify(capture)).join(',')}`;
+      yield `${i === 0 ? '' : ',\n'}${taken.slice(i, i + SNAPSHOT_PIECE).map((capture) => JSON.stringify(capture)).join(',\n')}`;
     }
-    yield ']}';
+    yield `${taken.length > 0 ? '\n' : ''}]}`;
   })();
+}
+
+/** The lines of a file, read as a stream: a store's files may be larger than a string can be. */
+function readLines(path: string): AsyncIterable<string> {
+  return createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Number.POSITIVE_INFINITY });
+}
+
+/**
+ * Reads a snapshot line by line; one in the single-line form earlier versions wrote is parsed whole.
+ * Null when it is not a snapshot (damaged); I/O errors are thrown.
+ */
+async function parseSnapshot(path: string): Promise<StoreData | null> {
+  const captures: Capture[] = [];
+  let header: string | undefined;
+  let ended = false;
+  try {
+    for await (const line of readLines(path)) {
+      if (header === undefined) {
+        header = line;
+        if (header !== SNAPSHOT_HEADER) break;
+      } else if (ended) {
+        if (line !== '') return null;
+      } else if (line === ']}') ended = true;
+      else captures.push(JSON.parse(line.endsWith(',') ? line.slice(0, -1) : line) as Capture);
+    }
+    if (header === SNAPSHOT_HEADER) return ended ? { version: 1, captures } : null;
+    const value: unknown = JSON.parse(await readFile(path, 'utf8'));
+    return isStoreData(value) ? value : null;
+  } catch (error) {
+    if (error instanceof SyntaxError) return null;
+    throw error;
+  }
 }
 
 function isStoreData(value: unknown): value is StoreData {
@@ -312,20 +348,14 @@ export class JournalAdapter implements Adapter<StoreData> {
   }
 
   async #readSnapshot(): Promise<StoreData | null> {
-    let text: string;
     try {
-      text = await readFile(this.path, 'utf8');
+      this.#snapshotBytes = (await stat(this.path)).size;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
-    this.#snapshotBytes = Buffer.byteLength(text);
-    try {
-      const value: unknown = JSON.parse(text);
-      if (isStoreData(value)) return value;
-    } catch {
-      // fall through to moving it aside
-    }
+    const data = await parseSnapshot(this.path);
+    if (data) return data;
     const aside = await moveAside(this.path, this.options.now());
     this.options.logger.warn(
       `The capture store ${this.path} is corrupt; moved it to ${aside} (nothing was overwritten) and started a new one.`,
@@ -334,28 +364,34 @@ export class JournalAdapter implements Adapter<StoreData> {
   }
 
   async #readJournal(): Promise<JournalEntry[]> {
-    let text: string;
     try {
-      text = await readFile(this.journalPath, 'utf8');
-      this.#journalBytes = Buffer.byteLength(text);
+      this.#journalBytes = (await stat(this.journalPath)).size;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const lines = text.split('\n');
     const entries: JournalEntry[] = [];
-    for (let i = 0; i < lines.length; i++) {
-      if (lines[i] === '') continue;
-      try {
-        entries.push(JSON.parse(lines[i]) as JournalEntry);
-      } catch {
-        // A torn last line is a write a crash cut short: it was never acknowledged. Anything else is damage.
-        if (lines.slice(i + 1).every((line) => line === '')) break;
-        const aside = `${this.journalPath}.corrupt-${new Date(this.options.now()).toISOString().replace(/[:.]/g, '-')}`;
-        await rename(this.journalPath, aside);
-        this.options.logger.warn(`The capture journal ${this.journalPath} is damaged at line ${i + 1}; moved it to ${aside}.`);
-        return entries;
+    let number = 0;
+    // A torn last line is a write a crash cut short: it was never acknowledged. Anything after it is damage.
+    let torn: number | null = null;
+    let damaged = false;
+    for await (const line of readLines(this.journalPath)) {
+      number += 1;
+      if (line === '') continue;
+      if (torn !== null) {
+        damaged = true;
+        break;
       }
+      try {
+        entries.push(JSON.parse(line) as JournalEntry);
+      } catch {
+        torn = number;
+      }
+    }
+    if (damaged) {
+      const aside = `${this.journalPath}.corrupt-${new Date(this.options.now()).toISOString().replace(/[:.]/g, '-')}`;
+      await rename(this.journalPath, aside);
+      this.options.logger.warn(`The capture journal ${this.journalPath} is damaged at line ${torn}; moved it to ${aside}.`);
     }
     return entries;
   }

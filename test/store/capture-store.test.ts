@@ -1,6 +1,6 @@
-import { appendFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -110,15 +110,48 @@ describe('CaptureStore', () => {
     await store.close();
   });
 
-  it('writes a snapshot of many captures (made in pieces) that is exactly the store as JSON', async () => {
+  it('writes a snapshot of many captures (made in pieces) as JSON with one capture per line, and reads it back', async () => {
     const store = await CaptureStore.open({ path, maxCaptures: 5000 });
     const adds = [];
-    for (let i = 0; i < 1234; i++) adds.push(store.add(capture(`evt_${i}`, { body: `{"n":${i},"s":"\u2028 \\ \u0022"}` })));
+    for (let i = 0; i < 1234; i++) adds.push(store.add(capture(`evt_${i}`, { body: `{"n":${i},"s":"\u2028 \\ \u0022 \r"}` })));
     await Promise.all(adds);
     await store.close();
     const text = await readFile(path, 'utf8');
-    expect(text).toBe(JSON.stringify({ version: 1, captures: store.all() }));
-    expect(JSON.parse(text).captures).toHaveLength(1234);
+    expect(JSON.parse(text)).toEqual({ version: 1, captures: store.all() });
+    // A line per capture: it is read back a line at a time, never as one string (which ends at 512 MiB).
+    expect(text.split('\n')).toHaveLength(1234 + 2);
+    const reopened = await CaptureStore.open({ path, maxCaptures: 5000 });
+    expect(reopened.all()).toEqual(store.all());
+    await reopened.close();
+  });
+
+  it('moves a journal damaged before its last line aside, keeping what came before the damage', async () => {
+    const store = await CaptureStore.open({ path });
+    await store.close();
+    const [a, b] = [capture('evt_a'), capture('evt_b')];
+    await writeFile(`${path}.journal`, [JSON.stringify({ op: 'put', capture: a }), '{"op":"put","capt', JSON.stringify({ op: 'put', capture: b }), ''].join('\n'));
+    const logged: string[] = [];
+    const reopened = await CaptureStore.open({ path, logger: { ...silentLogger, warn: (message: string) => logged.push(message) } });
+    expect(reopened.all().map((c) => c.id)).toEqual([a.id]);
+    expect(logged.join('\n')).toMatch(/journal .*captures\.json\.journal is damaged at line 2; moved it to .*\.journal\.corrupt-/);
+    await reopened.close();
+  });
+
+  it('reads a snapshot in the one-line form of earlier versions, and moves one cut short aside', async () => {
+    const old = capture('evt_old');
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, JSON.stringify({ version: 1, captures: [old] }));
+    const store = await CaptureStore.open({ path });
+    expect(store.all()).toEqual([old]);
+    await store.close();
+
+    const whole = await readFile(path, 'utf8');
+    await writeFile(path, whole.slice(0, whole.lastIndexOf(']}')));
+    const logged: string[] = [];
+    const cut = await CaptureStore.open({ path, logger: { ...silentLogger, warn: (message: string) => logged.push(message) } });
+    expect(cut.all()).toEqual([]);
+    expect(logged.join('\n')).toMatch(/is corrupt; moved it to .*captures\.json\.corrupt-/);
+    await cut.close();
   });
 
   it('leaves a capture stored while a snapshot is being written to the next journal, not half in the snapshot', async () => {
