@@ -113,13 +113,15 @@ describe('CaptureStore', () => {
   it('writes a snapshot of many captures (made in pieces) as JSON with one capture per line, and reads it back', async () => {
     const store = await CaptureStore.open({ path, maxCaptures: 5000 });
     const adds = [];
-    for (let i = 0; i < 1234; i++) adds.push(store.add(capture(`evt_${i}`, { body: `{"n":${i},"s":"\u2028 \\ \u0022 \r"}` })));
+    for (let i = 0; i < 1234; i++) adds.push(store.add(capture(`evt_${i}`, { body: `{"n":${i},"s":"\u2028 \\ \u0022 \r é${'x'.repeat(1000)}"}` })));
     await Promise.all(adds);
     await store.close();
     const text = await readFile(path, 'utf8');
     expect(JSON.parse(text)).toEqual({ version: 1, captures: store.all() });
-    // A line per capture: it is read back a line at a time, never as one string (which ends at 512 MiB).
+    // A line per capture: it is read back a line at a time, never as one string (which ends at 512 MiB),
+    // in reads of 1 MiB that end in the middle of lines (and of characters).
     expect(text.split('\n')).toHaveLength(1234 + 2);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(1.5 * 1024 * 1024);
     const reopened = await CaptureStore.open({ path, maxCaptures: 5000 });
     expect(reopened.all()).toEqual(store.all());
     await reopened.close();
