@@ -72,20 +72,36 @@ async function* readLines(path: string): AsyncGenerator<string> {
   const handle = await open(path, 'r');
   try {
     const chunk = Buffer.allocUnsafe(1024 * 1024);
-    let rest: Buffer | null = null;
+    /** The start of a line that goes on in the next read (copies: `chunk` is read into again). */
+    let partial: Buffer[] = [];
     for (;;) {
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
-      const data: Buffer = rest ? Buffer.concat([rest, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+      const data = chunk.subarray(0, bytesRead);
       let start = 0;
       for (let newline = data.indexOf(10); newline !== -1; newline = data.indexOf(10, start)) {
-        yield data.toString('utf8', start, newline);
+        if (partial.length === 0) yield data.toString('utf8', start, newline);
+        else {
+          yield Buffer.concat([...partial, data.subarray(start, newline)]).toString('utf8');
+          partial = [];
+        }
         start = newline + 1;
       }
-      // A copy: `chunk` is read into again.
-      rest = start < data.length ? Buffer.from(data.subarray(start)) : null;
+      if (start < data.length) partial.push(Buffer.from(data.subarray(start)));
     }
-    if (rest) yield rest.toString('utf8');
+    if (partial.length > 0) yield Buffer.concat(partial).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether a file starts with these bytes. */
+async function startsWith(path: string, text: string): Promise<boolean> {
+  const expected = Buffer.from(text);
+  const handle = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(expected.length), 0, expected.length, 0);
+    return bytesRead === expected.length && buffer.equals(expected);
   } finally {
     await handle.close();
   }
@@ -96,22 +112,22 @@ async function* readLines(path: string): AsyncGenerator<string> {
  * Null when it is not a snapshot (damaged); I/O errors are thrown.
  */
 async function parseSnapshot(path: string): Promise<StoreData | null> {
-  const captures: Capture[] = [];
-  let header: string | undefined;
-  let ended = false;
   try {
+    if (!(await startsWith(path, `${SNAPSHOT_HEADER}\n`))) {
+      const value: unknown = JSON.parse(await readFile(path, 'utf8'));
+      return isStoreData(value) ? value : null;
+    }
+    const captures: Capture[] = [];
+    let header = true;
+    let ended = false;
     for await (const line of readLines(path)) {
-      if (header === undefined) {
-        header = line;
-        if (header !== SNAPSHOT_HEADER) break;
-      } else if (ended) {
+      if (header) header = false;
+      else if (ended) {
         if (line !== '') return null;
       } else if (line === ']}') ended = true;
       else captures.push(JSON.parse(line.endsWith(',') ? line.slice(0, -1) : line) as Capture);
     }
-    if (header === SNAPSHOT_HEADER) return ended ? { version: 1, captures } : null;
-    const value: unknown = JSON.parse(await readFile(path, 'utf8'));
-    return isStoreData(value) ? value : null;
+    return ended ? { version: 1, captures } : null;
   } catch (error) {
     if (error instanceof SyntaxError) return null;
     throw error;

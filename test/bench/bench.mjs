@@ -135,7 +135,8 @@ async function fullStore(dir, count) {
     rejected: null,
     forward: { target: 'http://127.0.0.1:3000/', statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}', bodyEncoding: 'utf8', durationMs: 1 },
   }));
-  await writeFile(join(dir, '.clockhook', 'captures.json'), JSON.stringify({ version: 1, captures }), { mode: 0o600 });
+  // As the store writes it: one capture per line.
+  await writeFile(join(dir, '.clockhook', 'captures.json'), `{"version":1,"captures":[\n${captures.map((c) => JSON.stringify(c)).join(',\n')}\n]}`, { mode: 0o600 });
 }
 
 function load(url, body, headers, options = { duration: DURATION }) {

@@ -143,8 +143,11 @@ describe('CaptureStore', () => {
     const old = capture('evt_old');
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, JSON.stringify({ version: 1, captures: [old] }));
+    // And a journal line of theirs with a 3 MiB body in it: one line over several reads.
+    const large = capture('evt_old_large', { body: 'L'.repeat(3 * 1024 * 1024), bodySize: 3 * 1024 * 1024 });
+    await writeFile(`${path}.journal`, `${JSON.stringify({ op: 'put', capture: large })}\n`);
     const store = await CaptureStore.open({ path });
-    expect(store.all()).toEqual([old]);
+    expect(store.all()).toEqual([old, large]);
     await store.close();
 
     const whole = await readFile(path, 'utf8');
