@@ -60,7 +60,29 @@ export class CaptureStore {
     this.maxCaptures = maxCaptures;
     this.#commit = new GroupCommit(adapter, () => db.data, { minSyncIntervalMs: syncIntervalMs });
     this.#trim();
+    this.#keepLargeBodiesApart();
     for (const capture of db.data.captures) this.#index(capture);
+  }
+
+  /** Whether a capture's body is too long to be kept in memory (and so goes to a file of its own). */
+  static #isLarge(capture: Capture): boolean {
+    return capture.body.length > INLINE_BODY_CHARS && !capture.bodyFile;
+  }
+
+  /** The capture as stored when its body is large: its beginning in memory, the whole of it staged for a file. */
+  #apart(capture: Capture, bytes: Buffer): Capture {
+    this.#adapter.putBody(capture.id, bytes);
+    return { ...capture, body: bodyPreview(capture.body), bodyFile: this.#adapter.bodyFileFor(capture.id) };
+  }
+
+  /** Large bodies an earlier version kept inline go to files of their own (written by the compaction at open). */
+  #keepLargeBodiesApart(): void {
+    const captures = this.#db.data.captures;
+    for (const [i, capture] of captures.entries()) {
+      if (!CaptureStore.#isLarge(capture)) continue;
+      captures[i] = this.#apart(capture, decodeBody(capture));
+      this.#adapter.needsCompaction = true;
+    }
   }
 
   /** Opens (or creates, 0600 in a 0700 folder) the store and takes its lock. */
@@ -137,12 +159,7 @@ export class CaptureStore {
    * caller has it) and the stored capture keeps only its beginning.
    */
   insert(whole: Capture, bytes?: Buffer): Staged {
-    let capture = whole;
-    if (whole.body.length > INLINE_BODY_CHARS) {
-      const bodyFile = this.#adapter.bodyFileFor(whole.id);
-      capture = { ...whole, body: bodyPreview(whole.body), bodyFile };
-      this.#adapter.putBody(whole.id, bytes ?? decodeBody(whole));
-    }
+    const capture = CaptureStore.#isLarge(whole) ? this.#apart(whole, bytes ?? decodeBody(whole)) : whole;
     this.#db.data.captures.push(capture);
     this.#index(capture);
     this.#adapter.put(capture);

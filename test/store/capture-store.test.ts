@@ -143,11 +143,14 @@ describe('CaptureStore', () => {
     const old = capture('evt_old');
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, JSON.stringify({ version: 1, captures: [old] }));
-    // And a journal line of theirs with a 3 MiB body in it: one line over several reads.
+    // And a journal line of theirs with a 3 MiB body in it (one line over several reads): the body
+    // goes to a file of its own, as a new one would.
     const large = capture('evt_old_large', { body: 'L'.repeat(3 * 1024 * 1024), bodySize: 3 * 1024 * 1024 });
     await writeFile(`${path}.journal`, `${JSON.stringify({ op: 'put', capture: large })}\n`);
     const store = await CaptureStore.open({ path });
-    expect(store.all()).toEqual([old, large]);
+    expect(store.all()).toEqual([old, { ...large, body: 'L'.repeat(INLINE_BODY_CHARS), bodyFile: `captures.json.bodies/${large.id}` }]);
+    expect((await store.body(store.all()[1])).toString()).toBe(large.body);
+    expect((await stat(path)).size).toBeLessThan(64 * 1024);
     await store.close();
 
     const whole = await readFile(path, 'utf8');
