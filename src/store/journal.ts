@@ -149,8 +149,9 @@ export class JournalAdapter implements Adapter<StoreData> {
   readonly journalPath: string;
   /** Where bodies over INLINE_BODY_CHARS are kept, one file of raw bytes per capture. */
   readonly bodiesDir: string;
-  /** Body files to write with the next append; written but not yet fsynced. */
+  /** Bodies to write, each to a file of its own, with the next append. */
   #pendingBodies: { name: string; bytes: Buffer }[] = [];
+  /** Body files written and still open: the next sync (or compaction) fsyncs and closes them. */
   #unsyncedBodies: number[] = [];
   #fd: number | null = null;
   /** Bytes appended since the last snapshot, and the snapshot's size: compaction is due when the journal outgrows it. */
@@ -338,7 +339,9 @@ export class JournalAdapter implements Adapter<StoreData> {
     const fds = this.#unsyncedBodies.splice(0);
     if (fds.length === 0) return;
     try {
-      await Promise.all(fds.map((fd) => fdatasyncAsync(fd)));
+      // Settled, not raced: every fd is closed below, and none may be while its fsync runs.
+      const failed = (await Promise.allSettled(fds.map((fd) => fdatasyncAsync(fd)))).find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
       const dir = openSync(this.bodiesDir, 'r');
       try {
         await fsyncAsync(dir);
