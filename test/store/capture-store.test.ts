@@ -238,6 +238,7 @@ describe('CaptureStore: bodies over 16 KiB', () => {
     expect(keptBytes).toMatchObject({ bodyFile: `captures.json.bodies/${binary.id}`, bodyEncoding: 'base64' });
     expect(Buffer.from(keptBytes.body, 'base64').equals(bytes.subarray(0, (INLINE_BODY_CHARS / 4) * 3))).toBe(true);
     expect((await stat(join(bodiesDir(), utf8.id))).mode & 0o777).toBe(0o600);
+    expect((await stat(bodiesDir())).mode & 0o777).toBe(0o700);
     expect((await readFile(`${path}.journal`)).length).toBeLessThan(Buffer.byteLength(keptText.body) + keptBytes.body.length + 4096);
     expect((await store.body(keptText)).equals(text)).toBe(true);
     expect((await store.body(keptBytes)).equals(bytes)).toBe(true);
