@@ -83,6 +83,8 @@ function receive(message) {
       state.forwardTo = message.forwardTo;
       state.listener = message.listener;
       if (state.selected && !state.captures.has(state.selected)) state.selected = null;
+      // A whole body that could not be fetched while the connection was down is fetched now.
+      if (state.selected && state.wholeBody?.id === state.selected && state.wholeBody.error) loadWholeBody(state.selected);
       scheduleRender({ detail: true });
       break;
     case 'capture': {

@@ -22,8 +22,8 @@ function freePort(): Promise<number> {
   });
 }
 
-async function deliver(session: ListenSession, id: string) {
-  const body = JSON.stringify({ id, object: 'event', type: 'shift.published', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+async function deliver(session: ListenSession, id: string, data: Record<string, string> = {}) {
+  const body = JSON.stringify({ id, object: 'event', type: 'shift.published', api_version: '2026-11-01', created: 1_790_000_000, data });
   expect((await post(session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) })).status).toBe(200);
 }
 
@@ -40,10 +40,14 @@ describe('the inspector page across a restart of listen', () => {
     await page.goto(first.ready.inspector as string);
     await page.locator('#connection.conn-open').waitFor();
     await deliver(first, 'evt_before_restart');
+    await deliver(first, 'evt_large', { pad: 'p'.repeat(40_000), tail: 'END_OF_LARGE' });
     await page.locator('#captures .capture', { hasText: 'evt_before_restart' }).waitFor();
 
     await first.close();
     await page.locator('#connection.conn-closed').waitFor();
+    // Its whole body cannot be fetched while listen is down; the page says so, and fetches it once back.
+    await page.locator('#captures .capture', { hasText: 'evt_large' }).click();
+    await page.locator('#detail .result.error', { hasText: 'Could not load the whole body' }).waitFor();
 
     const second = await startListen(options);
     cleanups.push(() => second.close());
@@ -53,5 +57,6 @@ describe('the inspector page across a restart of listen', () => {
     await page.locator('#captures .capture', { hasText: 'evt_after_restart' }).waitFor();
     // Caught up from the snapshot: history from before the restart is there too, once.
     await expect.poll(() => page.locator('#captures .capture', { hasText: 'evt_before_restart' }).count()).toBe(1);
+    await expect.poll(() => page.locator('#detail .json').textContent()).toContain('END_OF_LARGE');
   }, 30_000);
 });
