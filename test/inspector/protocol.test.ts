@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
@@ -190,6 +191,14 @@ describe('inspector protocol', () => {
     expect(snapshot.captures.find((c: { id: string }) => c.id === live.capture.id).body).toHaveLength(INLINE_BODY_CHARS);
     expect(late.raw[0].length).toBeLessThan(200 * 1024);
     expect(await client.act({ type: 'body', captureId: 'cap_nope' })).toMatchObject({ ok: false, error: { code: 'capture_not_found' } });
+
+    // Its file gone: nothing is replayed (not the 16 KiB kept in the store), and the page is told why.
+    await rm(`${t.dir}/.clockhook/${live.capture.bodyFile}`);
+    const sent = t.app.received.length;
+    const replay = await client.act({ type: 'replay', captureId: live.capture.id, mode: 'resign' });
+    expect(replay).toMatchObject({ ok: false, error: { code: 'body_unavailable', message: expect.stringContaining('Nothing was replayed') } });
+    expect(t.app.received.length).toBe(sent);
+    expect(await client.act({ type: 'body', captureId: live.capture.id })).toMatchObject({ ok: false, error: { code: 'body_unavailable' } });
     late.close();
     client.close();
   });
