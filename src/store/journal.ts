@@ -158,7 +158,10 @@ export class JournalAdapter implements Adapter<StoreData> {
   #journalBytes = 0;
   #snapshotBytes = 0;
   #pending: JournalEntry[] = [];
-  /** Set by read(): no snapshot yet, or a journal to fold into it. */
+  /**
+   * Set by read() (no snapshot yet, or a journal to fold into it) and by the store when it moves
+   * large inline bodies of an earlier version to files; the store compacts at open when it is set.
+   */
   needsCompaction = false;
 
   constructor(
