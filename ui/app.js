@@ -336,6 +336,18 @@ function rawBody(capture) {
   return el('div', {}, pre, more);
 }
 
+/** What the app answered; the capture keeps the first 16 KiB of its body. */
+function appAnswer(forward) {
+  return el(
+    'div',
+    {},
+    keyValueTable([['target', forward.target], ['status', forward.statusCode], ['duration', `${forward.durationMs} ms`], ['error', forward.error]]),
+    forward.bodyTruncated ? el('p', { class: 'muted' }, `The answer was ${forward.bodySize} bytes; clockhook keeps its first 16 KiB.`) : null,
+    el('pre', {}, forward.bodyEncoding === 'base64' ? `(base64) ${forward.body}` : forward.body || '(empty body)'),
+    keyValueTable(Object.entries(forward.headers ?? {})),
+  );
+}
+
 function parsedBody(capture) {
   if (capture.bodyEncoding === 'base64') return undefined;
   try {
@@ -456,7 +468,7 @@ function renderDetail() {
       ? el('p', { class: 'muted' }, capture.rejected ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.` : 'Capture-only mode: clockhook answered 200.')
       : !forward
         ? el('p', { class: 'muted' }, capture.rejected ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.` : 'Waiting for the app…')
-        : el('div', {}, keyValueTable([['target', forward.target], ['status', forward.statusCode], ['duration', `${forward.durationMs} ms`], ['error', forward.error]]), el('pre', {}, forward.bodyEncoding === 'base64' ? `(base64) ${forward.body}` : forward.body || '(empty body)'), keyValueTable(Object.entries(forward.headers ?? {}))),
+        : appAnswer(forward),
     el('h3', {}, "The service's view (delivery_attempts)"),
     attemptsSection(capture),
   ];

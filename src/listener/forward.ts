@@ -2,7 +2,7 @@ import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type Serv
 import { Agent as HttpsAgent } from 'node:https';
 import type { Stream } from 'node:stream';
 import httpProxy from 'http-proxy';
-import { type CaptureForward, encodeBody } from '../store/index.js';
+import { type CaptureForward, encodeBody, encodeBodyHead } from '../store/index.js';
 
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never passed on. */
 export const HOP_BY_HOP = new Set([
@@ -17,8 +17,13 @@ export const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-/** The first 64 KiB of the app's answer are kept in the capture. */
-export const FORWARD_BODY_LIMIT = 64 * 1024;
+/**
+ * The first 16 KiB of the app's answer are kept in the capture, as much as of a large request body
+ * (INLINE_BODY_CHARS), with its whole size. Enough for an error's title and the top of its stack trace;
+ * a framework's development error page can be hundreds of KB, and 1,000 of them would be kept in memory
+ * and sent to every page that connects.
+ */
+export const FORWARD_BODY_LIMIT = 16 * 1024;
 
 export type ForwardOutcome =
   | { kind: 'answered'; forward: CaptureForward }
@@ -225,7 +230,9 @@ export class Forwarder {
     res.writeHead(statusCode, proxyRes.statusMessage, headers);
     const kept: Buffer[] = [];
     let keptBytes = 0;
+    let size = 0;
     proxyRes.on('data', (chunk: Buffer) => {
+      size += chunk.length;
       if (keptBytes < FORWARD_BODY_LIMIT) {
         kept.push(chunk.subarray(0, FORWARD_BODY_LIMIT - keptBytes));
         keptBytes += Math.min(chunk.length, FORWARD_BODY_LIMIT - keptBytes);
@@ -240,7 +247,9 @@ export class Forwarder {
           target: pending.target,
           statusCode,
           headers,
-          ...encodeBody(Buffer.concat(kept)),
+          ...(size > keptBytes ? encodeBodyHead(Buffer.concat(kept)) : encodeBody(Buffer.concat(kept))),
+          bodySize: size,
+          ...(size > keptBytes ? { bodyTruncated: true } : {}),
           durationMs: Math.round(performance.now() - pending.started),
           ...(error ? { error } : {}),
         },

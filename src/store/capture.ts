@@ -21,9 +21,13 @@ export interface CaptureForward {
   /** The app's status, or the listener's own 502/504 when the app did not answer. */
   statusCode: number | null;
   headers: Record<string, string | string[]>;
-  /** The first 64 KiB of the app's answer. */
+  /** The first 16 KiB of the app's answer (FORWARD_BODY_LIMIT), ending on a whole character. */
   body: string;
   bodyEncoding: 'utf8' | 'base64';
+  /** Bytes of the whole answer; absent when none was read, and in captures stored before it was kept. */
+  bodySize?: number;
+  /** Set when `body` holds only the answer's first bytes. */
+  bodyTruncated?: boolean;
   durationMs: number;
   error?: string;
 }
@@ -68,6 +72,27 @@ export interface Capture {
  */
 export function encodeBody(bytes: Buffer): { body: string; bodyEncoding: 'utf8' | 'base64' } {
   return isUtf8(bytes) ? { body: bytes.toString('utf8'), bodyEncoding: 'utf8' } : { body: bytes.toString('base64'), bodyEncoding: 'base64' };
+}
+
+/**
+ * The first bytes of a longer body, stored like `encodeBody`. Text cut in the middle of a character
+ * would no longer be UTF-8 and come out as base64, so the cut moves back to the last whole character.
+ */
+export function encodeBodyHead(head: Buffer): { body: string; bodyEncoding: 'utf8' | 'base64' } {
+  const start = lastCharacterStart(head);
+  const whole = start >= 0 && start + utf8Length(head[start]!) > head.length ? head.subarray(0, start) : head;
+  return isUtf8(whole) ? { body: whole.toString('utf8'), bodyEncoding: 'utf8' } : encodeBody(head);
+}
+
+/** Where the last character of UTF-8 text begins (its last byte that is not a continuation byte). */
+function lastCharacterStart(bytes: Buffer): number {
+  for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 4); i--) if ((bytes[i]! & 0xc0) !== 0x80) return i;
+  return -1;
+}
+
+/** Bytes of a UTF-8 character, from its first byte. */
+function utf8Length(lead: number): number {
+  return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
 }
 
 /**

@@ -7,6 +7,7 @@ import { signPayload } from '../../src/contract/index.js';
 import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 import { post } from '../helpers/listen.js';
+import { answer200 } from '../helpers/receiver.js';
 
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let browser: Browser;
@@ -138,6 +139,25 @@ describe('the inspector page in Chromium', () => {
     expect(await page.getByRole('button', { name: 'Edit & replay' }).isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Download JSON' }).isDisabled()).toBe(true);
     await expect.poll(() => page.locator('#detail pre').first().textContent()).toContain('"id":"evt_lost_body"');
+    expect(problems).toEqual([]);
+  });
+
+  it("says when it shows only the first 16 KiB of the app's answer", async () => {
+    const page500 = `<h1>NoMethodError in WebhooksController</h1>${'<p>frame</p>'.repeat(4000)}`;
+    t.app.setResponder((_r, res) => {
+      res.writeHead(500, { 'content-type': 'text/html' });
+      res.end(page500);
+    });
+    try {
+      const body = JSON.stringify({ id: 'evt_big_answer', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+      const res = await post(t.session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: t.session.secret as string }) });
+      expect(res.status).toBe(500);
+      await rows().filter({ hasText: 'evt_big_answer' }).first().click();
+      await expect.poll(() => page.locator('#detail').textContent()).toContain(`The answer was ${page500.length} bytes; clockhook keeps its first 16 KiB.`);
+      await expect.poll(() => page.locator('#detail pre').filter({ hasText: 'NoMethodError' }).count()).toBe(1);
+    } finally {
+      t.app.setResponder(answer200);
+    }
     expect(problems).toEqual([]);
   });
 

@@ -78,8 +78,9 @@ describe('listen with a known secret (offline mode)', () => {
       contractProblems: [],
       duplicateOf: null,
       rejected: null,
-      forward: { target: `${app.url}/hooks/a?b=1`, statusCode: 201, body: '{"handled":true}', durationMs: expect.any(Number) },
+      forward: { target: `${app.url}/hooks/a?b=1`, statusCode: 201, body: '{"handled":true}', bodySize: 16, durationMs: expect.any(Number) },
     });
+    expect(capture.forward).not.toHaveProperty('bodyTruncated');
     expect(capture.headers['x-custom']).toBe('kept');
   });
 
@@ -161,6 +162,24 @@ describe('listen with a known secret (offline mode)', () => {
     expect(error.message).toMatch(/count.*failed/);
     await listen?.waitForLine((l) => l.event === 'delivery');
     expect((await readSettledCaptures(dir.path))[0].forward).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
+  });
+
+  it("passes a large answer back whole and keeps its first 16 KiB, cut between characters, with its size", async () => {
+    // A framework's error page: 'é' is two bytes, the 16,384th and 16,385th.
+    const page = Buffer.from(`${'a'.repeat(16 * 1024 - 1)}é${'<p>stack</p>'.repeat(3000)}`);
+    app.setResponder((_r, res) => {
+      res.writeHead(500, { 'content-type': 'text/html; charset=utf-8' });
+      res.write(page.subarray(0, 1000)); // in pieces, as a streamed page comes
+      res.end(page.subarray(1000));
+    });
+    const { ready } = await start('--forward-to', app.url);
+    const res = await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    expect(res.status).toBe(500);
+    expect(Buffer.from(res.text).equals(page)).toBe(true);
+    await listen?.waitForLine((l) => l.event === 'delivery');
+    const [capture] = await readSettledCaptures(dir.path);
+    expect(capture.forward).toMatchObject({ statusCode: 500, bodyEncoding: 'utf8', bodySize: page.length, bodyTruncated: true });
+    expect(capture.forward?.body).toBe('a'.repeat(16 * 1024 - 1));
   });
 
   it('stores a non-UTF-8 body as base64 and forwards the exact bytes', async () => {

@@ -4,7 +4,7 @@ import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bodyPreview, type Capture, CaptureStore, encodeBody, INLINE_BODY_CHARS, newCaptureId, StoreLockedError } from '../../src/store/index.js';
+import { bodyPreview, type Capture, CaptureStore, encodeBody, encodeBodyHead, INLINE_BODY_CHARS, newCaptureId, StoreLockedError } from '../../src/store/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { JournalAdapter } from '../../src/store/journal.js';
 import { readCaptures } from '../helpers/listen.js';
@@ -273,6 +273,18 @@ describe('CaptureStore: bodies over 16 KiB', () => {
   it('never splits a UTF-16 pair at the cut', () => {
     const body = `${'a'.repeat(INLINE_BODY_CHARS - 1)}😀 and more`;
     expect(bodyPreview(body)).toBe('a'.repeat(INLINE_BODY_CHARS - 1));
+  });
+
+  it("cuts the first bytes of a longer body (the app's answer) before a character it would split, never binary", () => {
+    const text = Buffer.from('ab😀cd');
+    for (let end = 2; end <= 5; end++) expect(encodeBodyHead(text.subarray(0, end))).toEqual({ body: 'ab', bodyEncoding: 'utf8' });
+    expect(encodeBodyHead(text.subarray(0, 6))).toEqual({ body: 'ab😀', bodyEncoding: 'utf8' });
+    expect(encodeBodyHead(text.subarray(0, 7))).toEqual({ body: 'ab😀c', bodyEncoding: 'utf8' });
+    expect(encodeBodyHead(Buffer.from('é'))).toEqual({ body: 'é', bodyEncoding: 'utf8' });
+    expect(encodeBodyHead(Buffer.from('é').subarray(0, 1))).toEqual({ body: '', bodyEncoding: 'utf8' });
+    // Not text: every byte kept, as base64.
+    const binary = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0xe2]);
+    expect(encodeBodyHead(binary)).toEqual({ body: binary.toString('base64'), bodyEncoding: 'base64' });
   });
 
   it('deletes the file when retention or a clear removes the capture, and files no capture names at open', async () => {
