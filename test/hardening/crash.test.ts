@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { signPayload } from '../../src/contract/index.js';
-import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
@@ -33,7 +32,7 @@ describe('a crash in the middle of a burst', () => {
         const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { i: next, pad: next % 10 === 0 ? 'p'.repeat(40_000) : '' } });
         bodies.set(id, body);
         try {
-          const res = await post(listen.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) });
+          const res = await postSigned(listen.ready.listener, body, SECRET);
           if (res.status >= 200 && res.status < 300) answered.push(id);
         } catch {
           return; // the listener is gone

@@ -4,8 +4,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { signPayload } from '../../src/contract/index.js';
-import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const SECRET = 'whsec_disk';
@@ -64,7 +63,7 @@ afterEach(async () => {
 });
 
 const envelope = (id: string) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(3000) } });
-const send = (id: string) => post(listen?.ready.listener as string, envelope(id), { 'x-service-signature': signPayload({ payload: envelope(id), secret: SECRET }) });
+const send = (id: string) => postSigned(listen?.ready.listener as string, envelope(id), SECRET);
 
 describe.skipIf(!canMount)('a full or read-only disk', () => {
   it('answers 503 with a clear log line while the disk is full, and recovers when space returns', async () => {
@@ -87,7 +86,7 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
   it('answers 503 to a body larger than the free space, leaving no half of it, and goes on storing the next', async () => {
     listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
     const big = JSON.stringify({ id: 'evt_big', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(3 * 1024 * 1024) } });
-    const res = await post(listen.ready.listener, big, { 'x-service-signature': signPayload({ payload: big, secret: SECRET }) });
+    const res = await postSigned(listen.ready.listener, big, SECRET);
     expect(res.status).toBe(503);
     expect(JSON.parse(res.text).error.code).toBe('capture_failed');
     await expect.poll(() => listen?.stderr).toMatch(/Could not write the capture to \.clockhook\/captures\.json: ENOSPC.*503/);

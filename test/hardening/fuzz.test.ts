@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signPayload } from '../../src/contract/index.js';
 import type { Listener } from '../../src/listener/index.js';
 import type { CaptureStore } from '../../src/store/index.js';
-import { post } from '../helpers/listen.js';
+import { postSigned } from '../helpers/listen.js';
 import { sendRaw } from '../helpers/raw.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
@@ -83,7 +82,7 @@ describe('fuzzing the listener', () => {
 
     const body = JSON.stringify({ id: 'evt_after_fuzz', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { ok: true } });
     const before = app.received.length;
-    const res = await post(listener.url, body, { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) });
+    const res = await postSigned(listener.url, body, SECRET);
     expect(res.status).toBe(200);
     expect(app.received.length).toBe(before + 1);
     expect(app.received.at(-1)?.body.toString()).toBe(body);

@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signPayload } from '../../src/contract/index.js';
 import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
-import { post } from '../helpers/listen.js';
+import { postSigned } from '../helpers/listen.js';
 
 const SECRET = 'whsec_hostile';
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
@@ -24,7 +23,7 @@ function envelope(id: string, data: unknown): string {
 }
 
 async function deliver(body: string | Buffer, headers: Record<string, string> = {}) {
-  const res = await post(t.session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: SECRET }), ...headers });
+  const res = await postSigned(t.session.ready.listener, body, SECRET, headers);
   expect(res.status).toBe(200);
 }
 

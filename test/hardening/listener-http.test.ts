@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { signPayload } from '../../src/contract/index.js';
 import type { Listener } from '../../src/listener/index.js';
 import type { Capture, CaptureStore } from '../../src/store/index.js';
-import { post } from '../helpers/listen.js';
+import { postSigned } from '../helpers/listen.js';
 import { sendRaw } from '../helpers/raw.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
@@ -27,7 +26,7 @@ afterEach(async () => {
 /** A valid delivery still goes through: the protection did not cost the listener its function. */
 async function stillForwards() {
   const before = app.received.length;
-  const res = await post(listener.url, BODY, { 'x-service-signature': signPayload({ payload: BODY, secret: SECRET }) });
+  const res = await postSigned(listener.url, BODY, SECRET);
   expect(res.status).toBe(200);
   expect(app.received.length).toBe(before + 1);
   expect(app.received.at(-1)?.body.toString()).toBe(BODY);
@@ -114,7 +113,7 @@ describe('malformed HTTP at the listener', () => {
   });
 
   it('keeps odd paths on the target host', async () => {
-    const res = await post(`${listener.url.replace(/\/$/, '')}//evil.example/x?y=%00`, BODY, { 'x-service-signature': signPayload({ payload: BODY, secret: SECRET }) });
+    const res = await postSigned(`${listener.url.replace(/\/$/, '')}//evil.example/x?y=%00`, BODY, SECRET);
     // It reached the target app (http-proxy folds the double slash); no other host was asked.
     expect(res.status).toBe(200);
     expect(app.received.at(-1)?.url).toBe('/evil.example/x?y=%00');

@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
-import { signPayload } from '../../src/contract/index.js';
 import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
-import { post } from '../helpers/listen.js';
+import { postSigned } from '../helpers/listen.js';
 import { answer200 } from '../helpers/receiver.js';
 
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
@@ -118,7 +117,7 @@ describe('the inspector page in Chromium', () => {
   it('fetches the whole of a large body when its capture is selected, and says so when it cannot be had', async () => {
     const deliver = async (id: string) => {
       const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(100_000), tail: `END_OF_${id}` } });
-      const res = await post(t.session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: t.session.secret as string }) });
+      const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
       expect(res.status).toBe(200);
       await rows().filter({ hasText: id }).first().waitFor();
       return { body, captureId: t.session.store.all().find((c) => c.envelope?.id === id)?.id as string };
@@ -150,7 +149,7 @@ describe('the inspector page in Chromium', () => {
     });
     try {
       const body = JSON.stringify({ id: 'evt_big_answer', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
-      const res = await post(t.session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: t.session.secret as string }) });
+      const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
       expect(res.status).toBe(500);
       await rows().filter({ hasText: 'evt_big_answer' }).first().click();
       await expect.poll(() => page.locator('#detail').textContent()).toContain(`The answer was ${page500.length} bytes; clockhook keeps its first 16 KiB.`);

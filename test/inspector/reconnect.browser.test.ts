@@ -1,10 +1,9 @@
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { signPayload } from '../../src/contract/index.js';
 import { type ListenSession, startListen } from '../../src/listener/index.js';
 import { launchChromium } from '../helpers/browser.js';
-import { post } from '../helpers/listen.js';
+import { postSigned } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';
 
 const SECRET = 'whsec_reconnect';
@@ -24,7 +23,7 @@ function freePort(): Promise<number> {
 
 async function deliver(session: ListenSession, id: string, data: Record<string, string> = {}) {
   const body = JSON.stringify({ id, object: 'event', type: 'shift.published', api_version: '2026-11-01', created: 1_790_000_000, data });
-  expect((await post(session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) })).status).toBe(200);
+  expect((await postSigned(session.ready.listener, body, SECRET)).status).toBe(200);
 }
 
 describe('the inspector page across a restart of listen', () => {

@@ -2,10 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
-import { signPayload } from '../../src/contract/index.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
-import { post, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
@@ -202,7 +201,7 @@ describe('listen with an API key', () => {
     const { sandbox } = await folderSandbox();
     const proc = await listen('--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--secret', 'whsec_k');
     const body = '{"id":"evt_k"}';
-    await post(proc.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret: 'whsec_k' }) });
+    await postSigned(proc.ready.listener, body, 'whsec_k');
     await proc.waitForLine((l) => l.event === 'delivery');
     await proc.stop('SIGTERM');
     const file = await readFile(join(dir.path, '.clockhook', 'captures.json'), 'utf8');
@@ -222,7 +221,7 @@ describe('crash safety', () => {
       for (let i = 0; !stop; i++) {
         const body = JSON.stringify({ id: `evt_${worker}_${i}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
         try {
-          const res = await post(proc.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret }) });
+          const res = await postSigned(proc.ready.listener, body, secret);
           if (res.status >= 200 && res.status < 300) answered.push(`evt_${worker}_${i}`);
         } catch {
           return; // the listener is gone
