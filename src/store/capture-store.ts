@@ -260,12 +260,21 @@ export class CaptureStore {
   /** Retention: keep the newest `maxCaptures`, pinned ones included in the count. */
   #trim(): void {
     const captures = this.#db.data.captures;
+    const bodyFiles: string[] = [];
     // shift(), not splice(): V8 drops the first element without moving the other thousand.
     while (captures.length > this.maxCaptures) {
       const oldest = captures.shift() as Capture;
       this.#unindex(oldest);
-      // Gone for good (the next start trims it again), so its body file can go now.
-      if (oldest.bodyFile) void this.#adapter.removeBodies([oldest.bodyFile]);
+      if (oldest.bodyFile) bodyFiles.push(oldest.bodyFile);
+    }
+    // Retention writes nothing: the next start trims again. So a body file may go only once the
+    // captures that pushed its capture out are on the disk; after a crash before that, the capture
+    // would be back, and its body gone. (A failed write keeps the file; the next start sweeps it.)
+    if (bodyFiles.length > 0) {
+      this.#commit.stage().durable.then(
+        () => this.#adapter.removeBodies(bodyFiles),
+        () => {},
+      );
     }
   }
 }

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { type Capture, CaptureStore, newCaptureId } from '../../src/store/index.js';
 
 const SECRET = 'whsec_disk';
 
@@ -95,6 +96,23 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
     // The body was given up, not retried in front of every later delivery.
     expect((await send('evt_small')).status).toBe(200);
     expect(app.received.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['evt_small']);
+  });
+
+  it('keeps the body file of a capture retention dropped until what replaced it is on the disk', async () => {
+    const path = join(mount, '.clockhook', 'captures.json');
+    const store = await CaptureStore.open({ path, maxCaptures: 1 });
+    const capture = (body: string): Capture => ({ id: newCaptureId(), receivedAt: '', source: 'delivery', method: 'POST', path: '/', headers: {}, body, bodyEncoding: 'utf8', bodySize: body.length, signature: { status: 'unchecked' }, envelope: null, contractProblems: [], duplicateOf: null, rejected: null });
+    await store.add(capture('L'.repeat(40_000)));
+    const [large] = store.all();
+    fill(mount);
+    // Pushes the large capture out of the store in memory, but cannot be written.
+    await expect(store.insert(capture('s'.repeat(12_000))).durable).rejects.toThrow(/ENOSPC/);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // time for a deletion to have happened
+    // As after a crash now: the store on the disk still has the large capture, and so its body.
+    expect((await readCaptures(mount)).map((c) => c.id)).toEqual([large.id]);
+    expect(existsSync(join(mount, '.clockhook', large.bodyFile as string))).toBe(true);
+    execFileSync('sh', ['-c', `rm -f ${mount}/filler-*`]);
+    await store.close();
   });
 
   it('answers 503 while the store turns read-only, and recovers when it is writable again', async () => {
