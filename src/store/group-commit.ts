@@ -40,8 +40,9 @@ export interface Staged {
 /**
  * Group commit in two phases. Changes staged during one turn of the event loop share one append
  * (a direct write); fsyncs run off the event loop, one at a time, each covering every append made
- * before it started, while the next appends go on. Compaction takes an fsync's turn and holds
- * appends until it is done.
+ * before it started, while the next appends go on. Folding the journal into a snapshot takes an
+ * fsync's turn and lets appends go on while the snapshot is written (JournalAdapter.fold); only a
+ * whole compaction (after a fold failed, or a crash in one) holds appends until it is done.
  */
 export class GroupCommit {
   #collecting: { written: Deferred; durable: Deferred } | null = null;
@@ -113,7 +114,9 @@ export class GroupCommit {
       this.#lastSyncStarted = this.#now();
       const covered = this.#awaitingSync.splice(0);
       try {
-        if (this.adapter.compactionDue) {
+        if (this.adapter.compactionDue && this.adapter.canFold) {
+          await this.adapter.fold(this.data());
+        } else if (this.adapter.compactionDue) {
           this.#compacting = true;
           await this.adapter.compact(this.data());
         } else {

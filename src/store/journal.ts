@@ -25,6 +25,16 @@ function writeAll(fd: number, bytes: Buffer, path: string): void {
   }
 }
 
+/** Fsyncs a folder: the names created, renamed or deleted in it are on the disk once it resolves. */
+async function syncDir(path: string): Promise<void> {
+  const fd = openSync(path, 'r');
+  try {
+    await fsyncAsync(fd);
+  } finally {
+    closeQuietly(fd);
+  }
+}
+
 function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
@@ -144,9 +154,18 @@ function isStoreData(value: unknown): value is StoreData {
  * capture (a patch for a change), fsynced. The journal is folded into a fresh snapshot (atomic
  * rename) once it is larger than twice the snapshot (and 16 MiB), so a capture's cost does not grow
  * with history, and the snapshot always parses.
+ *
+ * Folding does not hold appends (`fold`): the journal is renamed to `<file>.journal.folding` and a new
+ * one started, and the snapshot is written in the background from the captures as they were at that
+ * moment; once it is on the disk, the folded journal goes. A 10,000-capture snapshot takes ~200 ms to
+ * write, and every delivery in a burst would otherwise wait that long. Until it goes, reading replays
+ * the folded journal before the new one; over a snapshot that already holds it, that changes nothing
+ * (see `read`).
  */
 export class JournalAdapter implements Adapter<StoreData> {
   readonly journalPath: string;
+  /** The journal being folded into a new snapshot (see `fold`). */
+  readonly foldingPath: string;
   /** Where bodies over INLINE_BODY_CHARS are kept, one file of raw bytes per capture. */
   readonly bodiesDir: string;
   /** Bodies to write, each to a file of its own, with the next append. */
@@ -158,6 +177,10 @@ export class JournalAdapter implements Adapter<StoreData> {
   #journalBytes = 0;
   #snapshotBytes = 0;
   #pending: JournalEntry[] = [];
+  /** The snapshot being written in the background by `fold`. */
+  #folding: Promise<void> | null = null;
+  /** A folded journal is still on the disk (its snapshot failed, or a crash came first): only `compact` may go on. */
+  #foldingLeft = false;
   /**
    * Set by read() (no snapshot yet, or a journal to fold into it) and by the store when it moves
    * large inline bodies of an earlier version to files; the store compacts at open when it is set.
@@ -169,6 +192,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     private readonly options: { logger: Logger; compactAfterBytes: number; now: () => number },
   ) {
     this.journalPath = `${path}.journal`;
+    this.foldingPath = `${this.journalPath}.folding`;
     this.bodiesDir = `${path}.bodies`;
   }
 
@@ -228,10 +252,12 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   async read(): Promise<StoreData | null> {
     const snapshot = await this.#readSnapshot();
-    const entries = await this.#readJournal();
+    const folded = await this.#readJournal(this.foldingPath);
+    this.#foldingLeft = folded !== null;
+    const entries = [...(folded ?? []), ...((await this.#readJournal(this.journalPath)) ?? [])];
     // Any journal bytes, even just a torn line a crash left, are folded in before appending again:
     // a new line after a torn one would look like damage in the middle.
-    this.needsCompaction = !snapshot || this.#journalBytes > 0;
+    this.needsCompaction = !snapshot || this.#journalBytes > 0 || this.#foldingLeft;
     if (!snapshot && entries.length === 0) return null;
     const data: StoreData = snapshot ?? { version: 1, captures: [] };
     const byId = new Map(data.captures.map((c, i) => [c.id, i]));
@@ -252,6 +278,11 @@ export class JournalAdapter implements Adapter<StoreData> {
         for (const [i, c] of data.captures.entries()) byId.set(c.id, i);
       }
     }
+    // A crash after a fold's snapshot was written but before its journal went: the journal was
+    // replayed over a snapshot that holds it. Every change comes out the same, but a capture that
+    // retention dropped meanwhile (it writes no entry) came back at the end; ids sort by arrival,
+    // so sorting puts it back first in line, where the store's retention drops it again.
+    if (this.#foldingLeft) data.captures.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     return data;
   }
 
@@ -267,7 +298,13 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   /** Whether the journal has outgrown the snapshot (and 16 MiB): time to fold it in. */
   get compactionDue(): boolean {
-    return this.#journalBytes > Math.max(this.options.compactAfterBytes, 2 * this.#snapshotBytes);
+    if (this.#folding) return false;
+    return this.#foldingLeft || this.#journalBytes > Math.max(this.options.compactAfterBytes, 2 * this.#snapshotBytes);
+  }
+
+  /** Whether `fold` can run: no folded journal is left on the disk. Else `compact` must (it holds appends). */
+  get canFold(): boolean {
+    return !this.#folding && !this.#foldingLeft;
   }
 
   /**
@@ -345,19 +382,74 @@ export class JournalAdapter implements Adapter<StoreData> {
       // Settled, not raced: every fd is closed below, and none may be while its fsync runs.
       const failed = (await Promise.allSettled(fds.map((fd) => fdatasyncAsync(fd)))).find((result) => result.status === 'rejected');
       if (failed) throw failed.reason;
-      const dir = openSync(this.bodiesDir, 'r');
-      try {
-        await fsyncAsync(dir);
-      } finally {
-        closeQuietly(dir);
-      }
+      await syncDir(this.bodiesDir);
     } finally {
       for (const fd of fds) closeQuietly(fd);
     }
   }
 
-  /** Writes the whole store as a new snapshot, then starts an empty journal. */
+  /**
+   * Folds the journal into a new snapshot without holding appends. Resolves once everything
+   * recorded so far is durable and a new journal has been started; the snapshot is written in the
+   * background (`folded`), and the old journal deleted once it is on the disk. Appends made
+   * meanwhile go to the new journal. A snapshot that cannot be written leaves the old journal where
+   * it is (nothing is lost: reading replays it) and makes the next compaction a whole one.
+   */
+  async fold(data: StoreData): Promise<void> {
+    if (!this.canFold) throw new Error('A folded journal is still on the disk: compact() must fold it.');
+    // Everything recorded so far goes into this journal, and the snapshot is taken at the same
+    // moment: it holds exactly the old snapshot and this journal, no more (a capture whose body file
+    // is not written yet must not be named by it).
+    this.append();
+    const pieces = snapshotPieces(data);
+    const fd = this.#fd;
+    this.#fd = null;
+    renameSync(this.journalPath, this.foldingPath);
+    this.#foldingLeft = true;
+    this.#fd = openSync(this.journalPath, 'a', 0o600);
+    this.#journalBytes = 0;
+    try {
+      await Promise.all([this.#syncBodies(), fd === null ? undefined : fdatasyncAsync(fd)]);
+    } finally {
+      if (fd !== null) closeQuietly(fd);
+    }
+    await syncDir(dirname(this.path)); // the rename and the new journal's name
+    this.#folding = this.#writeFoldedSnapshot(pieces).finally(() => {
+      this.#folding = null;
+    });
+  }
+
+  /** Resolves once a snapshot `fold` started is written (or has failed, which it logs). */
+  async folded(): Promise<void> {
+    await this.#folding;
+  }
+
+  async #writeFoldedSnapshot(pieces: Iterable<string>): Promise<void> {
+    try {
+      await this.writeSnapshot(pieces);
+      this.#snapshotBytes = (await stat(this.path)).size;
+      await syncDir(dirname(this.path)); // the snapshot's new name is on the disk before the journal it replaces goes
+      await unlink(this.foldingPath);
+      this.#foldingLeft = false;
+    } catch (error) {
+      this.options.logger.warn(
+        `Could not write the capture store ${this.path}: ${(error as Error).message}. Nothing is lost (${this.foldingPath} keeps what it would have held); will try again.`,
+      );
+    }
+  }
+
+  /** Writes a snapshot to the store's path (a temp file, fsynced, renamed over it). */
+  protected async writeSnapshot(pieces: Iterable<string>): Promise<void> {
+    await writePrivateFile(this.path, pieces);
+  }
+
+  /**
+   * Writes the whole store as a new snapshot, then starts an empty journal (and deletes a folded
+   * one left on the disk). Appends must wait until it is done: the journal is emptied at the end.
+   */
   async compact(data: StoreData): Promise<void> {
+    // Only when there is one: the captures below are taken at the call, not a turn later.
+    if (this.#folding) await this.#folding;
     const pending = this.#pending;
     this.#pending = [];
     // Taken now: captures stored from here on go to the next journal.
@@ -366,7 +458,7 @@ export class JournalAdapter implements Adapter<StoreData> {
       // The snapshot names body files: they are on the disk before it is.
       this.#appendBodies();
       await this.#syncBodies();
-      await writePrivateFile(this.path, pieces);
+      await this.writeSnapshot(pieces);
       this.#snapshotBytes = (await stat(this.path)).size;
     } catch (error) {
       this.#pending = [...pending, ...this.#pending];
@@ -376,6 +468,13 @@ export class JournalAdapter implements Adapter<StoreData> {
     // The snapshot now holds everything: an empty journal replaces the old one atomically.
     await writePrivateFile(this.journalPath, '');
     this.#journalBytes = 0;
+    if (this.#foldingLeft) {
+      await syncDir(dirname(this.path));
+      await unlink(this.foldingPath).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+      this.#foldingLeft = false;
+    }
     this.needsCompaction = false;
   }
 
@@ -406,11 +505,13 @@ export class JournalAdapter implements Adapter<StoreData> {
     return null;
   }
 
-  async #readJournal(): Promise<JournalEntry[]> {
+  /** The entries of a journal (this one, or one being folded), null when there is none. */
+  async #readJournal(path: string): Promise<JournalEntry[] | null> {
     try {
-      this.#journalBytes = (await stat(this.journalPath)).size;
+      const { size } = await stat(path);
+      if (path === this.journalPath) this.#journalBytes = size;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
     const entries: JournalEntry[] = [];
@@ -418,7 +519,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     // A torn last line is a write a crash cut short: it was never acknowledged. Anything after it is damage.
     let torn: number | null = null;
     let damaged = false;
-    for await (const line of readLines(this.journalPath)) {
+    for await (const line of readLines(path)) {
       number += 1;
       if (line === '') continue;
       if (torn !== null) {
@@ -432,9 +533,9 @@ export class JournalAdapter implements Adapter<StoreData> {
       }
     }
     if (damaged) {
-      const aside = `${this.journalPath}.corrupt-${new Date(this.options.now()).toISOString().replace(/[:.]/g, '-')}`;
-      await rename(this.journalPath, aside);
-      this.options.logger.warn(`The capture journal ${this.journalPath} is damaged at line ${torn}; moved it to ${aside}.`);
+      const aside = `${path}.corrupt-${new Date(this.options.now()).toISOString().replace(/[:.]/g, '-')}`;
+      await rename(path, aside);
+      this.options.logger.warn(`The capture journal ${path} is damaged at line ${torn}; moved it to ${aside}.`);
     }
     return entries;
   }

@@ -1,5 +1,9 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CaptureStore } from '../../src/store/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -63,4 +67,75 @@ describe('a crash in the middle of a burst', () => {
     cleanups.push(() => again.stop('SIGKILL'));
     expect(again.ready.event).toBe('ready');
   }, 60_000);
+
+  it('kill -9 while the journal is being folded into a snapshot, three times over: every capture acknowledged is kept, once, in order', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const path = join(dir.path, '.clockhook', 'captures.json');
+    // The store in a child (from dist/): 8 writers, each printing an id once its capture is durable.
+    // A small journal threshold makes it fold every few hundred captures; every 10th body is kept apart.
+    const script = `
+      const { CaptureStore, newCaptureId } = await import(${JSON.stringify(pathToFileURL(join(process.cwd(), 'dist/store/index.js')).href)});
+      const store = await CaptureStore.open({ path: ${JSON.stringify(path)}, maxCaptures: 300, compactAfterBytes: 64 * 1024 });
+      let n = 0;
+      const writer = async () => {
+        for (;;) {
+          const i = n++;
+          const body = JSON.stringify({ i, pad: (i % 10 === 0 ? 'L' : 's').repeat(i % 10 === 0 ? 20000 : 900) });
+          const id = newCaptureId();
+          await store.insert({ id, receivedAt: '', source: 'delivery', method: 'POST', path: '/', headers: {}, body, bodyEncoding: 'utf8',
+            bodySize: body.length, signature: { status: 'unchecked' }, envelope: null, contractProblems: [], duplicateOf: null, rejected: null }).durable;
+          process.stdout.write(id + ' ' + i + '\\n');
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, writer));`;
+    const acknowledged = new Map<string, number>();
+    for (let round = 0; round < 3; round++) {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let buffer = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        buffer += chunk;
+        const lines = buffer.split('\n');
+        buffer = lines.pop() as string;
+        for (const line of lines) {
+          const [id, i] = line.split(' ');
+          acknowledged.set(id, Number(i));
+        }
+      });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      // Killed while a fold is under way (its journal renamed, its snapshot being written or just in
+      // place), at a different moment of it each round.
+      await new Promise<void>((resolve, reject) => {
+        const started = Date.now();
+        const poll = setInterval(() => {
+          if (Date.now() - started > 20_000) {
+            clearInterval(poll);
+            reject(new Error('no fold within 20 s'));
+          } else if (acknowledged.size > 200 * (round + 1) && existsSync(`${path}.journal.folding`)) {
+            clearInterval(poll);
+            setTimeout(() => {
+              child.kill('SIGKILL');
+              resolve();
+            }, round);
+          }
+        }, 1);
+      });
+      await exited;
+      if (process.env.CRASH_DEBUG) console.log(round, acknowledged.size, existsSync(`${path}.journal.folding`));
+
+      const store = await CaptureStore.open({ path, maxCaptures: 300 });
+      const ids = store.all().map((c) => c.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids).toEqual([...ids].sort());
+      expect(ids.length).toBeLessThanOrEqual(300);
+      // Retention keeps the newest 300: every acknowledged capture at least as new as the oldest kept is there.
+      const missing = [...acknowledged.keys()].filter((id) => id >= ids[0] && !ids.includes(id));
+      expect(missing).toEqual([]);
+      if (acknowledged.size >= 300) expect(ids).toHaveLength(300);
+      for (const capture of store.all().filter((c) => c.bodyFile)) {
+        expect(JSON.parse((await store.body(capture)).toString()).pad).toHaveLength(20_000);
+      }
+      await store.close();
+    }
+  }, 90_000);
 });

@@ -179,6 +179,26 @@ describe('CaptureStore', () => {
     expect(reread?.captures.at(-1)?.envelope?.id).toBe('evt_late');
   });
 
+  it('reads a folded journal left beside a snapshot that already holds it (a crash before it was deleted) without reviving what retention dropped', async () => {
+    const t0 = Date.now();
+    const [c1, c2, c3, c4, c5, c6] = [1, 2, 3, 4, 5, 6].map((n) => ({ ...capture(`evt_${n}`), id: newCaptureId(t0 + n) }));
+    const line = (entry: object) => `${JSON.stringify(entry)}\n`;
+    await mkdir(dirname(path), { recursive: true });
+    // The snapshot the fold wrote, with retention at 3: c1 and c2 were dropped before it was taken.
+    await writeFile(path, `{"version":1,"captures":[\n${[c3, c4, c5].map((c) => JSON.stringify({ ...c, ...(c === c4 ? { pinned: true } : {}) })).join(',\n')}\n]}`);
+    // The journal it folded: every change since the snapshot before, c1 and c2 included.
+    await writeFile(`${path}.journal.folding`, [c1, c2, c3, c4, c5].map((c) => line({ op: 'put', capture: c })).join('') + line({ op: 'patch', id: c4.id, patch: { pinned: true } }));
+    // The journal started by the fold.
+    await writeFile(`${path}.journal`, line({ op: 'put', capture: c6 }));
+    const store = await CaptureStore.open({ path, maxCaptures: 3 });
+    expect(store.all().map((c) => c.envelope?.id)).toEqual(['evt_4', 'evt_5', 'evt_6']);
+    expect(store.get(c4.id)?.pinned).toBe(true);
+    // Folded in at open: one snapshot, no journals left over.
+    await expect(stat(`${path}.journal.folding`)).rejects.toThrow(/ENOENT/);
+    expect(JSON.parse(await readFile(path, 'utf8')).captures.map((c: Capture) => c.envelope?.id)).toEqual(['evt_4', 'evt_5', 'evt_6']);
+    await store.close();
+  });
+
   it('finds the first capture of an event id, pages newest first, and clears all but pinned', async () => {
     const store = await CaptureStore.open({ path });
     const a = capture('evt_a');

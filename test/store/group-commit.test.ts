@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
@@ -70,6 +70,129 @@ describe('GroupCommit with a minimum interval between fsyncs', () => {
     await commit.stage().durable;
     expect(sleeps).toEqual([2]);
     expect(journal.syncs).toBe(3);
+    journal.close();
+  });
+});
+
+/** A real journal whose snapshots wait for `release` (or fail with `fail`). */
+class GatedJournal extends JournalAdapter {
+  snapshots = 0;
+  #gate: { release: () => void; fail: (error: Error) => void } | null = null;
+  #waiters: (() => void)[] = [];
+
+  /** Resolves once a snapshot is waiting at the gate. */
+  waiting(): Promise<void> {
+    return this.#gate ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  release(): void {
+    this.#gate?.release();
+    this.#gate = null;
+  }
+
+  fail(error: Error): void {
+    this.#gate?.fail(error);
+    this.#gate = null;
+  }
+
+  protected override async writeSnapshot(pieces: Iterable<string>): Promise<void> {
+    this.snapshots += 1;
+    await new Promise<void>((release, fail) => {
+      this.#gate = { release, fail };
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+    await super.writeSnapshot(pieces);
+  }
+}
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+const settledWithin = (promise: Promise<unknown>, ms: number) =>
+  Promise.race([promise.then(() => 'settled'), new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms))]);
+
+describe('GroupCommit folding the journal into a snapshot', () => {
+  function rig() {
+    const warnings: string[] = [];
+    const journal = new GatedJournal(join(dir.path, 'captures.json'), { logger: { ...silentLogger, warn: (m: string) => warnings.push(m) }, compactAfterBytes: 2048, now: Date.now });
+    const data: StoreData = { version: 1, captures: [] };
+    const commit = new GroupCommit(journal, () => data);
+    const store = (i: number) => {
+      const c = capture(i);
+      data.captures.push(c);
+      journal.put(c);
+      return commit.stage();
+    };
+    const reread = async () => (await new JournalAdapter(journal.path, { logger: silentLogger, compactAfterBytes: 2048, now: Date.now }).read())?.captures.map((c) => c.envelope?.id);
+    return { journal, data, store, reread, warnings };
+  }
+
+  it('goes on storing while the snapshot is written, and a crash at any point loses nothing', async () => {
+    const { journal, store, reread } = rig();
+    // Until the journal outgrows 2 KiB and an fsync's turn starts a fold.
+    let i = 0;
+    while (journal.snapshots === 0) await store(i++).durable;
+    await journal.waiting();
+    const folded = i;
+    expect(await exists(journal.foldingPath)).toBe(true);
+
+    // The snapshot is not written yet; new captures are durable all the same.
+    const during = [store(i++), store(i++)];
+    expect(await settledWithin(Promise.all(during.map((s) => s.durable)), 5_000)).toBe('settled');
+    const all = Array.from({ length: i }, (_, n) => `evt_${n}`);
+    // A crash now: no new snapshot yet, the folded journal and the new one hold everything, in order.
+    expect(await reread()).toEqual(all);
+
+    journal.release();
+    await journal.folded();
+    expect(await exists(journal.foldingPath)).toBe(false);
+    const snapshot = JSON.parse(await readFile(journal.path, 'utf8')) as StoreData;
+    expect(snapshot.captures.map((c) => c.envelope?.id)).toEqual(all.slice(0, folded)); // as it was when the fold began
+    expect(await reread()).toEqual(all);
+    journal.close();
+  });
+
+  it('takes the snapshot when the fold begins: a capture stored a moment later goes to the new journal only', async () => {
+    const journal = new JournalAdapter(join(dir.path, 'captures.json'), { logger: silentLogger, compactAfterBytes: 1024, now: Date.now });
+    const data: StoreData = { version: 1, captures: Array.from({ length: 20 }, (_, i) => capture(i)) };
+    for (const c of data.captures) journal.put(c);
+    const folding = journal.fold(data);
+    // Its body file may not be written yet when the snapshot is: the snapshot must not name it.
+    const late = capture(99);
+    data.captures.push(late);
+    journal.put(late);
+    await folding;
+    journal.append();
+    await journal.sync();
+    await journal.folded();
+    const snapshot = JSON.parse(await readFile(journal.path, 'utf8')) as StoreData;
+    expect(snapshot.captures.map((c) => c.envelope?.id)).not.toContain('evt_99');
+    expect(snapshot.captures).toHaveLength(20);
+    expect((await readFile(journal.journalPath, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).capture.envelope.id)).toEqual(['evt_99']);
+    journal.close();
+  });
+
+  it('keeps the folded journal when the snapshot fails, and folds it in with the next, whole, compaction', async () => {
+    const { journal, store, reread, warnings } = rig();
+    let i = 0;
+    while (journal.snapshots === 0) await store(i++).durable; // the batch the fold covered is durable
+    await journal.waiting();
+    journal.fail(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
+    await journal.folded();
+    expect(warnings.join('\n')).toMatch(/Could not write the capture store .*ENOSPC.*Nothing is lost \(.*captures\.json\.journal\.folding keeps/);
+    expect(await exists(journal.foldingPath)).toBe(true);
+    expect(journal.canFold).toBe(false);
+    expect(journal.compactionDue).toBe(true);
+    expect(await reread()).toEqual(Array.from({ length: i }, (_, n) => `evt_${n}`));
+
+    // The next fsync's turn is a whole compaction: it holds appends, and leaves one snapshot.
+    const next = store(i++);
+    await journal.waiting();
+    journal.release();
+    await next.durable;
+    expect(journal.snapshots).toBe(2);
+    expect(await exists(journal.foldingPath)).toBe(false);
+    const snapshot = JSON.parse(await readFile(journal.path, 'utf8')) as StoreData;
+    expect(snapshot.captures).toHaveLength(i);
+    expect(await reread()).toEqual(Array.from({ length: i }, (_, n) => `evt_${n}`));
     journal.close();
   });
 });
