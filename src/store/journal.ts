@@ -49,8 +49,12 @@ type JournalEntry =
   | { op: 'patch'; id: string; patch: Partial<Capture> }
   | { op: 'delete'; ids: string[] };
 
-/** Captures per piece of a snapshot (~1.5 MB of JSON with 2 KB bodies). */
-const SNAPSHOT_PIECE = 500;
+/**
+ * Captures per piece of a snapshot (~300 KB of JSON with 2 KB bodies). A fold makes its pieces
+ * between deliveries, on the event loop: at 500 a piece (~8 ms) came often enough during a burst
+ * with a 10,000-capture store to move p99 up by ~3 ms; at 100, ~1.5 ms each, p99 stayed as it was.
+ */
+const SNAPSHOT_PIECE = 100;
 
 /** The snapshot's first line; then one capture per line, then `]}`. */
 const SNAPSHOT_HEADER = '{"version":1,"captures":[';
