@@ -406,13 +406,13 @@ export class JournalAdapter implements Adapter<StoreData> {
     // is not written yet must not be named by it).
     this.append();
     const pieces = snapshotPieces(data);
-    const fd = this.#fd;
-    this.#fd = null;
     renameSync(this.journalPath, this.foldingPath);
     this.#foldingLeft = true;
-    this.#fd = openSync(this.journalPath, 'a', 0o600);
+    const fd = this.#fd;
+    this.#fd = null;
     this.#journalBytes = 0;
     try {
+      this.#fd = openSync(this.journalPath, 'a', 0o600);
       await Promise.all([this.#syncBodies(), fd === null ? undefined : fdatasyncAsync(fd)]);
     } finally {
       if (fd !== null) closeQuietly(fd);
