@@ -177,6 +177,12 @@ export class JournalAdapter implements Adapter<StoreData> {
   /** Body files written and still open: the next sync (or compaction) fsyncs and closes them. */
   #unsyncedBodies: number[] = [];
   #fd: number | null = null;
+  /** Bytes written to the journal's fd that no fsync has started to cover yet. */
+  #unsynced = false;
+  /** An fdatasync of the journal's fd is running: it must not be closed meanwhile. */
+  #syncInFlight = false;
+  /** A write failed: close the journal (so that a full or read-only disk can be remounted) once no fsync needs it. */
+  #closeWhenSynced = false;
   /** Bytes appended since the last snapshot, and the snapshot's size: compaction is due when the journal outgrows it. */
   #journalBytes = 0;
   #snapshotBytes = 0;
@@ -334,10 +340,24 @@ export class JournalAdapter implements Adapter<StoreData> {
     } catch (error) {
       // Kept for the next write (a full disk may have room later); the callers learn it failed.
       this.#pending = [...entries, ...this.#pending];
-      this.#closeJournal();
+      this.#closeWhenSynced = true;
+      this.#closeIfIdle();
       throw error;
     }
     this.#journalBytes += bytes.length;
+    this.#unsynced = true;
+    this.#closeWhenSynced = false;
+  }
+
+  /**
+   * Closes the journal after a failed write, unless bytes written before it still wait for their
+   * fsync (closing would skip it, and their deliveries would be answered without it) or an fsync is
+   * running on the fd (closing under it could fsync another file that got the same number).
+   */
+  #closeIfIdle(): void {
+    if (!this.#closeWhenSynced || this.#unsynced || this.#syncInFlight) return;
+    this.#closeWhenSynced = false;
+    this.#closeJournal();
   }
 
   /**
@@ -375,7 +395,19 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   /** Puts every byte appended so far on the disk (fdatasync, off the event loop). */
   async sync(): Promise<void> {
-    await Promise.all([this.#syncBodies(), this.#fd === null ? undefined : fdatasyncAsync(this.#fd)]);
+    const fd = this.#fd;
+    if (fd === null) {
+      await this.#syncBodies();
+      return;
+    }
+    this.#unsynced = false;
+    this.#syncInFlight = true;
+    try {
+      await Promise.all([this.#syncBodies(), fdatasyncAsync(fd)]);
+    } finally {
+      this.#syncInFlight = false;
+      this.#closeIfIdle();
+    }
   }
 
   /** Fsyncs the body files written so far, then their folder (new names are entries in it), and closes them. */
@@ -411,6 +443,8 @@ export class JournalAdapter implements Adapter<StoreData> {
     const fd = this.#fd;
     this.#fd = null;
     this.#journalBytes = 0;
+    this.#unsynced = false;
+    this.#closeWhenSynced = false;
     try {
       this.#fd = openSync(this.journalPath, 'a', 0o600);
       await Promise.all([this.#syncBodies(), fd === null ? undefined : fdatasyncAsync(fd)]);
@@ -490,6 +524,8 @@ export class JournalAdapter implements Adapter<StoreData> {
   #closeJournal(): void {
     const fd = this.#fd;
     this.#fd = null;
+    this.#unsynced = false;
+    this.#closeWhenSynced = false;
     if (fd !== null) closeQuietly(fd);
   }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { type Capture, CaptureStore, newCaptureId } from '../../src/store/index.js';
+import { JournalAdapter } from '../../src/store/journal.js';
+import { silentLogger } from '../../src/logger.js';
 
 const SECRET = 'whsec_disk';
 
@@ -113,6 +115,42 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
     expect(existsSync(join(mount, '.clockhook', large.bodyFile as string))).toBe(true);
     execFileSync('sh', ['-c', `rm -f ${mount}/filler-*`]);
     await store.close();
+  });
+
+  it('after a failed write, closes the journal only once what was written before it is fsynced', async () => {
+    const path = join(mount, 'captures.json');
+    const journal = new JournalAdapter(path, { logger: silentLogger, compactAfterBytes: 1 << 30, now: Date.now });
+    const capture = (body: string) => ({ id: newCaptureId(), body }) as Capture;
+    const openJournals = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === journal.journalPath;
+      } catch {
+        return false; // closed meanwhile (readdir's own fd)
+      }
+    }).length;
+
+    journal.put(capture('a'));
+    journal.append(); // written; its delivery waits for the next fsync
+    fill(mount);
+    journal.put(capture('b'.repeat(12_000)));
+    expect(() => journal.append()).toThrow(/ENOSPC/);
+    expect(openJournals()).toBe(1); // closing it now would let that fsync be skipped
+    await journal.sync();
+    expect(openJournals()).toBe(0); // then closed, so that the disk can be remounted
+
+    // A write that fails while an fsync runs on the fd: closed only when the fsync is done.
+    execFileSync('sh', ['-c', `rm -f ${mount}/filler-*`]);
+    journal.put(capture('c'));
+    journal.append();
+    const syncing = journal.sync();
+    fill(mount);
+    journal.put(capture('d'.repeat(12_000)));
+    expect(() => journal.append()).toThrow(/ENOSPC/);
+    expect(openJournals()).toBe(1);
+    await syncing;
+    expect(openJournals()).toBe(0);
+    execFileSync('sh', ['-c', `rm -f ${mount}/filler-*`]);
+    journal.close();
   });
 
   it('answers 503 while the store turns read-only, and recovers when it is writable again', async () => {
