@@ -460,6 +460,7 @@ function renderDetail() {
     el('h3', {}, 'Envelope'),
     whole === null ? partialBodyNote(capture) : parsed === undefined ? el('p', { class: 'muted' }, 'The body is not JSON.') : el('div', { class: 'json mono' }, jsonTree(parsed)),
     el('h3', {}, 'Raw body'),
+    capture.bodyTruncated ? el('p', { class: 'muted' }, `The body was ${capture.bodySize} bytes, over the listener's limit: only its beginning was captured, and the sender was answered 413.`) : null,
     rawBody(whole ?? capture),
     el('h3', {}, 'Request headers'),
     keyValueTable(Object.entries(capture.headers)),

@@ -141,6 +141,18 @@ describe('the inspector page in Chromium', () => {
     expect(problems).toEqual([]);
   });
 
+  it('says when a body over the limit was cut', async () => {
+    const body = JSON.stringify({ id: 'evt_over_limit', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(6 * 1024 * 1024) } });
+    const before = await rows().count();
+    const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
+    expect(res.status).toBe(413);
+    // Its envelope is cut too, so the row shows the request, not the event id: it is the newest.
+    await expect.poll(() => rows().count()).toBe(before + 1);
+    await rows().first().click();
+    await expect.poll(() => page.locator('#detail').textContent()).toContain(`The body was ${body.length} bytes, over the listener's limit: only its beginning was captured, and the sender was answered 413.`);
+    expect(problems).toEqual([]);
+  });
+
   it("says when it shows only the first 16 KiB of the app's answer", async () => {
     const page500 = `<h1>NoMethodError in WebhooksController</h1>${'<p>frame</p>'.repeat(4000)}`;
     t.app.setResponder((_r, res) => {
