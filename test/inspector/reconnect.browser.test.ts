@@ -1,25 +1,16 @@
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ListenSession, startListen } from '../../src/listener/index.js';
 import { launchChromium } from '../helpers/browser.js';
 import { postSigned } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { portForRestarts } from '../helpers/ports.js';
 
 const SECRET = 'whsec_reconnect';
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function deliver(session: ListenSession, id: string, data: Record<string, string> = {}) {
   const body = JSON.stringify({ id, object: 'event', type: 'shift.published', api_version: '2026-11-01', created: 1_790_000_000, data });
@@ -30,7 +21,7 @@ describe('the inspector page across a restart of listen', () => {
   it('reconnects by itself with the same URL and catches up from the snapshot', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
-    const inspectorPort = await freePort();
+    const inspectorPort = await portForRestarts();
     const options = { secret: SECRET, port: 0, inspectorPort, stateDir: join(dir.path, '.clockhook') };
     const first = await startListen(options);
     const browser = await launchChromium();

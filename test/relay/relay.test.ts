@@ -1,5 +1,4 @@
 import { cp, mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -10,6 +9,7 @@ import { runCli, type SpawnedCli } from '../helpers/cli.js';
 import { post, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { portForRestarts } from '../helpers/ports.js';
 
 let dir: { path: string; remove: () => Promise<void> };
 let app: Receiver;
@@ -43,15 +43,6 @@ async function listen(cwd = dir.path, ...extra: string[]) {
   return proc;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 const envelope = (id: string) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { n: id } });
 const signed = (body: string | Buffer, secret: string) => ({ 'x-service-signature': signPayload({ payload: body, secret }) });
 
@@ -83,7 +74,7 @@ describe('relay and listen --relay', () => {
 
   it('answers 503 with Retry-After while the listener is down, and delivers once it is back on the same URL', async () => {
     // The embedded sandbox on the same port both times, as with the default 4302.
-    const sandboxPort = String(await freePort());
+    const sandboxPort = String(await portForRestarts());
     const first = await listen(dir.path, '--sandbox-port', sandboxPort);
     const { publicUrl, secret } = first.ready;
     await first.stop('SIGTERM');
