@@ -5,6 +5,7 @@ import { ApiClient } from '../../src/api/index.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { portForRestarts } from '../helpers/ports.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
@@ -85,14 +86,8 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
 
   it('after a crash, reuses the endpoint whose secret is on file', async () => {
     const { client } = await folderSandbox();
-    const { createServer } = await import('node:net');
     // A fixed free port, so the second run registers the same URL.
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await portForRestarts();
     const first = await listen('--port', String(port));
     await first.stop('SIGKILL');
     const second = await listen('--port', String(port));
