@@ -100,12 +100,11 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
 
   it('deletes and recreates an earlier endpoint of its own whose secret is not on file', async () => {
     const { client } = await folderSandbox();
-    const proc = await listen('--keep-endpoint');
-    const url = (await client.getEndpoint(proc.ready.endpointId)).url;
+    const port = String(await portForRestarts()); // the second run registers the same URL
+    const proc = await listen('--keep-endpoint', '--port', port);
     await proc.stop('SIGKILL');
     const { writeFile } = await import('node:fs/promises');
     await writeFile(join(dir.path, '.clockhook', 'endpoints.json'), '[]');
-    const port = new URL(url).port;
     const again = await listen('--port', port);
     expect(again.ready.endpointId).not.toBe(proc.ready.endpointId);
     expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([again.ready.endpointId]);

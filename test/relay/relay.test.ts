@@ -89,9 +89,12 @@ describe('relay and listen --relay', () => {
   });
 
   it('reconnects by itself after the relay restarts', async () => {
+    // The relay comes back on the same port: one no other test can be given meanwhile.
+    const port = await portForRestarts();
+    await relay.close();
+    relay = await relayOn(port);
     const proc = await listen();
     const { publicUrl, secret } = proc.ready;
-    const port = relay.port;
     await relay.close();
     await proc.waitForLine((l) => l.event === 'relay' && l.state === 'disconnected');
     relay = await relayOn(port);
