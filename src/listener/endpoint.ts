@@ -54,13 +54,15 @@ const sameEvents = (a: string[], b: string[]) => a.length === b.length && a.ever
  */
 export async function registerEndpoint(options: {
   client: ApiClient;
+  /** The API base the record goes under. @default client.baseUrl */
+  apiBase?: string;
   url: string;
   events: string[];
   recordsPath: string;
   logger: Logger;
 }): Promise<RegisteredEndpoint> {
   const { client, url, events, recordsPath, logger } = options;
-  const apiBase = client.baseUrl;
+  const apiBase = options.apiBase ?? client.baseUrl;
   const records = await readRecords(recordsPath);
   const onFile = records.find((r) => r.apiBase === apiBase && r.url === url);
 
@@ -109,13 +111,14 @@ export async function registerEndpoint(options: {
 }
 
 /** Deletes an endpoint listen registered and forgets its secret. An already-deleted one is fine. */
-export async function releaseEndpoint(options: { client: ApiClient; id: number; recordsPath: string }): Promise<void> {
+export async function releaseEndpoint(options: { client: ApiClient; apiBase?: string; id: number; recordsPath: string }): Promise<void> {
   const { client, id, recordsPath } = options;
+  const apiBase = options.apiBase ?? client.baseUrl;
   try {
     await client.deleteEndpoint(id);
   } catch (error) {
     if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
   }
   const records = await readRecords(recordsPath);
-  await writeRecords(recordsPath, records.filter((r) => !(r.apiBase === client.baseUrl && r.id === id)));
+  await writeRecords(recordsPath, records.filter((r) => !(r.apiBase === apiBase && r.id === id)));
 }

@@ -170,15 +170,23 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
   return { store, listener };
 }
 
-/** The real API, the sandbox already running in this folder, or an embedded one; none offline. */
-async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<ApiClient | null> {
-  if (mode === 'api') return new ApiClient({ baseUrl: options.apiBase as string, apiKey: options.apiKey as string, logger });
+/**
+ * The real API, the sandbox already running in this folder, or an embedded one; none offline. With
+ * it, the API base its endpoints are recorded under in endpoints.json: its own, except for an embedded
+ * sandbox, which may find its port taken and run on another one over the same state file. It is the
+ * same API, so its records stay under the port asked for; else a relay's endpoint would be created
+ * again, with a new secret, whenever port 4302 happened to be busy.
+ */
+async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<{ client: ApiClient; recordsBase: string } | null> {
+  const connect = (baseUrl: string, apiKey: string, recordsBase = baseUrl) => ({ client: new ApiClient({ baseUrl, apiKey, logger }), recordsBase });
+  if (mode === 'api') return connect(options.apiBase as string, options.apiKey as string);
   if (mode === 'offline') return null;
   const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
-  if (running) return new ApiClient({ baseUrl: running.apiBase, apiKey: running.apiKey, logger });
-  const sandbox = await startEmbeddedSandbox(options.sandboxPort ?? 4302, stateDir, logger);
+  if (running) return connect(running.apiBase, running.apiKey);
+  const port = options.sandboxPort ?? 4302;
+  const sandbox = await startEmbeddedSandbox(port, stateDir, logger);
   cleanups.push(() => sandbox.close());
-  return new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey, logger });
+  return connect(sandbox.apiBase, sandbox.apiKey, `http://127.0.0.1:${port}`);
 }
 
 /** Connects to the relay (with the token on file) and resolves with the channel's public URL. */
@@ -204,19 +212,20 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
 }
 
 /** The endpoint deliveries come through: the one named, or one registered for `url`; and its secret. */
-async function setUpEndpoint(setup: Setup, client: ApiClient | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null }> {
+async function setUpEndpoint(setup: Setup, api: { client: ApiClient; recordsBase: string } | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null }> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
-  if (!client) return { endpoint: null, secret: given };
+  if (!api) return { endpoint: null, secret: given };
+  const { client, recordsBase } = api;
   if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given };
   if (!url) {
     logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
     return { endpoint: null, secret: given };
   }
   const recordsPath = join(stateDir, 'endpoints.json');
-  const registered = await registerEndpoint({ client, url, events: options.events ?? ['*'], recordsPath, logger });
+  const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], recordsPath, logger });
   // A relay URL is stable, so its endpoint (secret on file) is kept for the next run.
-  if (!options.keepEndpoint && !options.relay) cleanups.push(() => releaseEndpoint({ client, id: registered.endpoint.id, recordsPath }));
+  if (!options.keepEndpoint && !options.relay) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
   return { endpoint: registered.endpoint, secret: given ?? registered.secret };
 }
 
@@ -235,11 +244,12 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
 
   try {
     const { store, listener } = await startCapturing(setup, forwardTo);
-    const client = await connectApi(setup);
+    const api = await connectApi(setup);
+    const client = api?.client ?? null;
     // The relay's channel URL reaches the listener's root; deliveries must arrive under --path.
     const basePath = normalizeBasePath(options.path ?? '/');
     const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
-    const { endpoint: registered, secret } = await setUpEndpoint(setup, client, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
+    const { endpoint: registered, secret } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
     let endpoint = registered;
     listener.setSecret(secret);
 

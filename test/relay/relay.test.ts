@@ -1,4 +1,5 @@
 import { cp, mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -86,6 +87,26 @@ describe('relay and listen --relay', () => {
     expect(second.ready.publicUrl).toBe(publicUrl);
     expect(second.ready.endpointId).toBe(first.ready.endpointId); // kept between runs, secret on file
     expect((await post(publicUrl, body, signed(body, secret))).status).toBe(201);
+  });
+
+  it('keeps the endpoint and its secret when the sandbox port is taken on the next run', async () => {
+    const sandboxPort = await portForRestarts();
+    const first = await listen(dir.path, '--sandbox-port', String(sandboxPort));
+    const { publicUrl, secret } = first.ready;
+    await first.stop('SIGTERM');
+    // Something else on the port: the embedded sandbox takes another one, over the same state file.
+    const holder = createServer().listen(sandboxPort, '127.0.0.1');
+    await new Promise((resolve) => holder.once('listening', resolve));
+    try {
+      const second = await listen(dir.path, '--sandbox-port', String(sandboxPort));
+      expect(second.ready.apiBase).not.toBe(first.ready.apiBase);
+      expect(second.ready.endpointId).toBe(first.ready.endpointId);
+      expect(second.stderr).not.toContain('Deleting endpoint');
+      const body = envelope('evt_moved_sandbox');
+      expect((await post(publicUrl, body, signed(body, secret))).status).toBe(201);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('reconnects by itself after the relay restarts', async () => {
