@@ -1,7 +1,7 @@
 import { closeSync, fdatasync, fsync, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import type { Capture } from './capture.js';
@@ -573,8 +573,7 @@ export class JournalAdapter implements Adapter<StoreData> {
       }
     }
     if (damaged) {
-      const aside = `${path}.corrupt-${new Date(this.options.now()).toISOString().replace(/[:.]/g, '-')}`;
-      await rename(path, aside);
+      const aside = await moveAside(path, this.options.now());
       this.options.logger.warn(`The capture journal ${path} is damaged at line ${torn}; moved it to ${aside}.`);
     }
     return entries;
