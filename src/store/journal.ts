@@ -466,9 +466,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     try {
       await this.writeSnapshot(pieces);
       this.#snapshotBytes = (await stat(this.path)).size;
-      await syncDir(dirname(this.path)); // the snapshot's new name is on the disk before the journal it replaces goes
-      await unlink(this.foldingPath);
-      this.#foldingLeft = false;
+      await this.#removeFoldedJournal();
     } catch (error) {
       this.options.logger.warn(
         `Could not write the capture store ${this.path}: ${(error as Error).message}. Nothing is lost (${this.foldingPath} keeps what it would have held); will try again.`,
@@ -506,14 +504,17 @@ export class JournalAdapter implements Adapter<StoreData> {
     // The snapshot now holds everything: an empty journal replaces the old one atomically.
     await writePrivateFile(this.journalPath, '');
     this.#journalBytes = 0;
-    if (this.#foldingLeft) {
-      await syncDir(dirname(this.path));
-      await unlink(this.foldingPath).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      });
-      this.#foldingLeft = false;
-    }
+    if (this.#foldingLeft) await this.#removeFoldedJournal();
     this.needsCompaction = false;
+  }
+
+  /** Deletes the folded journal once a snapshot holds it: after that snapshot's new name is on the disk. */
+  async #removeFoldedJournal(): Promise<void> {
+    await syncDir(dirname(this.path));
+    await unlink(this.foldingPath).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+    this.#foldingLeft = false;
   }
 
   close(): void {
