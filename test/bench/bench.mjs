@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
 import { signPayload } from '../../dist/index.js';
-import { procStatus, spawnJson } from '../helpers/clockhook-process.mjs';
+import { machineCpu, procCpuMs, procStatus, spawnJson } from '../helpers/clockhook-process.mjs';
 
 const RESULTS = fileURLToPath(new URL('../../bench-results.json', import.meta.url));
 const SECRET = 'whsec_bench_secret_0123456789';
@@ -167,11 +167,12 @@ async function scenarioDirect(app, body) {
 
 /**
  * Figures of one subject over its rounds: throughput and p50 averaged (the rounds are equally
- * long), p99 the worst round's, counts summed.
+ * long), p99 the worst round's, counts summed; CPU per request over all rounds.
  */
 function merge(rounds) {
   const mean = (key) => rounds.reduce((sum, r) => sum + r[key], 0) / rounds.length;
   const sum = (key) => rounds.reduce((total, r) => total + r[key], 0);
+  const perRequest = (key) => Math.round((sum(key) * 1000) / sum('total'));
   return {
     requestsPerSecond: Math.round(mean('requestsPerSecond')),
     p50Ms: Math.round(mean('p50Ms') * 10) / 10,
@@ -179,6 +180,28 @@ function merge(rounds) {
     errors: sum('errors'),
     non2xx: sum('non2xx'),
     total: sum('total'),
+    forwarderCpuUsPerRequest: perRequest('forwarderCpuMs'),
+    loadSideCpuUsPerRequest: perRequest('loadSideCpuMs'),
+    machineIdlePercent: Math.round((sum('idleTicks') / sum('allTicks')) * 100),
+  };
+}
+
+/**
+ * One round of load on a subject, with what it cost: the CPU time of the processes that forward
+ * (the bare proxy; the listener; the listener and the relay), of this process (load generator, app,
+ * inspector client), and how idle the machine was.
+ */
+async function measuredLoad(subject, body) {
+  const forwarderCpu = async () => (await Promise.all(subject.pids.map(procCpuMs))).reduce((a, b) => a + b, 0);
+  const [forwarder0, self0, machine0] = [await forwarderCpu(), process.cpuUsage(), await machineCpu()];
+  const result = figures(await load(subject.url, body, signedHeaders(body, subject.secret), { duration: DURATION / ROUNDS }));
+  const [forwarder1, self, machine1] = [await forwarderCpu(), process.cpuUsage(self0), await machineCpu()];
+  return {
+    ...result,
+    forwarderCpuMs: forwarder1 - forwarder0,
+    loadSideCpuMs: (self.user + self.system) / 1000,
+    idleTicks: machine1.idle - machine0.idle,
+    allTicks: machine1.total - machine0.total,
   };
 }
 
@@ -191,9 +214,7 @@ async function interleaved(body, subjects) {
   const rounds = subjects.map(() => []);
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, subject] of subjects.entries()) {
-        rounds[i].push(figures(await load(subject.url, body, signedHeaders(body, subject.secret), { duration: DURATION / ROUNDS })));
-      }
+      for (const [i, subject] of subjects.entries()) rounds[i].push(await measuredLoad(subject, body));
     }
     const rows = [];
     for (const [i, subject] of subjects.entries()) rows.push(await subject.report(merge(rounds[i])));
@@ -209,6 +230,7 @@ async function proxySubject(app, mode) {
   return {
     url: proxy.url,
     secret: SECRET,
+    pids: [proxy.pid],
     report: async (result) => ({ ...result, listenerPeakRssMiB: mib(await procStatus(proxy.pid, 'VmHWM')) }),
     close: () => proxy.close(),
   };
@@ -225,6 +247,7 @@ async function listenSubject(app, { maxCaptures = 1000, prefill = 0 } = {}) {
   return {
     url: ready.listener,
     secret: SECRET,
+    pids: [listenProc.child.pid],
     async report(result) {
       await settle(() => listenProc.deliveries >= result.total && inspector.captures >= result.total);
       return { ...result, listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries, inspectorMessages: inspector.captures };
@@ -249,6 +272,7 @@ async function relaySubject(app) {
   return {
     url: ready.publicUrl,
     secret: ready.secret,
+    pids: [listenProc.child.pid, relay.child.pid],
     async report(result) {
       await settle(() => listenProc.deliveries >= result.total);
       return { ...result, listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries };
@@ -348,10 +372,11 @@ const targets = [
   { figure: 'deliveries lost or answered non-2xx', value: lost, target: '0', met: lost === 0 },
 ];
 
+const cpuPerRequestCB = ratio(rows.C.forwarderCpuUsPerRequest, rows.B.forwarderCpuUsPerRequest);
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 1024 ** 3)} GiB, Node ${process.version}`;
 const table = [
-  '| scenario | req/s | p50 ms | p99 ms | errors | non-2xx | forwarder peak RSS MiB |',
-  '|---|---|---|---|---|---|---|',
+  '| scenario | req/s | p50 ms | p99 ms | errors | non-2xx | forwarder peak RSS MiB | forwarder CPU µs/req | load side CPU µs/req | machine idle % |',
+  '|---|---|---|---|---|---|---|---|---|---|',
   ...[
     ['A direct', rows.A],
     ['B http-proxy keep-alive', rows.B],
@@ -360,15 +385,17 @@ const table = [
     ['C, --max-captures 10000, empty', rows.C10kEmpty],
     ['C, --max-captures 10000, full', rows.C10kFull],
     ['D relay + listen --relay', rows.D],
-  ].map(([name, r]) => `| ${name} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.non2xx} | ${r.listenerPeakRssMiB ?? '-'} |`),
+  ].map(([name, r]) => `| ${name} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.non2xx} | ${r.listenerPeakRssMiB ?? '-'} | ${r.forwarderCpuUsPerRequest ?? '-'} | ${r.loadSideCpuUsPerRequest ?? '-'} | ${r.machineIdlePercent ?? '-'} |`),
   '',
   '| figure | value | target | |',
   '|---|---|---|---|',
   ...targets.map((t) => `| ${t.figure} | ${t.value} | ${t.target} | ${t.met ? 'met' : 'NOT MET'} |`),
+  '',
+  `For reference, not a target: C's listener spends ${cpuPerRequestCB}× the CPU per request of B's bare proxy (forwarder CPU µs/req: all the forwarding process's threads; load side: this process, the load generator, the app and C's inspector client).`,
 ].join('\n');
 
 console.log(`\nMachine: ${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario; run took ${Math.round((Date.now() - started) / 1000)} s\n`);
 console.log(table);
-await writeFile(RESULTS, `${JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, scenarios: rows, startupMs, snapshotMs, memory, targets }, null, 2)}\n`);
+await writeFile(RESULTS, `${JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, scenarios: rows, cpuPerRequestCB, startupMs, snapshotMs, memory, targets }, null, 2)}\n`);
 console.log(`\nWritten to ${RESULTS}`);
 process.exitCode = targets.every((t) => t.met) ? 0 : 1;

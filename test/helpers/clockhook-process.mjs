@@ -43,3 +43,20 @@ export async function procStatus(pid, field) {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
 }
+
+/**
+ * CPU time a process has used, all its threads, user and system, in ms (`/proc/<pid>/stat`, in clock
+ * ticks of 10 ms: USER_HZ is 100 on every Linux this runs on).
+ */
+export async function procCpuMs(pid) {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** The whole machine's CPU time so far, busy and idle (idle + iowait), in clock ticks (`/proc/stat`). */
+export async function machineCpu() {
+  const [, ...ticks] = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0].trim().split(/\s+/).map(Number);
+  const idle = ticks[3] + ticks[4];
+  return { idle, total: ticks.reduce((sum, t) => sum + t, 0) };
+}
