@@ -391,7 +391,7 @@ const table = [
   '|---|---|---|---|',
   ...targets.map((t) => `| ${t.figure} | ${t.value} | ${t.target} | ${t.met ? 'met' : 'NOT MET'} |`),
   '',
-  `For reference, not a target: C's listener spends ${cpuPerRequestCB}× the CPU per request of B's bare proxy (forwarder CPU µs/req: all the forwarding process's threads; load side: this process, the load generator, the app and C's inspector client).`,
+  `For reference, not a target: C's listener spends ${cpuPerRequestCB}× the CPU per request of B's bare proxy (forwarder CPU: all threads of the forwarding processes; load side: the benchmark's own process, with the load generator, the app, and in C and D the inspector client).`,
 ].join('\n');
 
 console.log(`\nMachine: ${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario; run took ${Math.round((Date.now() - started) / 1000)} s\n`);

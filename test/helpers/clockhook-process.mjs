@@ -54,9 +54,11 @@ export async function procCpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** The whole machine's CPU time so far, busy and idle (idle + iowait), in clock ticks (`/proc/stat`). */
+/**
+ * The whole machine's CPU time so far, in clock ticks (`/proc/stat`): all of it (user, nice, system,
+ * idle, iowait, irq, softirq, steal; guest time is already in user) and the idle part (idle, iowait).
+ */
 export async function machineCpu() {
   const [, ...ticks] = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0].trim().split(/\s+/).map(Number);
-  const idle = ticks[3] + ticks[4];
-  return { idle, total: ticks.reduce((sum, t) => sum + t, 0) };
+  return { idle: ticks[3] + ticks[4], total: ticks.slice(0, 8).reduce((sum, t) => sum + t, 0) };
 }
