@@ -465,11 +465,17 @@ function renderDetail() {
     el('h3', {}, 'Request headers'),
     keyValueTable(Object.entries(capture.headers)),
     el('h3', {}, "The app's response"),
-    forward === null
-      ? el('p', { class: 'muted' }, capture.rejected ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.` : 'Capture-only mode: clockhook answered 200.')
-      : !forward
-        ? el('p', { class: 'muted' }, capture.rejected ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.` : 'Waiting for the app…')
-        : appAnswer(forward),
+    forward
+      ? appAnswer(forward)
+      : el(
+          'p',
+          { class: 'muted' },
+          capture.rejected
+            ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.`
+            : forward === null
+              ? 'Capture-only mode: clockhook answered 200.'
+              : 'Waiting for the app…',
+        ),
     el('h3', {}, "The service's view (delivery_attempts)"),
     attemptsSection(capture),
   ];
