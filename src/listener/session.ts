@@ -170,6 +170,12 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
   return { store, listener };
 }
 
+/** A client of the API, and the base its endpoints are recorded under in endpoints.json (see connectApi). */
+interface Api {
+  client: ApiClient;
+  recordsBase: string;
+}
+
 /**
  * The real API, the sandbox already running in this folder, or an embedded one; none offline. With
  * it, the API base its endpoints are recorded under in endpoints.json: its own, except for an embedded
@@ -177,7 +183,7 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
  * same API, so its records stay under the port asked for; else a relay's endpoint would be created
  * again, with a new secret, whenever port 4302 happened to be busy.
  */
-async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<{ client: ApiClient; recordsBase: string } | null> {
+async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<Api | null> {
   const connect = (baseUrl: string, apiKey: string, recordsBase = baseUrl) => ({ client: new ApiClient({ baseUrl, apiKey, logger }), recordsBase });
   if (mode === 'api') return connect(options.apiBase as string, options.apiKey as string);
   if (mode === 'offline') return null;
@@ -212,7 +218,7 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
 }
 
 /** The endpoint deliveries come through: the one named, or one registered for `url`; and its secret. */
-async function setUpEndpoint(setup: Setup, api: { client: ApiClient; recordsBase: string } | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null }> {
+async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null }> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
   if (!api) return { endpoint: null, secret: given };
