@@ -4,14 +4,16 @@
  */
 export function normalizeForwardTarget(input: string): URL {
   const value = input.trim();
-  let candidate = value;
+  let candidate: string | undefined = value;
   if (/^\d+(\/.*)?$/.test(value)) candidate = `http://localhost:${value}`;
   else if (/^:\d+/.test(value)) candidate = `http://localhost${value}`;
-  else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) candidate = `http://${value}`;
-  let url: URL;
-  try {
-    url = new URL(candidate);
-  } catch {
+  else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    // Without a scheme it must be host[:port][/path]; anything else is most likely a mistyped URL
+    // (`http:/localhost:3000` would otherwise forward to a host named "http", `htp//localhost:3000` to "htp").
+    candidate = /^([a-z0-9._-]+|\[[0-9a-f:.]+\])(:\d+)?(\/(?!\/).*|\?.*)?$/i.test(value) ? `http://${value}` : undefined;
+  }
+  const url = candidate === undefined || !URL.canParse(candidate) ? undefined : new URL(candidate);
+  if (url === undefined) {
     throw new TypeError(`--forward-to ${JSON.stringify(input)} is not a port, host:port or URL; try 3000, localhost:3000/hooks or http://localhost:3000/hooks.`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {

@@ -12,11 +12,15 @@ describe('--forward-to normalization', () => {
     ['localhost:3000/hooks', 'http://localhost:3000/hooks'],
     ['127.0.0.1:8080', 'http://127.0.0.1:8080/'],
     ['https://app.test/hooks', 'https://app.test/hooks'],
+    ['app_1:3000', 'http://app_1:3000/'],
+    ['[::1]:3000/hooks', 'http://[::1]:3000/hooks'],
   ])('%s → %s', (input, expected) => {
     expect(normalizeForwardTarget(input).href).toBe(expected);
   });
 
-  it.each(['ftp://x', 'http://[bad', '99999'])('refuses %s with a message saying what works', (input) => {
+  // A mistyped scheme must not become a host: `http:/localhost:3000` would otherwise forward to a host
+  // named "http", and `htp//localhost:3000` to one named "htp".
+  it.each(['ftp://x', 'http://[bad', '99999', 'http:/localhost:3000', 'htp//localhost:3000', 'ht!tp://x', 'localhost:30a0'])('refuses %s with a message saying what works', (input) => {
     expect(() => normalizeForwardTarget(input)).toThrow(/forward-to/);
   });
 });
