@@ -89,9 +89,15 @@ export class ApiError extends Error {
   /** Multi-line text for people: `[POST] "url": 404 invalid_request_error resource_not_found`, details, hint. */
   describe(): string {
     const status = this.status === 0 ? 'no response' : String(this.status);
-    const lines = [`[${this.method}] "${this.url}": ${status} ${this.type} ${this.code}`, `  ${this.message}`];
+    const items = this.errors ?? [];
+    // A message that only joins the field errors (as the sandbox's does) is said by the list alone.
+    const itemized = items.length > 0 && items.every((item) => this.message.includes(item.message));
+    const lines = [`[${this.method}] "${this.url}": ${status} ${this.type} ${this.code}`];
+    if (!itemized) lines.push(`  ${this.message}`);
     if (this.param) lines.push(`  param: ${this.param}`);
-    for (const item of this.errors ?? []) lines.push(`  - ${item.field}: ${item.message}`);
+    for (const item of items) {
+      lines.push(`  - ${item.message.startsWith(`${item.field} `) ? item.message : `${item.field}: ${item.message}`}`);
+    }
     if (this.requestId) lines.push(`  requestId: ${this.requestId}`);
     lines.push(`  ${this.hint}`);
     return lines.join('\n');

@@ -99,8 +99,10 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     const res = await cli('endpoints', 'create', '--url', 'http://example.com/h', '--events', 'punch.exploded');
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('400 invalid_request_error parameter_invalid');
-    expect(res.stderr).toContain('- url:');
-    expect(res.stderr).toContain('- enabledEvents:');
+    expect(res.stderr).toContain('- url must be an HTTPS URL');
+    expect(res.stderr).toContain('- enabledEvents unknown event type punch.exploded');
+    // The sandbox's message joins the field errors; each is said once, not in the message and again below it.
+    expect(res.stderr.match(/unknown event type/g)).toHaveLength(1);
     expect(res.stderr).toMatch(/requestId: req_/);
   });
 
