@@ -4,7 +4,7 @@ import { validateSubscription } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
-import { colour, formatTable, printJson } from './output.js';
+import { colour, formatTable, printJson, terminalWidth, visibleLength } from './output.js';
 import { parsePositiveInt } from './process.js';
 
 interface CheckFlags {
@@ -18,9 +18,19 @@ interface CheckFlags {
 
 const MARK = { pass: colour.green('pass'), warn: colour.yellow('warn'), fail: colour.red('FAIL') };
 
+/**
+ * The table of checks; on a terminal too narrow for all of it, without the SENT column (the check's
+ * name says what was sent; --json has it), and then cut to fit.
+ */
+export function formatChecks(checks: CheckResult[], width: number | undefined): string {
+  const table = formatTable(['', 'CHECK', 'SENT', 'GOT'], checks.map((c) => [MARK[c.status], c.name, c.sent, c.got]), undefined);
+  if (width === undefined || table.split('\n').every((line) => visibleLength(line) <= width)) return table;
+  return formatTable(['', 'CHECK', 'GOT'], checks.map((c) => [MARK[c.status], c.name, c.got]), width);
+}
+
 function printReport(report: CheckReport): void {
   console.log(`clockhook check ${report.target}\n`);
-  console.log(formatTable(['', 'CHECK', 'SENT', 'GOT'], report.checks.map((c) => [MARK[c.status], c.name, c.sent, c.got])));
+  console.log(formatChecks(report.checks, terminalWidth()));
   const advice = report.checks.filter((c): c is CheckResult & { hint: string } => c.status !== 'pass' && Boolean(c.hint));
   if (advice.length > 0) {
     console.log('\nHow to fix:');

@@ -3,7 +3,7 @@ import type { WebhookEndpoint } from '../contract/index.js';
 import { parseEventList, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { UsageError } from './errors.js';
 import { parsePositiveInt } from './process.js';
-import { colour, formatTable, printJson } from './output.js';
+import { colour, formatTable, printJson, terminalWidth } from './output.js';
 
 interface EndpointFlags extends ApiFlags {
   url?: string;
@@ -22,6 +22,7 @@ function printEndpoints(endpoints: WebhookEndpoint[]): void {
     formatTable(
       ['ID', 'STATUS', 'URL', 'EVENTS', 'DESCRIPTION'],
       endpoints.map((e) => [e.id, e.status === 'enabled' ? colour.green('enabled') : colour.red(String(e.status)), e.url, e.enabledEvents.join(','), e.description]),
+      terminalWidth(),
     ),
   );
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { EventRecord, RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
-import { colour, formatTable, printJson } from './output.js';
+import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { parsePositiveInt } from './process.js';
 
 interface EventFlags extends ApiFlags {
@@ -28,6 +28,7 @@ function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): 
     formatTable(
       ['ID', 'TYPE', 'CREATED', 'ATTEMPTS', 'LAST'],
       page.data.map((e) => [e.id, e.type, formatCreated(e.created), (e.delivery_attempts ?? []).length, lastStatus({ ...e, delivery_attempts: e.delivery_attempts ?? [] })]),
+      terminalWidth(),
     ),
   );
   if (page.nextCursor) console.log(`\nMore: --cursor ${page.nextCursor}`);
@@ -43,6 +44,7 @@ function printEvent(event: EventRecord): void {
     formatTable(
       ['#', 'ENDPOINT', 'STATUS', 'DURATION', 'ERROR', 'AT'],
       event.delivery_attempts.map((a) => [a.attempt, a.endpointId, a.statusCode ?? '-', `${a.durationMs} ms`, a.error, a.createdAt]),
+      terminalWidth(),
     ),
   );
 }

@@ -1,5 +1,7 @@
 /** Output helpers for people (tables, colour on a TTY only) and for scripts (--json). */
 
+import { stripVTControlCharacters } from 'node:util';
+
 const useColour = (stream: NodeJS.WriteStream = process.stdout) =>
   Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';
 
@@ -43,11 +45,41 @@ export function printLine(value: unknown): void {
   writeLine(JSON.stringify(value));
 }
 
-/** A plain text table with a header row; every cell stringified, columns padded to the widest cell. */
-export function formatTable(columns: string[], rows: unknown[][]): string {
+/** The characters a text takes on a terminal (colour codes take none). */
+export const visibleLength = (text: string) => stripVTControlCharacters(text).length;
+
+/** The terminal's width when stdout is one; undefined for a pipe or a file. */
+export const terminalWidth = (): number | undefined => (process.stdout.isTTY ? process.stdout.columns : undefined);
+
+/** The narrowest a column is cut to when a table is fitted to the terminal. */
+const MIN_FITTED_WIDTH = 12;
+
+/**
+ * A plain text table with a header row; every cell stringified, columns padded to the widest cell.
+ * Given `maxWidth` (the terminal's, `terminalWidth()`), a wider table is fitted the way `gh` does it:
+ * the widest columns are cut, their cells end in "…". Piped output is never cut; `--json` has everything.
+ */
+export function formatTable(
+  columns: string[],
+  rows: unknown[][],
+  maxWidth: number | undefined,
+): string {
   const cells = [columns, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined ? '-' : String(cell))))];
-  const widths = columns.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
-  return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  const widths = columns.map((_, i) => Math.max(...cells.map((row) => visibleLength(row[i]))));
+  let overflow = maxWidth ? widths.reduce((sum, width) => sum + width, 2 * (columns.length - 1)) - maxWidth : 0;
+  while (overflow > 0) {
+    const widest = widths.indexOf(Math.max(...widths));
+    if (widths[widest] <= MIN_FITTED_WIDTH) break;
+    widths[widest] -= 1;
+    overflow -= 1;
+  }
+  const fit = (cell: string, width: number) => {
+    const length = visibleLength(cell);
+    // A coloured cell is short (a status or a mark) and never cut: cutting could split its escape codes.
+    if (length > width && length === cell.length) return `${cell.slice(0, width - 1)}…`;
+    return cell + ' '.repeat(Math.max(0, width - length));
+  };
+  return cells.map((row) => row.map((cell, i) => fit(cell, widths[i])).join('  ').trimEnd()).join('\n');
 }
 
 export { maskSecret } from '../contract/index.js';

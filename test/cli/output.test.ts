@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { formatChecks } from '../../src/cli/check.js';
+import { formatTable } from '../../src/cli/output.js';
+import type { CheckResult } from '../../src/check/index.js';
+
+describe('formatTable', () => {
+  const rows = [
+    ['pass', 'valid punch.created delivery is accepted', 'punch.created evt_check_e156ba128ec41c31, correctly signed', '200 in 17 ms'],
+    ['FAIL', 'a body changed after signing is rejected', 'a signed envelope with one byte changed afterwards', '200 in 1 ms'],
+  ];
+
+  it('pads every column to its widest cell and cuts nothing when no width is given', () => {
+    const lines = formatTable(['', 'CHECK', 'SENT', 'GOT'], rows, undefined).split('\n');
+    expect(lines[1]).toBe(`pass  ${rows[0][1]}  ${rows[0][2]}  200 in 17 ms`);
+    expect(lines[2].indexOf('200 in 1 ms')).toBe(lines[1].indexOf('200 in 17 ms'));
+  });
+
+  it('fits a terminal by cutting the widest columns, marking each cut cell with …', () => {
+    const lines = formatTable(['', 'CHECK', 'SENT', 'GOT'], rows, 80).split('\n');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    expect(lines[1]).toMatch(/valid punch\.created deliv\w*… {2}punch\.created evt_check_\w*… {2}200/);
+    expect(lines[1]).toMatch(/200 in 17 ms$/);
+    // The columns still line up.
+    expect(lines[2].indexOf('200 in 1 ms')).toBe(lines[1].indexOf('200 in 17 ms'));
+  });
+
+  it('pads coloured cells by what shows, and never cuts them (their escape codes stay whole)', () => {
+    const green = '\u001b[32mpass\u001b[39m';
+    expect(formatTable(['', 'NAME'], [[green, 'x'], ['FAIL', 'y']], undefined).split('\n').slice(1)).toEqual([`${green}  x`, 'FAIL  y']);
+    const long = '\u001b[31mconnection refused by the app\u001b[39m';
+    expect(formatTable(['ERROR'], [[long]], 20).split('\n')[1]).toBe(long);
+  });
+
+  it('cuts no column below 12 characters, however narrow the terminal', () => {
+    const lines = formatTable(['A', 'B'], [['a'.repeat(30), 'b'.repeat(30)]], 10).split('\n');
+    expect(lines[1]).toBe(`${'a'.repeat(11)}…  ${'b'.repeat(11)}…`);
+  });
+});
+
+describe('the check table', () => {
+  const checks: CheckResult[] = [
+    { id: 'valid', name: 'valid punch.created delivery is accepted', status: 'pass', sent: 'punch.created evt_check_e156ba128ec41c31, correctly signed', got: '200 in 17 ms' },
+    { id: 'wrong-secret', name: 'a signature made with another secret is rejected', status: 'fail', sent: 'an envelope signed with a different secret', got: '200 in 1 ms', hint: 'Verify it.' },
+  ];
+
+  it('has every column when it fits, or when it goes to a pipe', () => {
+    for (const width of [200, undefined]) expect(formatChecks(checks, width).split('\n')[0]).toMatch(/^ +CHECK +SENT +GOT$/);
+  });
+
+  it('leaves out SENT on a narrower terminal, so the names of the checks are not cut', () => {
+    const lines = formatChecks(checks, 80).split('\n');
+    expect(lines[0]).toMatch(/^ +CHECK +GOT$/);
+    expect(lines[2]).toMatch(/a signature made with another secret is rejected +200 in 1 ms$/);
+  });
+});
+
