@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
 import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
 import { writePrivateFile } from '../store/index.js';
-import { CONNECT_PATH, channelFor, parseRequestFrame, type RelayFrame } from './protocol.js';
+import { CONNECT_PATH, channelFor, decodeFrame, encodeFrame, parseRequestFrame, PROTOCOL_HEADER, PROTOCOL_VERSION, type RequestFrame } from './protocol.js';
 import { sendInTurn } from '../net.js';
 
 /** `.clockhook/relay.json`: the token made by listen, so a restart gets the same public URL. */
@@ -90,12 +90,15 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
   });
   ready.catch(() => {});
 
-  /** `hop`: the relay's address as this side sees it; `encrypted`: reached over TLS. */
-  function forward(frame: Extract<RelayFrame, { type: 'request' }>, ws: WebSocket, hop: string | undefined): void {
+  /**
+   * `hop`: the relay's address as this side sees it; `encrypted`: reached over TLS; `binary`: the
+   * request came as a binary message, so the answer goes as one (text to a version-1 relay).
+   */
+  function forward(frame: RequestFrame, ws: WebSocket, hop: string | undefined, binary: boolean): void {
     const reply = ({ status, headers, body }: DirectAnswer) => {
-      if (ws.readyState === WebSocket.OPEN) sendInTurn(ws, JSON.stringify({ type: 'response', id: frame.id, status, headers, body: body.toString('base64') } satisfies RelayFrame));
+      if (ws.readyState === WebSocket.OPEN) sendInTurn(ws, encodeFrame({ type: 'response', id: frame.id, status, headers, body }, binary));
     };
-    const request = { method: frame.method, path: frame.path, headers: frame.headers, body: Buffer.from(frame.body, 'base64'), remoteAddress: hop, encrypted };
+    const request = { method: frame.method, path: frame.path, headers: frame.headers, body: frame.body, remoteAddress: hop, encrypted };
     // Promise first: a handler that throws at once must not take the connection (or the process) down.
     Promise.resolve()
       .then(() => options.handle(request))
@@ -135,7 +138,7 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
   function connectOnce(): Promise<'connected' | 'failed' | 'replaced'> {
     return new Promise((resolve) => {
       const ws = new WebSocket(websocketUrl(options.relayUrl), {
-        headers: { authorization: `Bearer ${options.token}`, 'x-clockhook-channel': channel },
+        headers: { authorization: `Bearer ${options.token}`, 'x-clockhook-channel': channel, [PROTOCOL_HEADER]: PROTOCOL_VERSION },
         maxPayload: 64 * 1024 * 1024,
         handshakeTimeout: 10_000,
       });
@@ -167,28 +170,22 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
         if (res.statusCode === 401) logger.error(`The relay at ${options.relayUrl} refused the channel token (401). Delete .clockhook/relay.json to make a new one.`);
         ws.terminate();
       });
-      ws.on('message', (data) => {
+      ws.on('message', (data, isBinary) => {
         alive = true;
-        let frame: RelayFrame;
-        try {
-          frame = JSON.parse(String(data)) as RelayFrame;
-        } catch {
-          return;
-        }
-        if (frame.type === 'ready') {
+        const frame = decodeFrame(data, isBinary);
+        if (frame?.type === 'ready' && typeof frame.publicUrl === 'string') {
           wasReady = true;
           if (disconnectedSince !== null) logger.info(`Reconnected to the relay at ${options.relayUrl}.`);
           disconnectedSince = null;
           resolveReady(frame.publicUrl);
           options.onConnected?.(frame.publicUrl);
-        } else if (frame.type === 'request') {
-          const request = parseRequestFrame(frame);
-          if (request) forward(request, ws, hop);
-          else logger.warn(`The relay at ${options.relayUrl} sent a malformed request frame; ignored. Is it a clockhook relay of this version?`);
-        }
-        else if (frame.type === 'replaced') {
+        } else if (frame?.type === 'replaced') {
           replaced = true;
-          options.onReplaced?.(frame.message);
+          options.onReplaced?.(String(frame.message));
+        } else if (frame?.type === 'request' || isBinary) {
+          const request = frame && parseRequestFrame(frame);
+          if (request) forward(request, ws, hop, isBinary);
+          else logger.warn(`The relay at ${options.relayUrl} sent a malformed request frame; ignored. Is it a clockhook relay of this version?`);
         }
       });
       ws.on('error', (error) => {

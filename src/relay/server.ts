@@ -5,7 +5,19 @@ import type { AddressInfo, Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { answerClientError, withoutHopByHop } from '../listener/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { CHANNEL_PATTERN, CONNECT_PATH, channelFor, parseResponseFrame, type RelayFrame, TOKEN_PATTERN } from './protocol.js';
+import {
+  CHANNEL_PATTERN,
+  CONNECT_PATH,
+  channelFor,
+  type ControlFrame,
+  decodeFrame,
+  encodeFrame,
+  parseResponseFrame,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  type ResponseFrame,
+  TOKEN_PATTERN,
+} from './protocol.js';
 import { closeNow, listenOn, sendInTurn } from '../net.js';
 
 export interface RelayRequestLog {
@@ -57,7 +69,7 @@ export interface RelayServer {
 }
 
 interface Pending {
-  resolve(frame: Extract<RelayFrame, { type: 'response' }> | null): void;
+  resolve(frame: ResponseFrame | null): void;
 }
 
 /**
@@ -106,6 +118,8 @@ class InFlight<T> {
 interface Channel {
   id: string;
   socket: WebSocket | null;
+  /** The listener reads binary (version 2) requests; see ./protocol.ts. */
+  binary: boolean;
   pending: InFlight<Pending>;
   alive: boolean;
 }
@@ -190,7 +204,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       log(429);
       return;
     }
-    const response = await new Promise<Extract<RelayFrame, { type: 'response' }> | null | 'timeout'>((resolve) => {
+    const response = await new Promise<ResponseFrame | null | 'timeout'>((resolve) => {
       const timer = setTimeout(() => {
         channel.pending.delete(requestId);
         resolve('timeout');
@@ -203,8 +217,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       const headers = headersWithout(req.headers);
       const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
       if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
-      const frame: RelayFrame = { type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body: body.toString('base64') };
-      sendInTurn(socket, JSON.stringify(frame));
+      sendInTurn(socket, encodeFrame({ type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body }, channel.binary));
     });
 
     if (response === 'timeout') {
@@ -214,34 +227,34 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', { 'retry-after': retryAfter });
       log(503);
     } else {
-      const bytes = Buffer.from(response.body, 'base64');
-      res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': bytes.length });
-      res.end(bytes);
+      res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': response.body.length });
+      res.end(response.body);
       log(response.status);
     }
   }
 
-  function attach(socket: WebSocket, id: string): void {
+  function attach(socket: WebSocket, id: string, binary: boolean): void {
     let channel = channels.get(id);
     if (!channel) {
-      channel = { id, socket: null, pending: new InFlight(maxInFlight), alive: true };
+      channel = { id, socket: null, binary, pending: new InFlight(maxInFlight), alive: true };
       channels.set(id, channel);
     }
     const previous = channel.socket;
     if (previous) {
       // The newest holder of the token wins; the old one is told why it is let go.
-      previous.send(JSON.stringify({ type: 'replaced', message: 'Another clockhook listen connected with this channel token.' } satisfies RelayFrame));
+      previous.send(JSON.stringify({ type: 'replaced', message: 'Another clockhook listen connected with this channel token.' } satisfies ControlFrame));
       previous.close(4001, 'replaced');
     }
     const current = channel;
     current.socket = socket;
+    current.binary = binary;
     current.alive = true;
-    socket.send(JSON.stringify({ type: 'ready', channel: id, publicUrl: `${publicUrl}/c/${id}` } satisfies RelayFrame));
+    socket.send(JSON.stringify({ type: 'ready', channel: id, publicUrl: `${publicUrl}/c/${id}` } satisfies ControlFrame));
     socket.on('pong', () => {
       current.alive = true;
     });
     socket.on('message', (data, isBinary) => {
-      const frame = isBinary ? null : parseResponseFrame(String(data));
+      const frame = parseResponseFrame(decodeFrame(data, isBinary));
       if (!frame) {
         // A bad frame closes this client only; every other channel goes on.
         socket.close(1008, 'bad frame');
@@ -290,7 +303,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       if (!idle) return refuse(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
       channels.delete(idle.id);
     }
-    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, id));
+    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, id, req.headers[PROTOCOL_HEADER] === PROTOCOL_VERSION));
   });
 
   const heartbeat = setInterval(() => {
@@ -332,8 +345,11 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
   };
 }
 
-/** Reads a body up to `limit` bytes; null when it is larger (the rest is not kept). */
-function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+/**
+ * Reads a body up to `limit` bytes, as the chunks it came in (the frame copies them once); null when
+ * it is larger (the rest is not kept).
+ */
+function readLimited(req: IncomingMessage, limit: number): Promise<Buffer[] | null> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
@@ -349,7 +365,7 @@ function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | null
       if (size > limit) over = true;
       else chunks.push(chunk);
     });
-    req.on('end', () => resolve(over ? null : Buffer.concat(chunks)));
+    req.on('end', () => resolve(over ? null : chunks));
     req.on('error', reject);
   });
 }

@@ -6,6 +6,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { signPayload } from '../../src/contract/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { channelFor, connectRelay, parseSize, type RelayRequestLog, type RelayServer, startRelayServer } from '../../src/relay/index.js';
+import { encodeFrame, PROTOCOL_HEADER, PROTOCOL_VERSION } from '../../src/relay/protocol.js';
 import { runCli, type SpawnedCli } from '../helpers/cli.js';
 import { post, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -225,6 +226,48 @@ describe('relay and listen --relay', () => {
     client.close();
   });
 
+  it('sends a version-2 listener its requests as binary messages, and relays raw bytes both ways', async () => {
+    const client = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
+      headers: { authorization: `Bearer ${'b'.repeat(43)}`, [PROTOCOL_HEADER]: PROTOCOL_VERSION },
+    });
+    const messages: { data: Buffer; isBinary: boolean }[] = [];
+    const arrived = new Promise<void>((resolve) => {
+      client.on('message', (data, isBinary) => {
+        messages.push({ data: data as Buffer, isBinary });
+        if (messages.length === 2) resolve();
+      });
+    });
+    await new Promise((resolve) => client.once('open', resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    const { publicUrl } = JSON.parse(String(messages[0].data));
+    const bytes = Buffer.from([0xff, 0x00, 0xfe, 0x80, 0x7b]); // not UTF-8: base64 or text would have to change it
+    const sent = fetch(`${publicUrl}/raw`, { method: 'POST', body: bytes });
+    await arrived;
+    const { data, isBinary } = messages[1];
+    expect(isBinary).toBe(true);
+    const length = data.readUInt32BE(0);
+    const fields = JSON.parse(data.toString('utf8', 4, 4 + length));
+    expect(fields).toMatchObject({ type: 'request', method: 'POST', path: '/raw' });
+    expect(fields.body).toBeUndefined();
+    expect(data.subarray(4 + length)).toEqual(bytes);
+
+    const answer = Buffer.from([0x80, 0x81, 0x00, 0xff]);
+    client.send(encodeFrame({ type: 'response', id: fields.id, status: 202, headers: { 'x-b': 'c' }, body: answer }, true));
+    const res = await sent;
+    expect(res.status).toBe(202);
+    expect(res.headers.get('x-b')).toBe('c');
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(answer);
+
+    // A binary message whose length points past its end is a bad frame like any other, even when
+    // what is there would parse.
+    const closed = new Promise<number>((resolve) => client.once('close', (code) => resolve(code)));
+    const json = Buffer.from(JSON.stringify({ type: 'response', id: fields.id, status: 200, headers: {} }));
+    const truncated = Buffer.concat([Buffer.alloc(4), json]);
+    truncated.writeUInt32BE(json.length + 10, 0);
+    client.send(truncated);
+    expect(await closed).toBe(1008);
+  });
+
   it('closes a client that sends a bad frame, and only that one', async () => {
     const proc = await listen();
     const { publicUrl, secret } = proc.ready;
@@ -272,6 +315,7 @@ describe('relay and listen --relay', () => {
 });
 
 describe('the relay client, against a relay that misbehaves', () => {
+  // A version-1 relay: text frames, bodies in base64; the client answers in kind.
   it('ignores a malformed request frame, keeps the connection, and answers 502 when the handler throws', async () => {
     const fake = new WebSocketServer({ port: 0, host: '127.0.0.1' });
     await new Promise((resolve) => fake.once('listening', resolve));
@@ -313,6 +357,48 @@ describe('the relay client, against a relay that misbehaves', () => {
       ]);
       expect(Buffer.from(String(answers[1].body), 'base64').toString()).toContain('boom');
       expect(warnings.join('\n')).toMatch(/malformed request frame/);
+    } finally {
+      await client.close();
+      fake.close();
+    }
+  });
+});
+
+describe('the relay client, against a relay of each protocol version', () => {
+  it('announces version 2, answers a binary request with a binary answer, and warns of a malformed one', async () => {
+    const fake = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await new Promise((resolve) => fake.once('listening', resolve));
+    const warnings: string[] = [];
+    const received: Buffer[] = [];
+    let announced: string | string[] | undefined;
+    const answered = new Promise<{ data: Buffer; isBinary: boolean }>((resolve) => {
+      fake.on('connection', (socket, req) => {
+        announced = req.headers[PROTOCOL_HEADER];
+        socket.on('message', (data, isBinary) => resolve({ data: data as Buffer, isBinary }));
+        socket.send(JSON.stringify({ type: 'ready', channel: 'c', publicUrl: 'http://relay.test/c/c' }));
+        socket.send(Buffer.from([0, 0])); // too short to hold a length
+        socket.send(encodeFrame({ type: 'request', id: 7, method: 'POST', path: '/bin', headers: { 'x-a': 'b' }, body: Buffer.from([0xff, 0xfe, 0x00]) }, true));
+      });
+    });
+    const client = connectRelay({
+      relayUrl: `http://127.0.0.1:${(fake.address() as { port: number }).port}`,
+      token: 'v'.repeat(43),
+      logger: { ...silentLogger, warn: (line: string) => warnings.push(line) },
+      handle: (request) => {
+        received.push(request.body);
+        return Promise.resolve({ status: 200, headers: {}, body: Buffer.concat([request.body, Buffer.from([0x80])]) });
+      },
+    });
+    try {
+      await client.ready;
+      const { data, isBinary } = await answered;
+      expect(announced).toBe(PROTOCOL_VERSION);
+      expect(received).toEqual([Buffer.from([0xff, 0xfe, 0x00])]);
+      expect(isBinary).toBe(true);
+      const length = data.readUInt32BE(0);
+      expect(JSON.parse(data.toString('utf8', 4, 4 + length))).toEqual({ type: 'response', id: 7, status: 200, headers: {} });
+      expect(data.subarray(4 + length)).toEqual(Buffer.from([0xff, 0xfe, 0x00, 0x80]));
+      expect(warnings).toEqual([expect.stringMatching(/malformed request frame/)]);
     } finally {
       await client.close();
       fake.close();
