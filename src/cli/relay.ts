@@ -12,6 +12,7 @@ interface RelayFlags {
   tlsCert?: string;
   tlsKey?: string;
   maxBody: string;
+  maxBuffer: string;
   maxChannels: string;
   json?: boolean;
 }
@@ -19,6 +20,14 @@ interface RelayFlags {
 function requestLine(log: RelayRequestLog): string {
   const status = log.status < 300 ? colour.green(String(log.status)) : colour.red(String(log.status));
   return `${new Date().toTimeString().slice(0, 8)} ${log.channel.slice(0, 8)}… ${log.method} ${log.path} ${status} (${log.durationMs} ms)`;
+}
+
+function sizeFlag(value: string, flag: string): number {
+  try {
+    return parseSize(value);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${(error as Error).message}`);
+  }
 }
 
 /** `clockhook relay`: the public end of the tunnel, for a small host behind TLS. */
@@ -32,15 +41,15 @@ export function registerRelay(program: Command): void {
     .option('--tls-cert <file>', 'PEM certificate, to serve HTTPS itself')
     .option('--tls-key <file>', 'PEM private key, with --tls-cert')
     .option('--max-body <size>', 'largest body relayed: bytes, or kb/mb', '5mb')
+    .option('--max-buffer <size>', 'most body bytes held at once, a quarter of it per channel (then 503)', '256mb')
     .option('--max-channels <n>', 'most channels at once', '1000')
     .option('--json', 'print NDJSON: a ready line, then one line per relayed request')
     .action(async (flags: RelayFlags) => {
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError('--tls-cert and --tls-key go together.');
-      let maxBody: number;
-      try {
-        maxBody = parseSize(flags.maxBody);
-      } catch (error) {
-        throw new UsageError(`--max-body: ${(error as Error).message}`);
+      const maxBody = sizeFlag(flags.maxBody, '--max-body');
+      const maxBuffered = sizeFlag(flags.maxBuffer, '--max-buffer');
+      if (maxBuffered < 4 * maxBody) {
+        throw new UsageError(`--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${Math.ceil((4 * maxBody) / 1024 / 1024)}mb.`);
       }
       if (flags.publicUrl) {
         try {
@@ -57,6 +66,7 @@ export function registerRelay(program: Command): void {
         tlsCert: flags.tlsCert,
         tlsKey: flags.tlsKey,
         maxBody,
+        maxBuffered,
         maxChannels: parsePositiveInt(flags.maxChannels, '--max-channels'),
         logger: consoleLogger,
         onRequest: (log) => (flags.json ? printLine(log) : console.log(requestLine(log))),

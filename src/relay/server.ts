@@ -42,6 +42,11 @@ export interface RelayServerOptions {
   tlsKey?: string;
   /** Largest request body relayed. @default 5 MiB */
   maxBody?: number;
+  /**
+   * Most bytes of request bodies held at once, being read or in flight, in all; one channel may hold a
+   * quarter of it. Beyond: 503 with Retry-After. @default 256 MiB
+   */
+  maxBuffered?: number;
   /** @default 1000 */
   maxChannels?: number;
   /** Requests in flight per channel. @default 256 */
@@ -120,6 +125,8 @@ interface Channel {
   socket: WebSocket | null;
   /** The listener reads binary (version 2) requests; see ./protocol.ts. */
   binary: boolean;
+  /** Bytes of this channel's request bodies the relay holds now. */
+  held: number;
   pending: InFlight<Pending>;
   alive: boolean;
 }
@@ -151,6 +158,10 @@ function refuse(socket: Socket, status: number, message: string): void {
  */
 export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
   const maxBody = options.maxBody ?? 5 * 1024 * 1024;
+  const maxBuffered = options.maxBuffered ?? 256 * 1024 * 1024;
+  const maxBufferedPerChannel = Math.floor(maxBuffered / 4);
+  /** Bytes of request bodies held now, all channels together (see maxBuffered). */
+  let held = 0;
   const maxChannels = options.maxChannels ?? 1000;
   const maxInFlight = options.maxInFlight ?? 256;
   const timeoutMs = options.responseTimeoutMs ?? 30_000;
@@ -184,59 +195,79 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       return;
     }
 
-    const body = await readLimited(req, maxBody);
-    if (body === null) {
-      answer(res, 413, 'payload_too_large', `The body is over ${maxBody} bytes, the relay's limit.`, { connection: 'close' });
-      log(413);
-      return;
-    }
-    if (!channel.socket) {
-      // The service retries on its own schedule; the listener may be back by then.
-      answer(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', { 'retry-after': retryAfter });
-      log(503);
-      return;
-    }
-    const socket = channel.socket;
-    const pending: Pending = { resolve: () => {} };
-    const requestId = channel.pending.add(pending);
-    if (requestId === undefined) {
-      answer(res, 429, 'too_many_requests', `More than ${maxInFlight} requests in flight on this channel.`, { 'retry-after': '1' });
-      log(429);
-      return;
-    }
-    const response = await new Promise<ResponseFrame | null | 'timeout'>((resolve) => {
-      const timer = setTimeout(() => {
-        channel.pending.delete(requestId);
-        resolve('timeout');
-      }, timeoutMs);
-      pending.resolve = (frame) => {
-        clearTimeout(timer);
-        channel.pending.delete(requestId);
-        resolve(frame);
-      };
-      const headers = headersWithout(req.headers);
-      const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
-      if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
-      sendInTurn(socket, encodeFrame({ type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body }, channel.binary));
-    });
+    // Every byte of the body counts against the relay's budget until the sender has its answer.
+    let taken = 0;
+    const take = (bytes: number): boolean => {
+      if (held + bytes > maxBuffered || channel.held + bytes > maxBufferedPerChannel) return false;
+      held += bytes;
+      channel.held += bytes;
+      taken += bytes;
+      return true;
+    };
+    try {
+      const body = await readLimited(req, maxBody, take);
+      if (body === 'busy') {
+        const limits = `${formatMiB(maxBuffered)} in all, ${formatMiB(maxBufferedPerChannel)} per channel`;
+        answer(res, 503, 'relay_busy', `The relay holds as many request bodies as it may (${limits}); retry later.`, { 'retry-after': retryAfter, connection: 'close' });
+        log(503);
+        return;
+      }
+      if (body === 'too-large') {
+        answer(res, 413, 'payload_too_large', `The body is over ${maxBody} bytes, the relay's limit.`, { connection: 'close' });
+        log(413);
+        return;
+      }
+      if (!channel.socket) {
+        // The service retries on its own schedule; the listener may be back by then.
+        answer(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', { 'retry-after': retryAfter });
+        log(503);
+        return;
+      }
+      const socket = channel.socket;
+      const pending: Pending = { resolve: () => {} };
+      const requestId = channel.pending.add(pending);
+      if (requestId === undefined) {
+        answer(res, 429, 'too_many_requests', `More than ${maxInFlight} requests in flight on this channel.`, { 'retry-after': '1' });
+        log(429);
+        return;
+      }
+      const response = await new Promise<ResponseFrame | null | 'timeout'>((resolve) => {
+        const timer = setTimeout(() => {
+          channel.pending.delete(requestId);
+          resolve('timeout');
+        }, timeoutMs);
+        pending.resolve = (frame) => {
+          clearTimeout(timer);
+          channel.pending.delete(requestId);
+          resolve(frame);
+        };
+        const headers = headersWithout(req.headers);
+        const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
+        if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
+        sendInTurn(socket, encodeFrame({ type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body }, channel.binary));
+      });
 
-    if (response === 'timeout') {
-      answer(res, 504, 'listener_timeout', `The listener did not answer within ${timeoutMs / 1000} s.`);
-      log(504);
-    } else if (response === null) {
-      answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', { 'retry-after': retryAfter });
-      log(503);
-    } else {
-      res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': response.body.length });
-      res.end(response.body);
-      log(response.status);
+      if (response === 'timeout') {
+        answer(res, 504, 'listener_timeout', `The listener did not answer within ${timeoutMs / 1000} s.`);
+        log(504);
+      } else if (response === null) {
+        answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', { 'retry-after': retryAfter });
+        log(503);
+      } else {
+        res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': response.body.length });
+        res.end(response.body);
+        log(response.status);
+      }
+    } finally {
+      held -= taken;
+      channel.held -= taken;
     }
   }
 
   function attach(socket: WebSocket, id: string, binary: boolean): void {
     let channel = channels.get(id);
     if (!channel) {
-      channel = { id, socket: null, binary, pending: new InFlight(maxInFlight), alive: true };
+      channel = { id, socket: null, binary, held: 0, pending: new InFlight(maxInFlight), alive: true };
       channels.set(id, channel);
     }
     const previous = channel.socket;
@@ -346,26 +377,31 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
 }
 
 /**
- * Reads a body up to `limit` bytes, as the chunks it came in (the frame copies them once); null when
- * it is larger (the rest is not kept).
+ * Reads a body up to `limit` bytes, as the chunks it came in (the frame copies them once); each chunk
+ * is kept only if `take` lets it. 'too-large' or 'busy' when not, once the rest has been read and dropped.
  */
-function readLimited(req: IncomingMessage, limit: number): Promise<Buffer[] | null> {
+function readLimited(req: IncomingMessage, limit: number, take: (bytes: number) => boolean): Promise<Buffer[] | 'too-large' | 'busy'> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       req.resume();
-      resolve(null);
+      resolve('too-large');
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    let over = false;
+    let refused: 'too-large' | 'busy' | undefined;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) over = true;
+      if (refused) return;
+      if (size > limit) refused = 'too-large';
+      else if (!take(chunk.length)) refused = 'busy';
       else chunks.push(chunk);
+      if (refused) chunks.length = 0;
     });
-    req.on('end', () => resolve(over ? null : chunks));
+    req.on('end', () => resolve(refused ?? chunks));
     req.on('error', reject);
   });
 }
+
+const formatMiB = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;

@@ -1,7 +1,7 @@
 import { cp, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { signPayload } from '../../src/contract/index.js';
 import { silentLogger } from '../../src/logger.js';
@@ -268,6 +268,56 @@ describe('relay and listen --relay', () => {
     expect(await closed).toBe(1008);
   });
 
+  it('holds at most a quarter of --max-buffer per channel and the whole of it in all, then answers 503 relay_busy', async () => {
+    await relay.close();
+    relay = await relayOn(0, { maxBody: 16 * 1024, maxBuffered: 64 * 1024 });
+    /** A listener that answers only when told to. */
+    async function heldListener(letter: string) {
+      const socket = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
+        headers: { authorization: `Bearer ${letter.repeat(43)}`, [PROTOCOL_HEADER]: PROTOCOL_VERSION },
+      });
+      const requests: number[] = [];
+      const ready = new Promise<string>((resolve) => {
+        socket.on('message', (data, isBinary) => {
+          if (!isBinary) return resolve(JSON.parse(String(data)).publicUrl);
+          const message = data as Buffer;
+          requests.push(JSON.parse(message.toString('utf8', 4, 4 + message.readUInt32BE(0))).id);
+        });
+      });
+      const publicUrl = await ready;
+      const answerAll = () => {
+        for (const id of requests.splice(0)) socket.send(encodeFrame({ type: 'response', id, status: 200, headers: {}, body: Buffer.from('ok') }, true));
+      };
+      return { publicUrl, requests, answerAll, close: () => socket.close() };
+    }
+    const body = Buffer.alloc(12 * 1024, 'x');
+    const busy = (res: { status: number; text: string; headers: Headers }) => [res.status, JSON.parse(res.text).error.code, res.headers.get('retry-after')];
+    const listeners = await Promise.all(['g', 'h', 'i', 'j', 'k', 'm'].map(heldListener));
+    const [first, second] = listeners;
+
+    // 12 KiB held for the first channel; another 12 would pass its quarter (16 KiB).
+    const held = post(first.publicUrl, body);
+    await vi.waitFor(() => expect(first.requests).toHaveLength(1));
+    expect(busy(await post(first.publicUrl, body))).toEqual([503, 'relay_busy', '2']);
+    // Another channel is not starved by it.
+    const other = post(second.publicUrl, body);
+    await vi.waitFor(() => expect(second.requests).toHaveLength(1));
+
+    // Five channels hold 60 KiB: a sixth body would pass the 64 KiB in all.
+    const more = listeners.slice(2, 5).map((listener) => post(listener.publicUrl, body));
+    await vi.waitFor(() => expect(listeners.slice(2, 5).map((l) => l.requests.length)).toEqual([1, 1, 1]));
+    expect(busy(await post(listeners[5].publicUrl, body))).toEqual([503, 'relay_busy', '2']);
+
+    // Answered, the bytes are free again.
+    for (const listener of listeners) listener.answerAll();
+    expect((await Promise.all([held, other, ...more])).map((res) => res.status)).toEqual([200, 200, 200, 200, 200]);
+    const again = post(listeners[5].publicUrl, body);
+    await vi.waitFor(() => expect(listeners[5].requests).toHaveLength(1));
+    listeners[5].answerAll();
+    expect((await again).status).toBe(200);
+    for (const listener of listeners) listener.close();
+  });
+
   it('closes a client that sends a bad frame, and only that one', async () => {
     const proc = await listen();
     const { publicUrl, secret } = proc.ready;
@@ -433,8 +483,12 @@ describe('clockhook relay (the command)', () => {
   });
 
   it('refuses bad flags with exit 2', async () => {
-    for (const args of [['--max-body', 'huge'], ['--tls-cert', 'x.pem'], ['--public-url', 'not a url'], ['--port', '70000']]) {
+    for (const args of [['--max-body', 'huge'], ['--max-buffer', 'lots'], ['--tls-cert', 'x.pem'], ['--public-url', 'not a url'], ['--port', '70000']]) {
       expect((await runCli(['relay', ...args], { cwd: dir.path })).code, args.join(' ')).toBe(2);
     }
+    const small = await runCli(['relay', '--max-body', '10mb', '--max-buffer', '32mb'], { cwd: dir.path });
+    expect(small.code).toBe(2);
+    expect(small.stderr).toContain('--max-buffer must be at least 4 × --max-body');
+    expect(small.stderr).toContain('at least 40mb');
   });
 });
