@@ -59,11 +59,7 @@ const MIN_FITTED_WIDTH = 12;
  * Given `maxWidth` (the terminal's, `terminalWidth()`), a wider table is fitted the way `gh` does it:
  * the widest columns are cut, their cells end in "…". Piped output is never cut; `--json` has everything.
  */
-export function formatTable(
-  columns: string[],
-  rows: unknown[][],
-  maxWidth: number | undefined,
-): string {
+export function formatTable(columns: string[], rows: unknown[][], maxWidth: number | undefined): string {
   const cells = [columns, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined ? '-' : String(cell))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((row) => visibleLength(row[i]))));
   let overflow = maxWidth ? widths.reduce((sum, width) => sum + width, 2 * (columns.length - 1)) - maxWidth : 0;

@@ -16,14 +16,14 @@ import type WebSocket from 'ws';
 export const PROTOCOL_HEADER = 'x-clockhook-relay-protocol';
 export const PROTOCOL_VERSION = '2';
 
-type Headers = Record<string, string | string[]>;
+type HeaderMap = Record<string, string | string[]>;
 
 export interface RequestFrame {
   type: 'request';
   id: number;
   method: string;
   path: string;
-  headers: Headers;
+  headers: HeaderMap;
   body: Buffer;
 }
 
@@ -31,7 +31,7 @@ export interface ResponseFrame {
   type: 'response';
   id: number;
   status: number;
-  headers: Headers;
+  headers: HeaderMap;
   body: Buffer;
 }
 
@@ -51,7 +51,7 @@ export function channelFor(token: string): string {
 
 export const CONNECT_PATH = '/connect';
 
-function isHeaders(value: unknown): value is Headers {
+function isHeaders(value: unknown): value is HeaderMap {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   return Object.values(value).every((v) => typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string')));
 }
