@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
@@ -200,6 +202,32 @@ describe('listen with a known secret (offline mode)', () => {
     await listen?.waitForLine((l) => l.event === 'delivery');
     const [capture] = await readSettledCaptures(dir.path);
     expect(Buffer.from(capture.body, capture.bodyEncoding === 'base64' ? 'base64' : 'utf8').equals(bytes)).toBe(true);
+  });
+
+  it('forwards and stores a large body byte for byte, with a declared length and chunked alike', async () => {
+    const { ready } = await start('--forward-to', app.url);
+    const bytes = randomBytes(3 * 1024 * 1024); // many reads, and not UTF-8
+    expect((await post(ready.listener, bytes, signed(bytes))).status).toBe(201);
+    // Chunked: no Content-Length, the body in several writes.
+    const chunked = randomBytes(300 * 1024);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(ready.listener, { method: 'POST', headers: { 'content-type': 'application/json', ...signed(chunked) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      for (let at = 0; at < chunked.length; at += 64 * 1024) req.write(chunked.subarray(at, at + 64 * 1024));
+      req.end();
+    });
+    expect(status).toBe(201);
+    // Read whole before forwarding, both reach the app with their length.
+    expect(app.received.map((r) => r.headers['content-length'])).toEqual([String(bytes.length), String(chunked.length)]);
+    expect(app.received[0].body.equals(bytes)).toBe(true);
+    expect(app.received[1].body.equals(chunked)).toBe(true);
+    const captures = await readSettledCaptures(dir.path);
+    const stored = await Promise.all(captures.map((c) => readFile(join(dir.path, '.clockhook', c.bodyFile as string))));
+    expect(stored[0].equals(bytes)).toBe(true);
+    expect(stored[1].equals(chunked)).toBe(true);
   });
 
   it('answers 413 to a 6 MiB body, capturing its first 5 MiB', async () => {
