@@ -109,8 +109,6 @@ interface Body {
  * bytes: the answer is 413 and the connection is closed, so an endless body costs nothing more.
  */
 function readBody(req: IncomingMessage, limit: number): Promise<Body> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isInteger(declared) && declared > 0 && declared <= limit) return readDeclaredBody(req, declared);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -128,23 +126,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<Body> {
     };
     req.on('data', onData);
     req.on('end', () => resolve({ bytes: Buffer.concat(chunks), size, truncated: false }));
-    req.on('error', reject);
-  });
-}
-
-/**
- * A body of a declared length within the limit, read straight into one buffer of that length: no
- * list of chunks joined afterwards, which for a large body held it twice. (Node's parser never
- * passes on more bytes than the Content-Length; fewer is an aborted request, an error.)
- */
-function readDeclaredBody(req: IncomingMessage, length: number): Promise<Body> {
-  return new Promise((resolve, reject) => {
-    const bytes = Buffer.allocUnsafe(length);
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.copy(bytes, size);
-    });
-    req.on('end', () => resolve({ bytes: bytes.subarray(0, size), size, truncated: false }));
     req.on('error', reject);
   });
 }
