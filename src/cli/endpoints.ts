@@ -13,7 +13,8 @@ interface EndpointFlags extends ApiFlags {
   limit?: string;
 }
 
-function printEndpoints(endpoints: WebhookEndpoint[]): void {
+/** `width`: the terminal's, to fit a list to it; undefined for one endpoint, whose URL is never cut. */
+function printEndpoints(endpoints: WebhookEndpoint[], width: number | undefined): void {
   if (endpoints.length === 0) {
     console.log('No webhook endpoints. Create one with "clockhook endpoints create --url https://… --events \'*\'".');
     return;
@@ -22,13 +23,13 @@ function printEndpoints(endpoints: WebhookEndpoint[]): void {
     formatTable(
       ['ID', 'STATUS', 'URL', 'EVENTS', 'DESCRIPTION'],
       endpoints.map((e) => [e.id, e.status === 'enabled' ? colour.green('enabled') : colour.red(String(e.status)), e.url, e.enabledEvents.join(','), e.description]),
-      terminalWidth(),
+      width,
     ),
   );
 }
 
 function printEndpoint(endpoint: WebhookEndpoint): void {
-  printEndpoints([endpoint]);
+  printEndpoints([endpoint], undefined);
   if (endpoint.secret) {
     console.log(`\nSigning secret: ${endpoint.secret}`);
     console.log('Store it now: it is shown only in this response and cannot be retrieved later.');
@@ -65,7 +66,7 @@ export function registerEndpoints(program: Command): void {
           const limit = parsePositiveInt(flags.limit ?? '20', '--limit');
           return (await (await resolveApi(flags)).client.listEndpoints({ limit })).data;
         },
-        printEndpoints,
+        (endpoints) => printEndpoints(endpoints, terminalWidth()),
       ),
     );
 
