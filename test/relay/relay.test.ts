@@ -364,11 +364,17 @@ describe('relay and listen --relay', () => {
   });
 });
 
+/** A WebSocket server standing in for a relay, for tests of the client; the test scripts its frames. */
+async function startFakeRelay(): Promise<{ fake: WebSocketServer; relayUrl: string }> {
+  const fake = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise((resolve) => fake.once('listening', resolve));
+  return { fake, relayUrl: `http://127.0.0.1:${(fake.address() as { port: number }).port}` };
+}
+
 describe('the relay client, against a relay that misbehaves', () => {
   // A version-1 relay: text frames, bodies in base64; the client answers in kind.
   it('ignores a malformed request frame, keeps the connection, and answers 502 when the handler throws', async () => {
-    const fake = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-    await new Promise((resolve) => fake.once('listening', resolve));
+    const { fake, relayUrl } = await startFakeRelay();
     const warnings: string[] = [];
     const handled: string[] = [];
     const answers: Record<string, unknown>[] = [];
@@ -385,7 +391,7 @@ describe('the relay client, against a relay that misbehaves', () => {
       });
     });
     const client = connectRelay({
-      relayUrl: `http://127.0.0.1:${(fake.address() as { port: number }).port}`,
+      relayUrl,
       token: 't'.repeat(43),
       logger: { ...silentLogger, warn: (line: string) => warnings.push(line) },
       // Not async: it throws at once, which must not escape into the WebSocket's message handler.
@@ -416,8 +422,7 @@ describe('the relay client, against a relay that misbehaves', () => {
 
 describe('the relay client, against a version-2 relay', () => {
   it('announces version 2, answers a binary request with a binary answer, and warns of a malformed one', async () => {
-    const fake = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-    await new Promise((resolve) => fake.once('listening', resolve));
+    const { fake, relayUrl } = await startFakeRelay();
     const warnings: string[] = [];
     const received: Buffer[] = [];
     let announced: string | string[] | undefined;
@@ -431,7 +436,7 @@ describe('the relay client, against a version-2 relay', () => {
       });
     });
     const client = connectRelay({
-      relayUrl: `http://127.0.0.1:${(fake.address() as { port: number }).port}`,
+      relayUrl,
       token: 'v'.repeat(43),
       logger: { ...silentLogger, warn: (line: string) => warnings.push(line) },
       handle: (request) => {
