@@ -1,13 +1,13 @@
 import { type Command, Option } from 'commander';
 import open from 'open';
 import { ApiError } from '../api/index.js';
-import { type DeliveryReport, ListenUsageError, type ReadyInfo, type RelayEvent, startListen } from '../listener/index.js';
+import { type DeliveryReport, ListenUsageError, MAX_BODY_BYTES, type ReadyInfo, type RelayEvent, startListen } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
 import { StoreLockedError } from '../store/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
-import { bindFailure, onShutdown, parsePort, parsePositiveInt } from './process.js';
+import { bindFailure, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
 
 interface ListenFlags {
   forwardTo?: string;
@@ -22,6 +22,7 @@ interface ListenFlags {
   timeout: string;
   db?: string;
   maxCaptures: string;
+  maxBuffer: string;
   apiKey?: string;
   apiBase?: string;
   publicUrl?: string;
@@ -51,11 +52,13 @@ function signatureText(report: DeliveryReport): string {
 
 /** One line per delivery: time, `-->` type [event id] verdict, `<--` [status] METHOD target (ms). */
 export function deliveryLine(report: DeliveryReport): string {
-  const what = report.type ? `${report.type} [${report.eventId}]` : `${report.method} (not an envelope)`;
   const replay = report.source === 'replay' ? colour.cyan(' replay') : '';
   const status = report.status < 300 ? colour.green(`[${report.status}]`) : colour.red(`[${report.status}]`);
   const target = report.target ?? 'clockhook';
   const error = report.error ? colour.red(` ${report.error}`) : '';
+  // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
+  if (report.captureId === null) return `${colour.grey(time())}${replay} --> ${report.method} (not captured)  <-- ${status} ${target} (${report.durationMs} ms)${error}`;
+  const what = report.type ? `${report.type} [${report.eventId}]` : `${report.method} (not an envelope)`;
   return `${colour.grey(time())}${replay} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}`;
 }
 
@@ -79,6 +82,13 @@ function toNumber(value: string, flag: string, min = 0): number {
   return n;
 }
 
+/** --max-buffer: room for at least one delivery of the largest size. */
+function maxBuffer(value: string): number {
+  const bytes = parseSizeFlag(value, '--max-buffer');
+  if (bytes < MAX_BODY_BYTES) throw new UsageError(`--max-buffer must be at least ${MAX_BODY_BYTES / 1024 / 1024}mb, the largest body a delivery may have (got ${value}).`);
+  return bytes;
+}
+
 /** `clockhook listen`: flags → ListenOptions → startListen, printing for people or as NDJSON. */
 export function registerListen(program: Command): void {
   program
@@ -96,6 +106,7 @@ export function registerListen(program: Command): void {
     .option('--timeout <ms>', 'time the app has to answer', '30000')
     .option('--db <file>', 'capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
     .option('--max-captures <n>', 'keep only the newest n captures', '1000')
+    .option('--max-buffer <size>', 'most request-body bytes held at once (then 503, the service retries)', '64mb')
     .option('--api-key <key>', 'use the real API (default: $CLOCKHOOK_API_KEY; without one an embedded sandbox runs)')
     .option('--api-base <url>', 'API base URL (default: $CLOCKHOOK_API_BASE)')
     .option('--public-url <url>', 'public URL (your tunnel) to register as the endpoint')
@@ -122,6 +133,7 @@ export function registerListen(program: Command): void {
         timeoutMs: toNumber(flags.timeout, '--timeout', 1),
         dbPath: flags.db ?? env.CLOCKHOOK_DB,
         maxCaptures: parsePositiveInt(flags.maxCaptures, '--max-captures'),
+        maxBufferedBytes: maxBuffer(flags.maxBuffer),
         apiKey: flags.apiKey ?? env.CLOCKHOOK_API_KEY,
         apiBase: flags.apiBase ?? env.CLOCKHOOK_API_BASE,
         publicUrl: flags.publicUrl,

@@ -1,3 +1,4 @@
+import { parseSize } from '../relay/index.js';
 import { CliError, UsageError } from './errors.js';
 import { flushOutput } from './output.js';
 
@@ -22,6 +23,15 @@ export function parsePort(value: string, flag: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`${flag} must be a port number 0-65535 (got ${value}).`);
   return port;
+}
+
+/** A size flag such as `64mb`, `512kb` or a number of bytes. */
+export function parseSizeFlag(value: string, flag: string): number {
+  try {
+    return parseSize(value);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${(error as Error).message}`);
+  }
 }
 
 export function parsePositiveInt(value: string, flag: string): number {

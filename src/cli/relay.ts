@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { consoleLogger } from '../logger.js';
-import { parseSize, type RelayRequestLog, startRelayServer } from '../relay/index.js';
+import { type RelayRequestLog, startRelayServer } from '../relay/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
-import { bindFailure, onShutdown, parsePort, parsePositiveInt } from './process.js';
+import { bindFailure, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
 
 interface RelayFlags {
   port: string;
@@ -22,14 +22,6 @@ function requestLine(log: RelayRequestLog): string {
   return `${new Date().toTimeString().slice(0, 8)} ${log.channel.slice(0, 8)}… ${log.method} ${log.path} ${status} (${log.durationMs} ms)`;
 }
 
-function sizeFlag(value: string, flag: string): number {
-  try {
-    return parseSize(value);
-  } catch (error) {
-    throw new UsageError(`${flag}: ${(error as Error).message}`);
-  }
-}
-
 /** `clockhook relay`: the public end of the tunnel, for a small host behind TLS. */
 export function registerRelay(program: Command): void {
   program
@@ -46,8 +38,8 @@ export function registerRelay(program: Command): void {
     .option('--json', 'print NDJSON: a ready line, then one line per relayed request')
     .action(async (flags: RelayFlags) => {
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError('--tls-cert and --tls-key go together.');
-      const maxBody = sizeFlag(flags.maxBody, '--max-body');
-      const maxBuffered = sizeFlag(flags.maxBuffer, '--max-buffer');
+      const maxBody = parseSizeFlag(flags.maxBody, '--max-body');
+      const maxBuffered = parseSizeFlag(flags.maxBuffer, '--max-buffer');
       if (maxBuffered < 4 * maxBody) {
         throw new UsageError(`--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${Math.ceil((4 * maxBody) / 1024 / 1024)}mb.`);
       }

@@ -1,4 +1,4 @@
-export { answerClientError, type DeliveryReport, Listener, type ListenerOptions, ReplayError, type ReplayRequest, type ReplayResult } from './listener.js';
+export { answerClientError, type DeliveryReport, Listener, MAX_BODY_BYTES, type ListenerOptions, ReplayError, type ReplayRequest, type ReplayResult } from './listener.js';
 export type { DirectAnswer, DirectRequest } from './direct.js';
 export { withoutHopByHop } from './forward.js';
 export { normalizeBasePath, normalizeForwardTarget } from './target.js';

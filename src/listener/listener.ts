@@ -9,7 +9,8 @@ import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
 import { listenOn } from '../net.js';
 
 export interface DeliveryReport {
-  captureId: string;
+  /** Null for a request refused before it was read whole (listener_busy): nothing was captured. */
+  captureId: string | null;
   source: Capture['source'];
   eventId: string | null;
   type: string | null;
@@ -44,6 +45,12 @@ export interface ListenerOptions {
   timeoutMs?: number;
   /** @default 5 MiB */
   maxBodyBytes?: number;
+  /**
+   * Bytes of request bodies held at once (being read, or handed over, until their request is
+   * answered); a request that would go past it is answered 503 listener_busy. At least maxBodyBytes.
+   * @default 64 MiB
+   */
+  maxBufferedBytes?: number;
   /** Headers and body must arrive within this. @default 60000 */
   requestTimeoutMs?: number;
   /** @default Date.now */
@@ -78,6 +85,9 @@ export class ReplayError extends Error {
   }
 }
 
+/** The largest body a delivery may have; beyond it the answer is 413. */
+export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
 const DEFAULTS = {
   port: 4300,
   host: '127.0.0.1',
@@ -86,7 +96,8 @@ const DEFAULTS = {
   skipVerify: false,
   tolerance: DEFAULT_TOLERANCE_SECONDS,
   timeoutMs: 30_000,
-  maxBodyBytes: 5 * 1024 * 1024,
+  maxBodyBytes: MAX_BODY_BYTES,
+  maxBufferedBytes: 64 * 1024 * 1024,
   requestTimeoutMs: 60_000,
   now: Date.now,
   logger: silentLogger,
@@ -104,23 +115,37 @@ interface Body {
   truncated: boolean;
 }
 
+/** Counts `bytes` against the listener's budget of bodies held; false (nothing counted) when over it. */
+type Take = (bytes: number) => boolean;
+
+/** What a request's body turned out to be: its bytes, or `busy` when the budget had no room for them. */
+type Read = (take: Take) => Promise<Body | 'busy'>;
+
 /**
- * Reads the raw body once, as bytes. Past `limit` it stops at once, keeping the first `limit`
- * bytes: the answer is 413 and the connection is closed, so an endless body costs nothing more.
+ * Reads the raw body once, as bytes, each chunk counted by `take` as it arrives. Past `limit` it
+ * stops at once, keeping the first `limit` bytes: the answer is 413 and the connection is closed,
+ * so an endless body costs nothing more. When `take` refuses a chunk it stops the same way, keeping
+ * nothing: the answer is 503.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<Body> {
+function readBody(req: IncomingMessage, limit: number, take: Take): Promise<Body | 'busy'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      chunks.push(chunk.subarray(0, chunk.length - (size - limit)));
+    const stop = () => {
       req.off('data', onData);
       req.pause();
+    };
+    const onData = (chunk: Buffer) => {
+      const kept = size + chunk.length <= limit ? chunk : chunk.subarray(0, limit - size);
+      size += chunk.length;
+      if (!take(kept.length)) {
+        stop();
+        resolve('busy');
+        return;
+      }
+      chunks.push(kept);
+      if (size <= limit) return;
+      stop();
       const declared = Number(req.headers['content-length']);
       resolve({ bytes: Buffer.concat(chunks), size: Number.isFinite(declared) && declared > size ? declared : size, truncated: true });
     };
@@ -130,9 +155,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Body> {
   });
 }
 
-/** A body handed over whole, cut at `limit` like one read from a socket. */
-function wholeBody(bytes: Buffer, limit: number): Body {
-  return bytes.length > limit ? { bytes: bytes.subarray(0, limit), size: bytes.length, truncated: true } : { bytes, size: bytes.length, truncated: false };
+/** A body handed over whole, cut at `limit` like one read from a socket, and counted by `take`. */
+function wholeBody(bytes: Buffer, limit: number, take: Take): Body | 'busy' {
+  const body = bytes.length > limit ? { bytes: bytes.subarray(0, limit), size: bytes.length, truncated: true } : { bytes, size: bytes.length, truncated: false };
+  return take(body.bytes.length) ? body : 'busy';
 }
 
 /** The request's headers as stored: Node gives them lower-cased already; undefined ones are dropped. */
@@ -202,6 +228,10 @@ export class Listener {
    * objects made V8 promote every request's objects (see PENDING in forward.ts).
    */
   #inFlight = 0;
+  /** Bytes of request bodies held now (see maxBufferedBytes). */
+  #held = 0;
+  /** Whether the log has said that deliveries are being refused, since the budget was last empty. */
+  #warnedBusy = false;
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
@@ -213,6 +243,9 @@ export class Listener {
     const merged = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as ListenerConfig;
     if (!Number.isInteger(merged.timeoutMs) || merged.timeoutMs < 1) throw new TypeError(`timeoutMs must be a positive integer (got ${merged.timeoutMs}).`);
     if (!Number.isFinite(merged.tolerance) || merged.tolerance < 0) throw new TypeError(`tolerance must be 0 or more seconds (got ${merged.tolerance}).`);
+    if (!(merged.maxBufferedBytes >= merged.maxBodyBytes)) {
+      throw new TypeError(`maxBufferedBytes (${merged.maxBufferedBytes}) must be at least maxBodyBytes (${merged.maxBodyBytes}): one delivery of the largest size must fit.`);
+    }
     this.#options = merged;
     this.#basePath = normalizeBasePath(merged.path);
     this.#secret = merged.secret;
@@ -241,7 +274,7 @@ export class Listener {
         // connection is dropped soon after its limit, not up to 30 s later.
         connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
       },
-      (req, res) => this.#run(req, res, () => readBody(req, this.#options.maxBodyBytes)),
+      (req, res) => this.#run(req, res, (take) => readBody(req, this.#options.maxBodyBytes, take)),
     );
     server.on('clientError', answerClientError);
     await listenOn(server, this.#options.port, this.#options.host);
@@ -272,7 +305,7 @@ export class Listener {
     if (this.#closing) throw new ReplayError('listener_closing', 'clockhook is shutting down; the replay was not sent.');
     const started = performance.now();
     const { req, res, answer } = directExchange({ method: original.method, path: original.path, headers, body: bytes });
-    this.#run(req, res, async () => wholeBody(bytes, this.#options.maxBodyBytes), captureId);
+    this.#run(req, res, async (take) => wholeBody(bytes, this.#options.maxBodyBytes, take), captureId);
     const { status, headers: answered, body: said } = await answer;
     const replayId = answered[CAPTURE_HEADER];
     // Not captured: the listener refused it before (a path outside --path after a restart, say).
@@ -319,7 +352,7 @@ export class Listener {
       answerError(res, 503, 'listener_closing', 'clockhook is shutting down; retry later.', newCaptureId());
       return answer;
     }
-    this.#run(req, res, async () => wholeBody(request.body, this.#options.maxBodyBytes));
+    this.#run(req, res, async (take) => wholeBody(request.body, this.#options.maxBodyBytes, take));
     return answer;
   }
 
@@ -327,13 +360,23 @@ export class Listener {
    * Handles one request, keeping track of it until it is answered (close waits for those).
    * `replayOf`: the capture a replay repeats (replays are handed over by `replay`, never over HTTP).
    */
-  #run(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body>, replayOf?: string): void {
-    const task = this.#handle(req, res, read, replayOf).catch((error) => {
+  #run(req: IncomingMessage, res: ServerResponse, read: Read, replayOf?: string): void {
+    // The request's body counts against the budget until the request is answered and done with.
+    let taken = 0;
+    const take: Take = (bytes) => {
+      if (this.#held + bytes > this.#options.maxBufferedBytes) return false;
+      this.#held += bytes;
+      taken += bytes;
+      return true;
+    };
+    const task = this.#handle(req, res, () => read(take), replayOf).catch((error) => {
       this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`);
       answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
     });
     this.#inFlight += 1;
     void task.finally(() => {
+      this.#held -= taken;
+      if (this.#held === 0) this.#warnedBusy = false;
       this.#inFlight -= 1;
       if (this.#inFlight === 0) this.#settled?.();
     });
@@ -351,7 +394,7 @@ export class Listener {
   }
 
   /** `read`: the raw body (read from the socket, or handed over whole). */
-  async #handle(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body>, replayOf: string | undefined): Promise<void> {
+  async #handle(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body | 'busy'>, replayOf: string | undefined): Promise<void> {
     const started = performance.now();
     const requestPath = req.url ?? '/';
     const relative = pathUnderBase(requestPath, this.#basePath);
@@ -368,6 +411,10 @@ export class Listener {
       return;
     }
     const body = await read();
+    if (body === 'busy') {
+      this.#refuseBusy(req, res, started, replayOf);
+      return;
+    }
     const signature = this.#checkSignature(req, body.bytes);
     const stored = encodeBody(body.bytes);
     // A UTF-8 body is decoded once, for the capture and for the envelope check.
@@ -453,6 +500,33 @@ export class Listener {
     }
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
     this.#report(capture, status, started, outcome.forward.error, outcome.forward.target);
+  }
+
+  /**
+   * The bodies held already fill the budget: say 503 at once (the service retries on its schedule)
+   * and close the connection, since the rest of the body is not read. Nothing is captured.
+   */
+  #refuseBusy(req: IncomingMessage, res: ServerResponse, started: number, replayOf: string | undefined): void {
+    const budget = `${Math.round((this.#options.maxBufferedBytes / 1024 / 1024) * 10) / 10} MiB`;
+    if (!this.#warnedBusy) {
+      this.#warnedBusy = true;
+      this.#options.logger.warn(`Bodies of requests in flight fill the listener's budget (--max-buffer, ${budget}): further deliveries are answered 503 until some are answered; the service retries them. Raise --max-buffer if this machine has the memory.`);
+    }
+    res.setHeader('connection', 'close');
+    res.setHeader('retry-after', '10');
+    answerError(res, 503, 'listener_busy', `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`, newCaptureId());
+    this.#options.onDelivery({
+      captureId: null,
+      source: replayOf === undefined ? 'delivery' : 'replay',
+      eventId: null,
+      type: null,
+      signature: 'unchecked',
+      method: req.method ?? 'POST',
+      target: null,
+      status: 503,
+      durationMs: Math.round(performance.now() - started),
+      error: 'listener_busy',
+    });
   }
 
   /** `target`: where the request went, for a forwarded one; the listener answered the others itself. */

@@ -37,6 +37,8 @@ export interface ListenOptions {
   dbPath?: string;
   /** @default 1000 */
   maxCaptures?: number;
+  /** Bytes of request bodies held at once; past it requests are answered 503. @default 64 MiB */
+  maxBufferedBytes?: number;
   /** A key selects the real API (with apiBase); without one an embedded sandbox is used. */
   apiKey?: string;
   apiBase?: string;
@@ -161,6 +163,7 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
     skipVerify: options.skipVerify,
     tolerance: options.tolerance,
     timeoutMs: options.timeoutMs,
+    maxBufferedBytes: options.maxBufferedBytes,
     now: options.now,
     logger,
     onDelivery: options.onDelivery,

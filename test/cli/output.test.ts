@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { formatChecks } from '../../src/cli/check.js';
+import { deliveryLine } from '../../src/cli/listen.js';
 import { formatTable } from '../../src/cli/output.js';
 import type { CheckResult } from '../../src/check/index.js';
+import type { DeliveryReport } from '../../src/listener/index.js';
 
 describe('formatTable', () => {
   const rows = [
@@ -54,3 +56,16 @@ describe('the check table', () => {
   });
 });
 
+
+describe('the delivery line', () => {
+  const report: DeliveryReport = { captureId: 'cap_1', source: 'delivery', eventId: 'evt_1', type: 'punch.created', signature: 'valid', method: 'POST', target: 'http://localhost:3000/hooks', status: 200, durationMs: 23 };
+
+  it('names the event, the verdict and where it went', () => {
+    expect(deliveryLine(report)).toMatch(/^\d\d:\d\d:\d\d --> punch\.created \[evt_1\] signature valid {2}<-- \[200\] POST http:\/\/localhost:3000\/hooks \(23 ms\)$/);
+  });
+
+  it('says a request refused unread was not captured, without a verdict it never had', () => {
+    const busy: DeliveryReport = { ...report, captureId: null, eventId: null, type: null, signature: 'unchecked', target: null, status: 503, durationMs: 0, error: 'listener_busy' };
+    expect(deliveryLine(busy)).toMatch(/^\d\d:\d\d:\d\d --> POST \(not captured\) {2}<-- \[503\] clockhook \(0 ms\) listener_busy$/);
+  });
+});

@@ -1,9 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Listener } from '../../src/listener/index.js';
+import { signPayload } from '../../src/contract/index.js';
+import { type DeliveryReport, Listener } from '../../src/listener/index.js';
+import { silentLogger } from '../../src/logger.js';
 import type { Capture, CaptureStore } from '../../src/store/index.js';
 import { postSigned } from '../helpers/listen.js';
 import { sendRaw } from '../helpers/raw.js';
-import type { Receiver } from '../helpers/receiver.js';
+import { answer200, type Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 
 const SECRET = 'whsec_hardening';
@@ -137,4 +139,94 @@ describe('malformed HTTP at the listener', () => {
     for (const socket of sockets) socket.destroy();
     await stillForwards();
   }, 20_000);
+});
+
+describe('the budget of bodies held at once', () => {
+  const KiB = 1024;
+  /** A signed delivery of about `size` bytes, with an event id of its own. */
+  const delivery = (n: number, size: number) => {
+    const head = JSON.stringify({ id: `evt_budget${n}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: '' } });
+    return head.replace('"pad":""', `"pad":"${'x'.repeat(size - head.length)}"`);
+  };
+
+  it('answers 503 listener_busy while the bodies held fill it, captures nothing of it, and takes deliveries again once they are answered', async () => {
+    // An app that holds every answer until told to give them, so the bodies stay held.
+    const held: (() => void)[] = [];
+    const warnings: string[] = [];
+    const reports: DeliveryReport[] = [];
+    const budget = await startListenerRig({
+      secret: SECRET,
+      maxBodyBytes: 512 * KiB,
+      maxBufferedBytes: 1024 * KiB,
+      respond: (_request, res) => held.push(() => res.writeHead(200).end('{"ok":true}')),
+      logger: { ...silentLogger, warn: (message) => warnings.push(message) },
+      onDelivery: (report) => reports.push(report),
+    });
+    try {
+      const url = budget.listener.url;
+      const first = [postSigned(url, delivery(1, 400 * KiB), SECRET), postSigned(url, delivery(2, 400 * KiB), SECRET)];
+      await budget.app.waitFor(2);
+
+      // 800 KiB held: another 400 KiB would pass the 1 MiB budget.
+      const refused = await postSigned(url, delivery(3, 400 * KiB), SECRET);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('10');
+      expect(JSON.parse(refused.text).error).toMatchObject({ type: 'api_error', code: 'listener_busy', message: expect.stringContaining('--max-buffer') });
+      expect(reports.at(-1)).toMatchObject({ captureId: null, status: 503, error: 'listener_busy' });
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/Raise --max-buffer/);
+      // What fits still goes through: the budget counts bytes, not requests.
+      const small = postSigned(url, delivery(4, 2 * KiB), SECRET);
+      await budget.app.waitFor(3);
+      expect(budget.app.received).toHaveLength(3);
+      expect(budget.store.all().map((c) => c.envelope?.id)).toEqual(['evt_budget1', 'evt_budget2', 'evt_budget4']);
+
+      budget.app.setResponder(answer200);
+      for (const answer of held.splice(0)) answer();
+      expect((await Promise.all([...first, small])).map((r) => r.status)).toEqual([200, 200, 200]);
+      // Done with (answered, and the forward's result stored), the bodies no longer count: the refused
+      // delivery, sent again as the service would, is taken.
+      let retried = await postSigned(url, delivery(3, 400 * KiB), SECRET);
+      for (let tries = 1; retried.status === 503 && tries < 50; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        retried = await postSigned(url, delivery(3, 400 * KiB), SECRET);
+      }
+      expect(retried.status).toBe(200);
+      expect(budget.store.all().map((c) => c.envelope?.id)).toEqual(['evt_budget1', 'evt_budget2', 'evt_budget4', 'evt_budget3']);
+    } finally {
+      held.splice(0).forEach((answer) => answer());
+      await budget.close();
+    }
+  });
+
+  it('refuses a request handed over whole (by the relay client) the same way', async () => {
+    const held: (() => void)[] = [];
+    const budget = await startListenerRig({
+      secret: SECRET,
+      maxBodyBytes: 512 * KiB,
+      maxBufferedBytes: 1024 * KiB,
+      respond: (_request, res) => held.push(() => res.writeHead(200).end('{"ok":true}')),
+    });
+    const handOver = (n: number) => {
+      const body = Buffer.from(delivery(n, 400 * KiB));
+      return budget.listener.handleDirect({ method: 'POST', path: '/', headers: { 'content-type': 'application/json', 'x-service-signature': signPayload({ payload: body, secret: SECRET }) }, body });
+    };
+    try {
+      const first = [handOver(1), handOver(2)];
+      await budget.app.waitFor(2);
+      const refused = await handOver(3);
+      expect(refused.status).toBe(503);
+      expect(JSON.parse(refused.body.toString()).error.code).toBe('listener_busy');
+      for (const answer of held.splice(0)) answer();
+      expect((await Promise.all(first)).map((a) => a.status)).toEqual([200, 200]);
+      expect(budget.store.all()).toHaveLength(2);
+    } finally {
+      held.splice(0).forEach((answer) => answer());
+      await budget.close();
+    }
+  });
+
+  it('cannot be smaller than the largest body', () => {
+    expect(() => new Listener({ store, forwardTo: null, maxBodyBytes: 1000, maxBufferedBytes: 999 })).toThrow(/at least maxBodyBytes/);
+  });
 });

@@ -248,6 +248,24 @@ describe('listen with a known secret (offline mode)', () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 
+  it('answers 503 listener_busy past --max-buffer, with a delivery line that names no capture', async () => {
+    const waiting: (() => void)[] = [];
+    app.setResponder((_r, res) => waiting.push(() => res.writeHead(200).end('{"ok":true}')));
+    const { ready } = await start('--forward-to', app.url, '--max-buffer', '5mb');
+    const big = Buffer.alloc(4 * 1024 * 1024, 'a');
+    const first = post(ready.listener, big, signed(big));
+    await app.waitFor(1);
+    const next = Buffer.alloc(2 * 1024 * 1024, 'b');
+    const refused = await post(ready.listener, next, signed(next));
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.text).error.code).toBe('listener_busy');
+    expect(await listen?.waitForLine((l) => l.event === 'delivery')).toMatchObject({ captureId: null, status: 503, error: 'listener_busy' });
+    expect(listen?.stderr).toContain('Raise --max-buffer');
+    waiting.splice(0).forEach((answer) => answer());
+    expect((await first).status).toBe(200);
+    expect((await readSettledCaptures(dir.path)).map((c) => c.bodySize)).toEqual([4 * 1024 * 1024]);
+  });
+
   it('flags a second delivery of the same event id as a duplicate', async () => {
     const { ready } = await start('--forward-to', app.url);
     await post(ready.listener, ENVELOPE, signed(ENVELOPE));

@@ -184,11 +184,14 @@ describe('listen with an API key', () => {
   });
 
   it('exits 2 on bad usage', async () => {
-    for (const args of [['--api-key', 'tt_live_x'], ['--endpoint', '3'], ['--forward-to', 'ftp://x'], ['--tolerance', '-1'], ['--max-captures', '0'], ['--relay', 'nope'], ['--relay', 'ftp://relay.test']]) {
+    for (const args of [['--api-key', 'tt_live_x'], ['--endpoint', '3'], ['--forward-to', 'ftp://x'], ['--tolerance', '-1'], ['--max-captures', '0'], ['--max-buffer', 'lots'], ['--relay', 'nope'], ['--relay', 'ftp://relay.test']]) {
       const res = await runCli(['listen', '--port', '0', ...args], { cwd: dir.path });
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.stderr, args.join(' ')).toMatch(/^clockhook: /);
     }
+    const small = await runCli(['listen', '--port', '0', '--max-buffer', '1mb'], { cwd: dir.path });
+    expect(small.code).toBe(2);
+    expect(small.stderr).toContain('--max-buffer must be at least 5mb, the largest body a delivery may have (got 1mb).');
   });
 
   it('never writes the API key to the capture file', async () => {
