@@ -195,17 +195,25 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       return;
     }
 
-    // Every byte of the body counts against the relay's budget until the sender has its answer.
+    // Every byte of the body counts against the relay's budget until the sender has its answer, or
+    // until the body is refused and its bytes dropped.
     let taken = 0;
-    const take = (bytes: number): boolean => {
-      if (held + bytes > maxBuffered || channel.held + bytes > maxBufferedPerChannel) return false;
-      held += bytes;
-      channel.held += bytes;
-      taken += bytes;
-      return true;
+    const budget = {
+      take(bytes: number): boolean {
+        if (held + bytes > maxBuffered || channel.held + bytes > maxBufferedPerChannel) return false;
+        held += bytes;
+        channel.held += bytes;
+        taken += bytes;
+        return true;
+      },
+      giveBack(): void {
+        held -= taken;
+        channel.held -= taken;
+        taken = 0;
+      },
     };
     try {
-      const body = await readLimited(req, maxBody, take);
+      const body = await readLimited(req, maxBody, budget);
       if (body === 'busy') {
         const limits = `${formatMiB(maxBuffered)} in all, ${formatMiB(maxBufferedPerChannel)} per channel`;
         answer(res, 503, 'relay_busy', `The relay holds as many request bodies as it may (${limits}); retry later.`, { 'retry-after': retryAfter, connection: 'close' });
@@ -259,8 +267,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
         log(response.status);
       }
     } finally {
-      held -= taken;
-      channel.held -= taken;
+      budget.giveBack();
     }
   }
 
@@ -378,9 +385,10 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
 
 /**
  * Reads a body up to `limit` bytes, as the chunks it came in (the frame copies them once); each chunk
- * is kept only if `take` lets it. 'too-large' or 'busy' when not, once the rest has been read and dropped.
+ * is kept only if `budget.take` lets it. 'too-large' or 'busy' when not, once the rest has been read
+ * and dropped; what was kept of it is given back to the budget as soon as it is dropped.
  */
-function readLimited(req: IncomingMessage, limit: number, take: (bytes: number) => boolean): Promise<Buffer[] | 'too-large' | 'busy'> {
+function readLimited(req: IncomingMessage, limit: number, budget: { take: (bytes: number) => boolean; giveBack: () => void }): Promise<Buffer[] | 'too-large' | 'busy'> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
@@ -395,9 +403,12 @@ function readLimited(req: IncomingMessage, limit: number, take: (bytes: number) 
       size += chunk.length;
       if (refused) return;
       if (size > limit) refused = 'too-large';
-      else if (!take(chunk.length)) refused = 'busy';
+      else if (!budget.take(chunk.length)) refused = 'busy';
       else chunks.push(chunk);
-      if (refused) chunks.length = 0;
+      if (refused) {
+        chunks.length = 0;
+        budget.giveBack();
+      }
     });
     req.on('end', () => resolve(refused ?? chunks));
     req.on('error', reject);

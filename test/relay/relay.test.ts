@@ -48,6 +48,26 @@ async function listen(cwd = dir.path, ...extra: string[]) {
 const envelope = (id: string) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { n: id } });
 const signed = (body: string | Buffer, secret: string) => ({ 'x-service-signature': signPayload({ payload: body, secret }) });
 
+/** A listener that answers only when told to. */
+async function heldListener(letter: string) {
+  const socket = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
+    headers: { authorization: `Bearer ${letter.repeat(43)}`, [PROTOCOL_HEADER]: PROTOCOL_VERSION },
+  });
+  const requests: number[] = [];
+  const ready = new Promise<string>((resolve) => {
+    socket.on('message', (data, isBinary) => {
+      if (!isBinary) return resolve(JSON.parse(String(data)).publicUrl);
+      const message = data as Buffer;
+      requests.push(JSON.parse(message.toString('utf8', 4, 4 + message.readUInt32BE(0))).id);
+    });
+  });
+  const publicUrl = await ready;
+  const answerAll = () => {
+    for (const id of requests.splice(0)) socket.send(encodeFrame({ type: 'response', id, status: 200, headers: {}, body: Buffer.from('ok') }, true));
+  };
+  return { publicUrl, requests, answerAll, close: () => socket.close() };
+}
+
 describe('relay and listen --relay', () => {
   it('gets a stable public URL and relays a delivery byte for byte, passing the app answer back', async () => {
     const proc = await listen();
@@ -271,25 +291,6 @@ describe('relay and listen --relay', () => {
   it('holds at most a quarter of --max-buffer per channel and the whole of it in all, then answers 503 relay_busy', async () => {
     await relay.close();
     relay = await relayOn(0, { maxBody: 16 * 1024, maxBuffered: 64 * 1024 });
-    /** A listener that answers only when told to. */
-    async function heldListener(letter: string) {
-      const socket = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
-        headers: { authorization: `Bearer ${letter.repeat(43)}`, [PROTOCOL_HEADER]: PROTOCOL_VERSION },
-      });
-      const requests: number[] = [];
-      const ready = new Promise<string>((resolve) => {
-        socket.on('message', (data, isBinary) => {
-          if (!isBinary) return resolve(JSON.parse(String(data)).publicUrl);
-          const message = data as Buffer;
-          requests.push(JSON.parse(message.toString('utf8', 4, 4 + message.readUInt32BE(0))).id);
-        });
-      });
-      const publicUrl = await ready;
-      const answerAll = () => {
-        for (const id of requests.splice(0)) socket.send(encodeFrame({ type: 'response', id, status: 200, headers: {}, body: Buffer.from('ok') }, true));
-      };
-      return { publicUrl, requests, answerAll, close: () => socket.close() };
-    }
     const body = Buffer.alloc(12 * 1024, 'x');
     const busy = (res: { status: number; text: string; headers: Headers }) => [res.status, JSON.parse(res.text).error.code, res.headers.get('retry-after')];
     const listeners = await Promise.all(['g', 'h', 'i', 'j', 'k', 'm'].map(heldListener));
@@ -316,6 +317,34 @@ describe('relay and listen --relay', () => {
     listeners[5].answerAll();
     expect((await again).status).toBe(200);
     for (const listener of listeners) listener.close();
+  });
+
+  it('gives the bytes of a refused body back as soon as it refuses it, not when its upload ends', async () => {
+    await relay.close();
+    relay = await relayOn(0, { maxBody: 16 * 1024, maxBuffered: 64 * 1024 });
+    const listener = await heldListener('n');
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
+    // 12 KiB held of the channel's 16.
+    const held = post(listener.publicUrl, Buffer.alloc(12 * 1024, 'x'));
+    await vi.waitFor(() => expect(listener.requests).toHaveLength(1));
+    // A sender that is refused half-way (3 KiB taken, the next 3 would pass 16) and then never finishes.
+    const { connect } = await import('node:net');
+    const slow = connect(relay.port, '127.0.0.1');
+    slow.on('error', () => {});
+    slow.write(`POST ${new URL(listener.publicUrl).pathname} HTTP/1.1\r\nHost: x\r\nContent-Length: 12288\r\n\r\n`);
+    slow.write(Buffer.alloc(3 * 1024, 'y'));
+    await pause();
+    slow.write(Buffer.alloc(3 * 1024, 'y'));
+    await pause();
+    listener.answerAll();
+    expect((await held).status).toBe(200);
+    // 14 KiB fits again only if the slow sender's 3 KiB were given back when it was refused.
+    const next = post(listener.publicUrl, Buffer.alloc(14 * 1024, 'z'));
+    await vi.waitFor(() => expect(listener.requests).toHaveLength(1));
+    listener.answerAll();
+    expect((await next).status).toBe(200);
+    slow.destroy();
+    listener.close();
   });
 
   it('closes a client that sends a bad frame, and only that one', async () => {
