@@ -496,8 +496,13 @@ describe('parseSize', () => {
     ['512kb', 512 * 1024],
     ['1048576', 1048576],
     ['2MB', 2 * 1024 * 1024],
+    ['64MiB', 64 * 1024 * 1024],
+    ['64m', 64 * 1024 * 1024],
+    ['1.5 GiB', 1.5 * 1024 ** 3],
+    ['10 kib', 10 * 1024],
+    ['100b', 100],
   ])('%s is %d bytes', (text, bytes) => expect(parseSize(text)).toBe(bytes));
-  it('refuses nonsense', () => expect(() => parseSize('lots')).toThrow(/512kb/));
+  it.each(['lots', '', '-1', '1e9', '5mbb', 'mb', '5 ib', '5bi'])('refuses %j', (text) => expect(() => parseSize(text)).toThrow(/512kb/));
 });
 
 describe('clockhook relay (the command)', () => {
