@@ -1,4 +1,4 @@
-import { parseSize } from '../relay/index.js';
+import { parseSize } from '../size.js';
 import { CliError, UsageError } from './errors.js';
 import { flushOutput } from './output.js';
 

@@ -7,6 +7,7 @@ import { type DirectAnswer, type DirectRequest, directExchange } from './direct.
 import { Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
 import { listenOn } from '../net.js';
+import { formatMiB } from '../size.js';
 
 export interface DeliveryReport {
   /** Null for a request refused before it was read whole (listener_busy): nothing was captured. */
@@ -507,7 +508,7 @@ export class Listener {
    * and close the connection, since the rest of the body is not read. Nothing is captured.
    */
   #refuseBusy(req: IncomingMessage, res: ServerResponse, started: number, replayOf: string | undefined): void {
-    const budget = `${Math.round((this.#options.maxBufferedBytes / 1024 / 1024) * 10) / 10} MiB`;
+    const budget = formatMiB(this.#options.maxBufferedBytes);
     if (!this.#warnedBusy) {
       this.#warnedBusy = true;
       this.#options.logger.warn(`Bodies of requests in flight fill the listener's budget (--max-buffer, ${budget}): further deliveries are answered 503 until some are answered; the service retries them. Raise --max-buffer if this machine has the memory.`);

@@ -113,14 +113,3 @@ export function parseResponseFrame(frame: Record<string, unknown> | null): Respo
   if ((frame.status as number) < 100 || (frame.status as number) > 599 || !Buffer.isBuffer(frame.body) || !isHeaders(frame.headers)) return null;
   return frame as unknown as ResponseFrame;
 }
-
-/**
- * Parses `5mb`, `512kb`, `1048576` into bytes. Units count in 1024s, as Node's and nginx's do; `k`,
- * `m`, `g` (nginx) and `kib`, `mib`, `gib` are the same units.
- */
-export function parseSize(value: string): number {
-  const match = /^(\d+(?:\.\d+)?)\s*(?:(b)|([kmg])i?b?)?$/i.exec(value.trim());
-  if (!match) throw new TypeError(`size ${JSON.stringify(value)} is not a number of bytes or a size like 512kb or 5mb.`);
-  const power = match[3] ? 'kmg'.indexOf(match[3].toLowerCase()) + 1 : 0;
-  return Math.floor(Number(match[1]) * 1024 ** power);
-}

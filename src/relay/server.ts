@@ -19,6 +19,7 @@ import {
   TOKEN_PATTERN,
 } from './protocol.js';
 import { closeNow, listenOn, sendInTurn } from '../net.js';
+import { formatMiB } from '../size.js';
 
 export interface RelayRequestLog {
   event: 'request';
@@ -415,4 +416,3 @@ function readLimited(req: IncomingMessage, limit: number, budget: { take: (bytes
   });
 }
 
-const formatMiB = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
