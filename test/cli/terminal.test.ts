@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, runCli } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -9,7 +10,9 @@ import { tempDir } from '../helpers/sandbox.js';
 const SCRIPT = '/usr/bin/script';
 const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
 const LONGEST = 'the contract envelope with a newer api_version and new data fields is accepted';
-const visible = (line: string) => [...line.replace(/\x1b\[[0-9;]*m/g, '')].length;
+/** What a line shows: without its colour codes, counted in characters (… is one). */
+const shown = (line: string) => stripVTControlCharacters(line);
+const visible = (line: string) => [...shown(line)].length;
 
 const stops: (() => unknown)[] = [];
 afterEach(async () => {
@@ -44,7 +47,7 @@ describe.runIf(existsSync(SCRIPT))('tables on a real terminal', () => {
     expect(table.some((line) => /the contract envelope[^…]*…/.test(line))).toBe(true);
     expect(table.join('\n')).toContain('\x1b[31mFAIL\x1b[39m');
     // The status and the answer columns line up although only the status is coloured.
-    const got = table.filter((line) => /\d+ in \d+ ms$/.test(line)).map((line) => line.replace(/\x1b\[[0-9;]*m/g, '').search(/\d+ in \d+ ms$/));
+    const got = table.filter((line) => /\d+ in \d+ ms$/.test(line)).map((line) => shown(line).search(/\d+ in \d+ ms$/));
     expect(new Set(got).size).toBe(1);
 
     // Through a pipe nothing is cut: it was the terminal's width that cut it.
