@@ -8,6 +8,7 @@ import { Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
 import { listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
+import { type BudgetLease, ByteBudget, leaseFrom } from '../budget.js';
 
 export interface DeliveryReport {
   /** Null for a request refused before it was read whole (listener_busy): nothing was captured. */
@@ -117,7 +118,7 @@ interface Body {
 }
 
 /** Counts `bytes` against the listener's budget of bodies held; false (nothing counted) when over it. */
-type Take = (bytes: number) => boolean;
+type Take = BudgetLease['take'];
 
 /** What a request's body turned out to be: its bytes, or `busy` when the budget had no room for them. */
 type Read = (take: Take) => Promise<Body | 'busy'>;
@@ -229,8 +230,8 @@ export class Listener {
    * objects made V8 promote every request's objects (see PENDING in forward.ts).
    */
   #inFlight = 0;
-  /** Bytes of request bodies held now (see maxBufferedBytes). */
-  #held = 0;
+  /** The request bodies held now (see maxBufferedBytes). */
+  readonly #budget: ByteBudget;
   /** Whether the log has said that deliveries are being refused, since the budget was last empty. */
   #warnedBusy = false;
   #settled: (() => void) | null = null;
@@ -248,6 +249,7 @@ export class Listener {
       throw new TypeError(`maxBufferedBytes (${merged.maxBufferedBytes}) must be at least maxBodyBytes (${merged.maxBodyBytes}): one delivery of the largest size must fit.`);
     }
     this.#options = merged;
+    this.#budget = new ByteBudget(merged.maxBufferedBytes);
     this.#basePath = normalizeBasePath(merged.path);
     this.#secret = merged.secret;
     this.#forwarder = merged.forwardTo ? new Forwarder(merged.forwardTo, merged.timeoutMs) : null;
@@ -363,21 +365,15 @@ export class Listener {
    */
   #run(req: IncomingMessage, res: ServerResponse, read: Read, replayOf?: string): void {
     // The request's body counts against the budget until the request is answered and done with.
-    let taken = 0;
-    const take: Take = (bytes) => {
-      if (this.#held + bytes > this.#options.maxBufferedBytes) return false;
-      this.#held += bytes;
-      taken += bytes;
-      return true;
-    };
-    const task = this.#handle(req, res, () => read(take), replayOf).catch((error) => {
+    const lease = leaseFrom(this.#budget);
+    const task = this.#handle(req, res, () => read(lease.take), replayOf).catch((error) => {
       this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`);
       answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
     });
     this.#inFlight += 1;
     void task.finally(() => {
-      this.#held -= taken;
-      if (this.#held === 0) this.#warnedBusy = false;
+      lease.giveBack();
+      if (this.#budget.held === 0) this.#warnedBusy = false;
       this.#inFlight -= 1;
       if (this.#inFlight === 0) this.#settled?.();
     });

@@ -20,6 +20,7 @@ import {
 } from './protocol.js';
 import { closeNow, listenOn, sendInTurn } from '../net.js';
 import { formatMiB } from '../size.js';
+import { type BudgetLease, ByteBudget, leaseFrom } from '../budget.js';
 
 export interface RelayRequestLog {
   event: 'request';
@@ -126,8 +127,8 @@ interface Channel {
   socket: WebSocket | null;
   /** The listener reads binary (version 2) requests; see ./protocol.ts. */
   binary: boolean;
-  /** Bytes of this channel's request bodies the relay holds now. */
-  held: number;
+  /** This channel's share of the relay's budget of request bodies (a quarter of it). */
+  budget: ByteBudget;
   pending: InFlight<Pending>;
   alive: boolean;
 }
@@ -159,10 +160,9 @@ function refuse(socket: Socket, status: number, message: string): void {
  */
 export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
   const maxBody = options.maxBody ?? 5 * 1024 * 1024;
-  const maxBuffered = options.maxBuffered ?? 256 * 1024 * 1024;
-  const maxBufferedPerChannel = Math.floor(maxBuffered / 4);
   /** Bytes of request bodies held now, all channels together (see maxBuffered). */
-  let held = 0;
+  const budget = new ByteBudget(options.maxBuffered ?? 256 * 1024 * 1024);
+  const maxBufferedPerChannel = Math.floor(budget.limit / 4);
   const maxChannels = options.maxChannels ?? 1000;
   const maxInFlight = options.maxInFlight ?? 256;
   const timeoutMs = options.responseTimeoutMs ?? 30_000;
@@ -198,25 +198,11 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
 
     // Every byte of the body counts against the relay's budget until the sender has its answer, or
     // until the body is refused and its bytes dropped.
-    let taken = 0;
-    const budget = {
-      take(bytes: number): boolean {
-        if (held + bytes > maxBuffered || channel.held + bytes > maxBufferedPerChannel) return false;
-        held += bytes;
-        channel.held += bytes;
-        taken += bytes;
-        return true;
-      },
-      giveBack(): void {
-        held -= taken;
-        channel.held -= taken;
-        taken = 0;
-      },
-    };
+    const lease = leaseFrom(budget, channel.budget);
     try {
-      const body = await readLimited(req, maxBody, budget);
+      const body = await readLimited(req, maxBody, lease);
       if (body === 'busy') {
-        const limits = `${formatMiB(maxBuffered)} in all, ${formatMiB(maxBufferedPerChannel)} per channel`;
+        const limits = `${formatMiB(budget.limit)} in all, ${formatMiB(maxBufferedPerChannel)} per channel`;
         answer(res, 503, 'relay_busy', `The relay holds as many request bodies as it may (${limits}); retry later.`, { 'retry-after': retryAfter, connection: 'close' });
         log(503);
         return;
@@ -268,14 +254,14 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
         log(response.status);
       }
     } finally {
-      budget.giveBack();
+      lease.giveBack();
     }
   }
 
   function attach(socket: WebSocket, id: string, binary: boolean): void {
     let channel = channels.get(id);
     if (!channel) {
-      channel = { id, socket: null, binary, held: 0, pending: new InFlight(maxInFlight), alive: true };
+      channel = { id, socket: null, binary, budget: new ByteBudget(maxBufferedPerChannel), pending: new InFlight(maxInFlight), alive: true };
       channels.set(id, channel);
     }
     const previous = channel.socket;
@@ -386,10 +372,10 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
 
 /**
  * Reads a body up to `limit` bytes, as the chunks it came in (the frame copies them once); each chunk
- * is kept only if `budget.take` lets it. 'too-large' or 'busy' when not, once the rest has been read
+ * is kept only if `lease.take` lets it. 'too-large' or 'busy' when not, once the rest has been read
  * and dropped; what was kept of it is given back to the budget as soon as it is dropped.
  */
-function readLimited(req: IncomingMessage, limit: number, budget: { take: (bytes: number) => boolean; giveBack: () => void }): Promise<Buffer[] | 'too-large' | 'busy'> {
+function readLimited(req: IncomingMessage, limit: number, lease: BudgetLease): Promise<Buffer[] | 'too-large' | 'busy'> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
@@ -404,11 +390,11 @@ function readLimited(req: IncomingMessage, limit: number, budget: { take: (bytes
       size += chunk.length;
       if (refused) return;
       if (size > limit) refused = 'too-large';
-      else if (!budget.take(chunk.length)) refused = 'busy';
+      else if (!lease.take(chunk.length)) refused = 'busy';
       else chunks.push(chunk);
       if (refused) {
         chunks.length = 0;
-        budget.giveBack();
+        lease.giveBack();
       }
     });
     req.on('end', () => resolve(refused ?? chunks));
