@@ -390,6 +390,48 @@ export class Listener {
     return { status: result.reason === 'missing_header' ? 'missing' : 'invalid', reason: result.reason, hint: result.hint, ...age };
   }
 
+  /** The capture of a request read whole: its signature and envelope checked, and whether the listener refuses to forward it. */
+  #received(req: IncomingMessage, body: Body, replayOf: string | undefined): Capture {
+    const signature = this.#checkSignature(req, body.bytes);
+    const stored = encodeBody(body.bytes);
+    // A UTF-8 body is decoded once, for the capture and for the envelope check.
+    const parsed = parseEnvelope(stored.bodyEncoding === 'utf8' ? stored.body : body.bytes.toString('utf8'));
+    const firstId = parsed.envelope ? this.#options.store.firstWithEventId(parsed.envelope.id) : undefined;
+    let rejected: Capture['rejected'] = null;
+    if (body.truncated) rejected = { statusCode: 413, code: 'payload_too_large' };
+    else if (replayOf === undefined && !this.#options.skipVerify && (signature.status === 'invalid' || signature.status === 'missing')) {
+      // A public tunnel must not be an open door to localhost.
+      rejected = { statusCode: 400, code: signature.status === 'missing' ? 'signature_missing' : 'signature_invalid' };
+    }
+    return {
+      id: newCaptureId(this.#options.now()),
+      receivedAt: new Date(this.#options.now()).toISOString(),
+      source: replayOf === undefined ? 'delivery' : 'replay',
+      ...(replayOf === undefined ? {} : { replayOf }),
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: copyHeaders(req),
+      ...stored,
+      bodySize: body.size,
+      ...(body.truncated ? { bodyTruncated: true } : {}),
+      signature,
+      ...parsed,
+      duplicateOf: replayOf === undefined ? (firstId ?? null) : null,
+      rejected,
+      ...(rejected === null && this.#forwarder === null ? { forward: null } : {}),
+    };
+  }
+
+  /** Why the listener answered a rejected capture itself. */
+  #rejection(capture: Capture): string {
+    if (capture.bodyTruncated) {
+      const limit = this.#options.maxBodyBytes;
+      return `The body is ${capture.bodySize} bytes; clockhook accepts at most ${limit}. The first ${limit} bytes are captured.`;
+    }
+    const { status, reason, hint } = capture.signature;
+    return `Signature ${status}${reason ? ` (${reason})` : ''}: not forwarded. ${hint ?? ''} Use --skip-verify to forward anyway.`.trim();
+  }
+
   /** `read`: the raw body (read from the socket, or handed over whole). */
   async #handle(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body | 'busy'>, replayOf: string | undefined): Promise<void> {
     const started = performance.now();
@@ -412,44 +454,12 @@ export class Listener {
       this.#refuseBusy(req, res, started, replayOf);
       return;
     }
-    const signature = this.#checkSignature(req, body.bytes);
-    const stored = encodeBody(body.bytes);
-    // A UTF-8 body is decoded once, for the capture and for the envelope check.
-    const parsed = parseEnvelope(stored.bodyEncoding === 'utf8' ? stored.body : body.bytes.toString('utf8'));
     const store = this.#options.store;
-    const firstId = parsed.envelope ? store.firstWithEventId(parsed.envelope.id) : undefined;
-
-    let rejected: Capture['rejected'] = null;
-    let rejection = '';
-    if (body.truncated) {
-      rejected = { statusCode: 413, code: 'payload_too_large' };
-      rejection = `The body is ${body.size} bytes; clockhook accepts at most ${this.#options.maxBodyBytes}. The first ${this.#options.maxBodyBytes} bytes are captured.`;
-    } else if (replayOf === undefined && !this.#options.skipVerify && (signature.status === 'invalid' || signature.status === 'missing')) {
-      // A public tunnel must not be an open door to localhost.
-      rejected = { statusCode: 400, code: signature.status === 'missing' ? 'signature_missing' : 'signature_invalid' };
-      rejection = `Signature ${signature.status}${signature.reason ? ` (${signature.reason})` : ''}: not forwarded. ${signature.hint ?? ''} Use --skip-verify to forward anyway.`.trim();
-    }
-
-    const capture: Capture = {
-      id: newCaptureId(this.#options.now()),
-      receivedAt: new Date(this.#options.now()).toISOString(),
-      source: replayOf === undefined ? 'delivery' : 'replay',
-      ...(replayOf === undefined ? {} : { replayOf }),
-      method: req.method ?? 'GET',
-      path: requestPath,
-      headers: copyHeaders(req),
-      ...stored,
-      bodySize: body.size,
-      ...(body.truncated ? { bodyTruncated: true } : {}),
-      signature,
-      ...parsed,
-      duplicateOf: replayOf === undefined ? (firstId ?? null) : null,
-      rejected,
-      ...(rejected === null && this.#forwarder === null ? { forward: null } : {}),
-    };
+    // From here on only the capture as stored is kept: for a large body, its beginning, not the
+    // whole decoded text (the raw bytes are held until the app has them).
+    const { written, durable, capture } = store.insert(this.#received(req, body, replayOf), body.bytes);
+    const rejected = capture.rejected;
     if (replayOf !== undefined) res.setHeader(CAPTURE_HEADER, capture.id);
-
-    const { written, durable } = store.insert(capture, body.bytes);
     const failedToStore = (error: Error) => {
       // Not on disk: the service must retry, so say 503 (and forward nothing that is not written).
       this.#options.logger.error(`Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`);
@@ -474,7 +484,7 @@ export class Listener {
       if (rejected) {
         // The rest of an oversized body is never read: close the connection behind the answer.
         if (body.truncated) res.setHeader('connection', 'close');
-        answerError(res, rejected.statusCode, rejected.code, rejection, capture.id);
+        answerError(res, rejected.statusCode, rejected.code, this.#rejection(capture), capture.id);
         this.#report(capture, rejected.statusCode, started, rejected.code);
       } else {
         const text = JSON.stringify({ received: true, captureId: capture.id });

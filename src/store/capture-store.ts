@@ -156,16 +156,17 @@ export class CaptureStore {
    * Stores a new capture and says when it is written (safe from any crash of this process) and
    * when it is durable (fsynced). The listener forwards after the first and answers after the second.
    * A body longer than INLINE_BODY_CHARS goes to a file of its own (`bytes`: the raw body, when the
-   * caller has it) and the stored capture keeps only its beginning.
+   * caller has it) and the stored capture keeps only its beginning. `capture`: the capture as stored
+   * (for a large body, a copy without it: a caller that keeps this one keeps no whole body alive).
    */
-  insert(whole: Capture, bytes?: Buffer): Staged {
+  insert(whole: Capture, bytes?: Buffer): Staged & { capture: Capture } {
     const capture = CaptureStore.#isLarge(whole) ? this.#apart(whole, bytes ?? decodeBody(whole)) : whole;
     this.#db.data.captures.push(capture);
     this.#index(capture);
     this.#adapter.put(capture);
     this.#trim();
     this.#emit(capture);
-    return this.#commit.stage();
+    return { ...this.#commit.stage(), capture };
   }
 
   #persist(): Promise<void> {

@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
 import { type DeliveryReport, Listener } from '../../src/listener/index.js';
@@ -7,6 +11,7 @@ import { postSigned } from '../helpers/listen.js';
 import { sendRaw } from '../helpers/raw.js';
 import { answer200, type Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
+import { tempDir } from '../helpers/sandbox.js';
 
 const SECRET = 'whsec_hardening';
 const BODY = JSON.stringify({ id: 'evt_h1', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1 } });
@@ -223,6 +228,44 @@ describe('the budget of bodies held at once', () => {
     } finally {
       held.splice(0).forEach((answer) => answer());
       await budget.close();
+    }
+  });
+
+  it('keeps no decoded copy of a large body while the app has it, only its bytes and the capture as stored', async () => {
+    // In a child with --expose-gc, so that what is still held can be weighed after a full collection.
+    // The app takes 8 bodies of 4 MiB and holds its answers; the listener holds their bytes (outside
+    // V8's heap) and must not keep each one's text as well: that would be 32 MiB more heap.
+    const dir = await tempDir();
+    const dist = (module: string) => JSON.stringify(pathToFileURL(join(process.cwd(), 'dist', module)).href);
+    const script = `
+      const { createServer } = await import('node:http');
+      const { Listener } = await import(${dist('listener/index.js')});
+      const { CaptureStore } = await import(${dist('store/index.js')});
+      let taken = 0;
+      const held = [];
+      const app = createServer((req, res) => { req.resume(); held.push(res); taken += 1; });
+      await new Promise((resolve) => app.listen(0, '127.0.0.1', resolve));
+      const store = await CaptureStore.open({ path: ${JSON.stringify(join(dir.path, 'captures.json'))} });
+      const listener = new Listener({ store, forwardTo: new URL('http://127.0.0.1:' + app.address().port + '/'), port: 0 });
+      await listener.start();
+      const pad = 'x'.repeat(4 * 2 ** 20);
+      globalThis.gc();
+      const before = process.memoryUsage().heapUsed;
+      for (let i = 0; i < 8; i++) {
+        const body = Buffer.from(JSON.stringify({ id: 'evt_large' + i, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1790000000, data: { pad } }));
+        void fetch(listener.url, { method: 'POST', body });
+      }
+      while (taken < 8) await new Promise((resolve) => setTimeout(resolve, 10));
+      globalThis.gc();
+      console.log(JSON.stringify({ grown: process.memoryUsage().heapUsed - before, captures: store.all().length }));
+      process.exit(0);`;
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--input-type=module', '-e', script]);
+      const { grown, captures } = JSON.parse(stdout) as { grown: number; captures: number };
+      expect(captures).toBe(8);
+      expect(grown / 2 ** 20).toBeLessThan(12);
+    } finally {
+      await dir.remove();
     }
   });
 
