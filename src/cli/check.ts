@@ -4,7 +4,7 @@ import { validateSubscription } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
-import { colour, formatTable, printJson, terminalWidth, visibleLength } from './output.js';
+import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
 import { parsePositiveInt } from './process.js';
 
 interface CheckFlags {
@@ -20,22 +20,32 @@ const MARK = { pass: colour.green('pass'), warn: colour.yellow('warn'), fail: co
 
 /**
  * The table of checks; on a terminal too narrow for all of it, without the SENT column (the check's
- * name says what was sent; --json has it), and then cut to fit.
+ * name says what was sent; --json has it), its long cells wrapped between words to fit.
  */
 export function formatChecks(checks: CheckResult[], width: number | undefined): string {
   const table = formatTable(['', 'CHECK', 'SENT', 'GOT'], checks.map((c) => [MARK[c.status], c.name, c.sent, c.got]), undefined);
   if (width === undefined || table.split('\n').every((line) => visibleLength(line) <= width)) return table;
-  return formatTable(['', 'CHECK', 'GOT'], checks.map((c) => [MARK[c.status], c.name, c.got]), width);
+  return formatTable(['', 'CHECK', 'GOT'], checks.map((c) => [MARK[c.status], c.name, c.got]), width, 'wrap');
+}
+
+/** The "How to fix" lines, one per check; on a terminal each is wrapped to it, under its text. */
+export function formatAdvice(checks: CheckResult[], width: number | undefined): string {
+  const indent = '       '; // as wide as "  FAIL "
+  return checks
+    .map((check) => {
+      const text = `${check.id}: ${check.hint ?? ''}`;
+      const lines = width === undefined ? [text] : wrapText(text, Math.max(20, width - indent.length));
+      return lines.map((line, i) => (i === 0 ? `  ${MARK[check.status]} ${line}` : indent + line)).join('\n');
+    })
+    .join('\n');
 }
 
 function printReport(report: CheckReport): void {
   console.log(`clockhook check ${report.target}\n`);
-  console.log(formatChecks(report.checks, terminalWidth()));
-  const advice = report.checks.filter((c): c is CheckResult & { hint: string } => c.status !== 'pass' && Boolean(c.hint));
-  if (advice.length > 0) {
-    console.log('\nHow to fix:');
-    for (const check of advice) console.log(`  ${MARK[check.status]} ${check.id}: ${check.hint}`);
-  }
+  const width = terminalWidth();
+  console.log(formatChecks(report.checks, width));
+  const advice = report.checks.filter((c) => c.status !== 'pass' && c.hint);
+  if (advice.length > 0) console.log(`\nHow to fix:\n${formatAdvice(advice, width)}`);
   const failed = report.checks.filter((c) => c.status === 'fail').length;
   const warned = report.checks.filter((c) => c.status === 'warn').length;
   console.log(`\n${report.checks.length - failed - warned} passed, ${failed} failed, ${warned} warned`);

@@ -51,31 +51,57 @@ export const visibleLength = (text: string) => stripVTControlCharacters(text).le
 /** The terminal's width when stdout is one; undefined for a pipe or a file. */
 export const terminalWidth = (): number | undefined => (process.stdout.isTTY ? process.stdout.columns : undefined);
 
-/** The narrowest a column is cut to when a table is fitted to the terminal. */
+/** The narrowest a column is made when a table is fitted to the terminal. */
 const MIN_FITTED_WIDTH = 12;
 
 /**
  * A plain text table with a header row; every cell stringified, columns padded to the widest cell.
- * Given `maxWidth` (the terminal's, `terminalWidth()`), a wider table is fitted the way `gh` does it:
- * the widest columns are cut, their cells end in "…". Piped output is never cut; `--json` has everything.
+ * Given `maxWidth` (the terminal's, `terminalWidth()`), a wider table is fitted: its widest columns are
+ * narrowed, and a cell too long for its column is either cut, ending in "…", the way `gh` does it
+ * (`overflow: 'cut'`, for ids and URLs, which read badly broken), or wrapped between words onto lines
+ * of its own under it (`'wrap'`, for sentences, which must be read whole). Piped output is never
+ * fitted; `--json` has everything.
  */
-export function formatTable(columns: string[], rows: unknown[][], maxWidth: number | undefined): string {
+export function formatTable(columns: string[], rows: unknown[][], maxWidth: number | undefined, overflow: 'cut' | 'wrap' = 'cut'): string {
   const cells = [columns, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined ? '-' : String(cell))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((row) => visibleLength(row[i]))));
-  let overflow = maxWidth ? widths.reduce((sum, width) => sum + width, 2 * (columns.length - 1)) - maxWidth : 0;
-  while (overflow > 0) {
+  let excess = maxWidth ? widths.reduce((sum, width) => sum + width, 2 * (columns.length - 1)) - maxWidth : 0;
+  while (excess > 0) {
     const widest = widths.indexOf(Math.max(...widths));
     if (widths[widest] <= MIN_FITTED_WIDTH) break;
     widths[widest] -= 1;
-    overflow -= 1;
+    excess -= 1;
   }
-  const fit = (cell: string, width: number) => {
-    const length = visibleLength(cell);
-    // A coloured cell is short (a status or a mark) and never cut: cutting could split its escape codes.
-    if (length > width && length === cell.length) return `${cell.slice(0, width - 1)}…`;
-    return cell + ' '.repeat(Math.max(0, width - length));
+  const pad = (cell: string, width: number) => cell + ' '.repeat(Math.max(0, width - visibleLength(cell)));
+  // A coloured cell is short (a status or a mark) and never cut or wrapped: that could split its escape codes.
+  const tooLong = (cell: string, width: number) => cell.length > width && visibleLength(cell) === cell.length;
+  const layOut = (row: string[]): string[][] => {
+    if (overflow === 'cut') return [row.map((cell, i) => pad(tooLong(cell, widths[i]) ? `${cell.slice(0, widths[i] - 1)}…` : cell, widths[i]))];
+    const wrapped = row.map((cell, i) => (tooLong(cell, widths[i]) ? wrapText(cell, widths[i]) : [cell]));
+    const height = Math.max(...wrapped.map((lines) => lines.length));
+    return Array.from({ length: height }, (_, line) => wrapped.map((lines, i) => pad(lines[line] ?? '', widths[i])));
   };
-  return cells.map((row) => row.map((cell, i) => fit(cell, widths[i])).join('  ').trimEnd()).join('\n');
+  return cells
+    .flatMap(layOut)
+    .map((line) => line.join('  ').trimEnd())
+    .join('\n');
+}
+
+/** `text` in lines of at most `width` characters, broken at spaces; a word longer than a line is split. */
+export function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (let word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length <= width) {
+      line += ` ${word}`;
+      continue;
+    }
+    if (line !== '') lines.push(line);
+    for (; word.length > width; word = word.slice(width)) lines.push(word.slice(0, width));
+    line = word;
+  }
+  lines.push(line);
+  return lines;
 }
 
 export { maskSecret } from '../contract/index.js';

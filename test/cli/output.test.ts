@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatChecks } from '../../src/cli/check.js';
+import { formatAdvice, formatChecks } from '../../src/cli/check.js';
 import { deliveryLine } from '../../src/cli/listen.js';
-import { formatTable } from '../../src/cli/output.js';
+import { formatTable, wrapText } from '../../src/cli/output.js';
 import type { CheckResult } from '../../src/check/index.js';
 import type { DeliveryReport } from '../../src/listener/index.js';
 
@@ -37,6 +37,29 @@ describe('formatTable', () => {
     const lines = formatTable(['A', 'B'], [['a'.repeat(30), 'b'.repeat(30)]], 10).split('\n');
     expect(lines[1]).toBe(`${'a'.repeat(11)}…  ${'b'.repeat(11)}…`);
   });
+
+  it('wraps long cells between words onto lines under them instead, when asked to', () => {
+    const lines = formatTable(['', 'CHECK', 'GOT'], [['FAIL', rows[1][1], '200 in 1 ms'], ['pass', 'short', '200 in 17 ms']], 40, 'wrap').split('\n');
+    expect(lines).toEqual([
+      '      CHECK                 GOT',
+      'FAIL  a body changed after  200 in 1 ms',
+      '      signing is rejected',
+      'pass  short                 200 in 17 ms',
+    ]);
+  });
+});
+
+describe('wrapText', () => {
+  it('breaks at spaces, keeping every word whole when it fits a line', () => {
+    expect(wrapText('the quick brown fox jumps', 10)).toEqual(['the quick', 'brown fox', 'jumps']);
+    expect(wrapText('fits', 10)).toEqual(['fits']);
+    expect(wrapText('', 10)).toEqual(['']);
+  });
+
+  it('splits a word longer than a line, and loses no character', () => {
+    const lines = wrapText('see https://example.com/a/very/long/path for more', 12);
+    expect(lines).toEqual(['see', 'https://exam', 'ple.com/a/ve', 'ry/long/path', 'for more']);
+  });
 });
 
 describe('the check table', () => {
@@ -53,6 +76,23 @@ describe('the check table', () => {
     const lines = formatChecks(checks, 80).split('\n');
     expect(lines[0]).toMatch(/^ +CHECK +GOT$/);
     expect(lines[2]).toMatch(/a signature made with another secret is rejected +200 in 1 ms$/);
+  });
+
+  it('wraps the names on a terminal narrower still, cutting none', () => {
+    const lines = formatChecks(checks, 40).split('\n');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(40);
+    expect(lines.join('\n')).not.toContain('…');
+    expect(lines.slice(3).map((line) => line.slice(6, 28).trim()).join(' ')).toBe(checks[1].name);
+  });
+
+  it('wraps each hint of "How to fix" under its text on a terminal, and leaves it on one line in a pipe', () => {
+    const hinted = [{ ...checks[1], hint: 'Verify X-Service-Signature with your endpoint secret and reject on mismatch: anyone can POST to your URL.' }];
+    expect(formatAdvice(hinted, undefined)).toBe(`  FAIL wrong-secret: ${hinted[0].hint}`);
+    const lines = formatAdvice(hinted, 50).split('\n');
+    expect(lines.length).toBeGreaterThan(2);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(50);
+    expect(lines.slice(1).every((line) => line.startsWith('       ') && line[7] !== ' ')).toBe(true);
+    expect(lines.map((line) => line.trim()).join(' ')).toBe(`FAIL wrong-secret: ${hinted[0].hint}`);
   });
 });
 

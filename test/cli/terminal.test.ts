@@ -31,7 +31,7 @@ function onTerminal(columns: number, args: string[], cwd: string): Promise<{ cod
 }
 
 describe.runIf(existsSync(SCRIPT))('tables on a real terminal', () => {
-  it("fits check's table to a 60-column terminal, cutting cells with … and keeping the colours", async () => {
+  it("fits check's table and advice to a 60-column terminal, wrapping them between words and keeping the colours", async () => {
     const dir = await tempDir();
     const app = await startReceiver();
     stops.push(dir.remove, app.close);
@@ -39,18 +39,33 @@ describe.runIf(existsSync(SCRIPT))('tables on a real terminal', () => {
 
     const { code, lines } = await onTerminal(60, args, dir.path);
     expect(code).toBe(1); // the receiver accepts forged signatures
-    const table = lines.slice(lines.findIndex((line) => line.includes('CHECK')), lines.findIndex((line) => line.startsWith('How to fix')));
+    const header = lines.findIndex((line) => line.includes('CHECK'));
+    const advice = lines.findIndex((line) => line.startsWith('How to fix'));
+    const table = lines.slice(header, advice);
     expect(table.length).toBeGreaterThan(10);
-    for (const line of table) expect(visible(line), line).toBeLessThanOrEqual(60);
-    // The longest name is cut, ending in …; a cut never splits an escape code.
-    expect(table.join('\n')).not.toContain(LONGEST);
-    expect(table.some((line) => /the contract envelope[^…]*…/.test(line))).toBe(true);
+    for (const line of lines) expect(visible(line), line).toBeLessThanOrEqual(60);
     expect(table.join('\n')).toContain('\x1b[31mFAIL\x1b[39m');
-    // The status and the answer columns line up although only the status is coloured.
-    const got = table.filter((line) => /\d+ in \d+ ms$/.test(line)).map((line) => shown(line).search(/\d+ in \d+ ms$/));
-    expect(new Set(got).size).toBe(1);
+    expect(table.join('\n')).not.toContain('…');
+    // Each row's name, read down its column, is whole: the longest one too.
+    const got = shown(table[0]).indexOf('GOT');
+    const names: string[] = [];
+    for (const line of table.slice(1).map(shown)) {
+      const name = line.slice(6, got).trim();
+      if (/^(pass|warn|FAIL) /.test(line)) names.push(name);
+      else if (name) names[names.length - 1] += ` ${name}`;
+    }
+    expect(names).toContain(LONGEST);
+    expect(names).toHaveLength(table.filter((line) => /^(pass|warn|FAIL) /.test(shown(line))).length);
+    // The answers line up although only the status is coloured.
+    const answers = table.filter((line) => /\d+ in \d+ ms$/.test(line)).map((line) => shown(line).search(/\d+ in \d+ ms$/));
+    expect(new Set(answers).size).toBe(1);
+    // How to fix: each hint wrapped under its text, whole.
+    const hints = lines.slice(advice + 1, lines.findIndex((line) => /passed, \d+ failed/.test(line))).map(shown).filter(Boolean);
+    expect(hints.length).toBeGreaterThan(3);
+    expect(hints.filter((line) => line.startsWith('       ')).length).toBeGreaterThan(0);
+    expect(hints.join(' ').replace(/ {2,}/g, ' ')).toContain('wrong-secret: Verify X-Service-Signature with your endpoint secret and reject on mismatch: anyone can POST to your URL.');
 
-    // Through a pipe nothing is cut: it was the terminal's width that cut it.
+    // Through a pipe nothing is fitted: it was the terminal's width that wrapped it.
     const piped = await runCli(args, { cwd: dir.path });
     expect(piped.stdout).toContain(LONGEST);
     expect(Math.max(...piped.stdout.split('\n').map(visible))).toBeGreaterThan(60);
