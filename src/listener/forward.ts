@@ -241,15 +241,15 @@ export class Forwarder {
     });
     const finish = (error?: string) => {
       if (!res.writableEnded) res.end();
+      const head = Buffer.concat(kept);
       this.#settle(req, {
         kind: 'answered',
         forward: {
           target: pending.target,
           statusCode,
           headers,
-          ...(size > keptBytes ? encodeBodyHead(Buffer.concat(kept)) : encodeBody(Buffer.concat(kept))),
+          ...(size > keptBytes ? { ...encodeBodyHead(head), bodyTruncated: true } : encodeBody(head)),
           bodySize: size,
-          ...(size > keptBytes ? { bodyTruncated: true } : {}),
           durationMs: Math.round(performance.now() - pending.started),
           ...(error ? { error } : {}),
         },
