@@ -1,0 +1,58 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../../src/api/index.js';
+import { FIREFOX, type Firefox, launchFirefox } from '../helpers/firefox.js';
+import { startInspectedSession } from '../helpers/inspector.js';
+
+// The page is tested in depth in Chromium (page.browser.test.ts); this is its live way in Firefox:
+// the WebSocket with its token and Origin, live captures and their updates, and a control call.
+describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
+  let t: Awaited<ReturnType<typeof startInspectedSession>>;
+  let firefox: Firefox;
+
+  beforeAll(async () => {
+    t = await startInspectedSession();
+    firefox = await launchFirefox();
+  }, 60_000);
+
+  afterAll(async () => {
+    await firefox?.close();
+    await t?.close();
+  });
+
+  /** What `expression` gives in the page, once `done` holds for it (checked every 50 ms for up to 10 s). */
+  async function until(expression: string, done: (value: string) => boolean): Promise<string> {
+    let value = '';
+    for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      value = await firefox.evaluate(expression);
+      if (done(value)) return value;
+    }
+    throw new Error(`${expression} is still ${JSON.stringify(value)}`);
+  }
+  const text = (selector: string) => `document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`;
+  const click = (selector: string, label: string) =>
+    firefox.evaluate(`[...document.querySelectorAll(${JSON.stringify(selector)})].find((b) => b.textContent.trim() === ${JSON.stringify(label)}).click() ?? ''`);
+
+  it('shows the captures live over the WebSocket, and replays one', async () => {
+    await firefox.navigate(t.session.ready.inspector as string);
+    await until(`document.querySelector('#connection').className`, (value) => value.includes('conn-open'));
+    await until(text('#mode'), (value) => value === 'sandbox');
+
+    // A delivery from the sandbox appears live, and then its forward result.
+    const event = await (t.session.client as ApiClient).request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.created' } });
+    const row = await until(text('#captures .capture'), (value) => value.includes(event.id) && value.includes('200'));
+    expect(row).toContain('punch.created');
+    expect(row).toContain('signature valid');
+
+    await firefox.evaluate(`document.querySelector('#captures .capture').click() ?? ''`);
+    await until(text('#detail h2'), (value) => value.includes(event.id));
+    const before = t.app.received.length;
+    await click('#detail button', 'Replay');
+    await until(text('#detail .result.ok'), (value) => value.includes('the app answered 200'));
+    expect(t.app.received.length).toBe(before + 1);
+    expect(await until(`String(document.querySelectorAll('#captures .capture').length)`, (value) => value === '2')).toBe('2');
+    expect(await firefox.evaluate(text('#captures .capture'))).toContain('replay');
+
+    expect(firefox.errors).toEqual([]);
+  }, 30_000);
+});
