@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { formatAdvice, formatChecks } from '../../src/cli/check.js';
 import { deliveryLine } from '../../src/cli/listen.js';
@@ -87,8 +88,9 @@ describe('the check table', () => {
 
   it('wraps each hint of "How to fix" under its text on a terminal, and leaves it on one line in a pipe', () => {
     const hinted = [{ ...checks[1], hint: 'Verify X-Service-Signature with your endpoint secret and reject on mismatch: anyone can POST to your URL.' }];
-    expect(formatAdvice(hinted, undefined)).toBe(`  FAIL wrong-secret: ${hinted[0].hint}`);
-    const lines = formatAdvice(hinted, 50).split('\n');
+    // Without colour codes, should the tests run on a terminal.
+    expect(stripVTControlCharacters(formatAdvice(hinted, undefined))).toBe(`  FAIL wrong-secret: ${hinted[0].hint}`);
+    const lines = stripVTControlCharacters(formatAdvice(hinted, 50)).split('\n');
     expect(lines.length).toBeGreaterThan(2);
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(50);
     expect(lines.slice(1).every((line) => line.startsWith('       ') && line[7] !== ' ')).toBe(true);

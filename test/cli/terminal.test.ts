@@ -55,7 +55,6 @@ describe.runIf(existsSync(SCRIPT))('tables on a real terminal', () => {
       else if (name) names[names.length - 1] += ` ${name}`;
     }
     expect(names).toContain(LONGEST);
-    expect(names).toHaveLength(table.filter((line) => /^(pass|warn|FAIL) /.test(shown(line))).length);
     // The answers line up although only the status is coloured.
     const answers = table.filter((line) => /\d+ in \d+ ms$/.test(line)).map((line) => shown(line).search(/\d+ in \d+ ms$/));
     expect(new Set(answers).size).toBe(1);
