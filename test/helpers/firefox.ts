@@ -21,6 +21,10 @@ export interface Firefox {
   navigate(url: string): Promise<void>;
   /** Evaluates `expression` in the page (awaiting a promise) and gives back its value, which must be a string. */
   evaluate(expression: string): Promise<string>;
+  /** Sets the size of the page's viewport, in CSS pixels. */
+  setViewport(width: number, height: number): Promise<void>;
+  /** The page's viewport as a PNG. */
+  screenshot(): Promise<Buffer>;
   /** Messages the page logged as errors, and its uncaught exceptions. */
   readonly errors: string[];
   close(): Promise<void>;
@@ -106,6 +110,12 @@ async function startSession(socket: WebSocket, close: () => Promise<void>): Prom
       if (answer.type === 'exception') throw new Error(`in the page: ${answer.exceptionDetails.text}`);
       if (answer.result.type !== 'string') throw new Error(`in the page: ${expression} gave a ${answer.result.type}, not a string`);
       return answer.result.value as string;
+    },
+    async setViewport(width, height) {
+      await send('browsingContext.setViewport', { context, viewport: { width, height } });
+    },
+    async screenshot() {
+      return Buffer.from((await send('browsingContext.captureScreenshot', { context })).data, 'base64');
     },
     close,
   };

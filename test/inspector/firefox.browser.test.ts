@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
+import { outputDir } from '../helpers/browser.js';
 import { FIREFOX, type Firefox, launchFirefox } from '../helpers/firefox.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 
@@ -55,4 +58,21 @@ describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
 
     expect(firefox.errors).toEqual([]);
   }, 30_000);
+
+  it('fits a narrow 400 px width', async () => {
+    await firefox.setViewport(400, 800);
+    await firefox.evaluate(`document.querySelector('#captures .capture').click() ?? ''`);
+    const overflow = await firefox.evaluate('String(document.documentElement.scrollWidth - document.documentElement.clientWidth)');
+    expect(Number(overflow)).toBeLessThanOrEqual(0);
+    // The actions are there to be pressed, inside the page's width.
+    const replay = await firefox.evaluate(
+      `JSON.stringify([...document.querySelectorAll('#detail button')].find((b) => b.textContent.trim() === 'Replay').getBoundingClientRect())`,
+    );
+    const box = JSON.parse(replay) as { left: number; right: number; width: number };
+    expect(box.width).toBeGreaterThan(0);
+    expect(box.left).toBeGreaterThanOrEqual(0);
+    expect(box.right).toBeLessThanOrEqual(400);
+    await writeFile(join(await outputDir(), 'inspector-firefox-400.png'), await firefox.screenshot());
+    expect(firefox.errors).toEqual([]);
+  });
 });
