@@ -72,8 +72,12 @@ function remoteAddress(child: ChildProcess): Promise<string> {
         resolve(address);
       }
     });
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`Firefox exited (${code}) before it listened:\n${printed}`)));
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      reject(error);
+    };
+    child.once('error', fail);
+    child.once('exit', (code) => fail(new Error(`Firefox exited (${code}) before it listened:\n${printed}`)));
   });
 }
 
@@ -89,6 +93,10 @@ async function startSession(socket: WebSocket, close: () => Promise<void>): Prom
     waiting.delete(message.id);
     if (message.type === 'error') call.reject(new Error(`${message.error}: ${message.message}`));
     else call.resolve(message.result);
+  });
+  socket.on('close', () => {
+    for (const call of waiting.values()) call.reject(new Error('Firefox closed its WebDriver BiDi connection'));
+    waiting.clear();
   });
   const send = (method: string, params: object): Promise<any> =>
     new Promise((resolve, reject) => {

@@ -53,7 +53,7 @@ describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
     await click('#detail button', 'Replay');
     await until(text('#detail .result.ok'), (value) => value.includes('the app answered 200'));
     expect(t.app.received.length).toBe(before + 1);
-    expect(await until(`String(document.querySelectorAll('#captures .capture').length)`, (value) => value === '2')).toBe('2');
+    await until(`String(document.querySelectorAll('#captures .capture').length)`, (value) => value === '2');
     expect(await firefox.evaluate(text('#captures .capture'))).toContain('replay');
 
     expect(firefox.errors).toEqual([]);
