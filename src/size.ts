@@ -13,3 +13,6 @@ export function parseSize(value: string): number {
 
 /** `67108864` → `64 MiB`, to one decimal. */
 export const formatMiB = (bytes: number): string => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+
+/** The smallest whole size flag of at least `bytes`: `5242880` → `5mb`, to put in a message as the user would type it. */
+export const formatSizeFlag = (bytes: number): string => `${Math.ceil(bytes / 1024 / 1024)}mb`;

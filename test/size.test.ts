@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatMiB, parseSize } from '../src/size.js';
+import { formatMiB, formatSizeFlag, parseSize } from '../src/size.js';
 
 describe('parseSize', () => {
   it.each([
@@ -22,4 +22,15 @@ describe('formatMiB', () => {
     [5.5 * 1024 * 1024, '5.5 MiB'],
     [1000, '0 MiB'],
   ])('%d is %s', (bytes, text) => expect(formatMiB(bytes)).toBe(text));
+});
+
+describe('formatSizeFlag', () => {
+  it.each([
+    [5 * 1024 * 1024, '5mb'],
+    [5 * 1024 * 1024 + 1, '6mb'],
+    [1000, '1mb'],
+  ])('%d fits in %s, the smallest whole flag size that holds it', (bytes, text) => {
+    expect(formatSizeFlag(bytes)).toBe(text);
+    expect(parseSize(text)).toBeGreaterThanOrEqual(bytes);
+  });
 });

@@ -8,6 +8,7 @@ import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
 import { bindFailure, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
+import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
   forwardTo?: string;
@@ -85,7 +86,7 @@ function toNumber(value: string, flag: string, min = 0): number {
 /** --max-buffer: room for at least one delivery of the largest size. */
 function maxBuffer(value: string): number {
   const bytes = parseSizeFlag(value, '--max-buffer');
-  if (bytes < MAX_BODY_BYTES) throw new UsageError(`--max-buffer must be at least ${MAX_BODY_BYTES / 1024 / 1024}mb, the largest body a delivery may have (got ${value}).`);
+  if (bytes < MAX_BODY_BYTES) throw new UsageError(`--max-buffer must be at least ${formatSizeFlag(MAX_BODY_BYTES)}, the largest body a delivery may have (got ${value}).`);
   return bytes;
 }
 

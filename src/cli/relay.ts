@@ -4,6 +4,7 @@ import { type RelayRequestLog, startRelayServer } from '../relay/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
 import { bindFailure, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
+import { formatSizeFlag } from '../size.js';
 
 interface RelayFlags {
   port: string;
@@ -41,7 +42,7 @@ export function registerRelay(program: Command): void {
       const maxBody = parseSizeFlag(flags.maxBody, '--max-body');
       const maxBuffered = parseSizeFlag(flags.maxBuffer, '--max-buffer');
       if (maxBuffered < 4 * maxBody) {
-        throw new UsageError(`--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${Math.ceil((4 * maxBody) / 1024 / 1024)}mb.`);
+        throw new UsageError(`--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${formatSizeFlag(4 * maxBody)}.`);
       }
       if (flags.publicUrl) {
         try {
