@@ -5,6 +5,7 @@ import { Listener } from '../../src/listener/index.js';
 import type { CaptureStore } from '../../src/store/index.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
+import { eventually } from '../helpers/eventually.js';
 
 const SECRET = 'whsec_direct_test_secret';
 let rig: ListenerRig;
@@ -54,7 +55,7 @@ describe('a request handed to the listener in-process (what the relay client doe
       const [first] = store.all();
       expect(first.forward).toBeTruthy();
       return first;
-    });
+    }, eventually);
     expect(capture).toMatchObject({ method: 'POST', path: '/a?b=1', bodyEncoding: 'base64', signature: { status: 'valid' }, forward: { statusCode: 202 } });
     // Stored lower-cased, as over HTTP.
     expect(capture.headers['content-type']).toBe('application/json');

@@ -12,6 +12,7 @@ import { post, readSettledCaptures, startListenProcess } from '../helpers/listen
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { portForRestarts } from '../helpers/ports.js';
+import { eventually } from '../helpers/eventually.js';
 
 let dir: { path: string; remove: () => Promise<void> };
 let app: Receiver;
@@ -298,22 +299,22 @@ describe('relay and listen --relay', () => {
 
     // 12 KiB held for the first channel; another 12 would pass its quarter (16 KiB).
     const held = post(first.publicUrl, body);
-    await vi.waitFor(() => expect(first.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(first.requests).toHaveLength(1), eventually);
     expect(busy(await post(first.publicUrl, body))).toEqual([503, 'relay_busy', '2']);
     // Another channel is not starved by it.
     const other = post(second.publicUrl, body);
-    await vi.waitFor(() => expect(second.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(second.requests).toHaveLength(1), eventually);
 
     // Five channels hold 60 KiB: a sixth body would pass the 64 KiB in all.
     const more = listeners.slice(2, 5).map((listener) => post(listener.publicUrl, body));
-    await vi.waitFor(() => expect(listeners.slice(2, 5).map((l) => l.requests.length)).toEqual([1, 1, 1]));
+    await vi.waitFor(() => expect(listeners.slice(2, 5).map((l) => l.requests.length)).toEqual([1, 1, 1]), eventually);
     expect(busy(await post(listeners[5].publicUrl, body))).toEqual([503, 'relay_busy', '2']);
 
     // Answered, the bytes are free again.
     for (const listener of listeners) listener.answerAll();
     expect((await Promise.all([held, other, ...more])).map((res) => res.status)).toEqual([200, 200, 200, 200, 200]);
     const again = post(listeners[5].publicUrl, body);
-    await vi.waitFor(() => expect(listeners[5].requests).toHaveLength(1));
+    await vi.waitFor(() => expect(listeners[5].requests).toHaveLength(1), eventually);
     listeners[5].answerAll();
     expect((await again).status).toBe(200);
     for (const listener of listeners) listener.close();
@@ -326,7 +327,7 @@ describe('relay and listen --relay', () => {
     const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
     // 12 KiB held of the channel's 16.
     const held = post(listener.publicUrl, Buffer.alloc(12 * 1024, 'x'));
-    await vi.waitFor(() => expect(listener.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(listener.requests).toHaveLength(1), eventually);
     // A sender that is refused half-way (3 KiB taken, the next 3 would pass 16) and then never finishes.
     const { connect } = await import('node:net');
     const slow = connect(relay.port, '127.0.0.1');
@@ -340,7 +341,7 @@ describe('relay and listen --relay', () => {
     expect((await held).status).toBe(200);
     // 14 KiB fits again only if the slow sender's 3 KiB were given back when it was refused.
     const next = post(listener.publicUrl, Buffer.alloc(14 * 1024, 'z'));
-    await vi.waitFor(() => expect(listener.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(listener.requests).toHaveLength(1), eventually);
     listener.answerAll();
     expect((await next).status).toBe(200);
     slow.destroy();
