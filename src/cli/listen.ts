@@ -51,7 +51,11 @@ function signatureText(report: DeliveryReport): string {
   }
 }
 
-/** One line per delivery: time, `-->` type [event id] verdict, `<--` [status] METHOD target (ms). */
+/**
+ * One line per delivery: time, `-->` type [event id] verdict, `<--` [status] METHOD target (ms). An event
+ * id seen before is marked `duplicate` after it: the service delivers at least once, and a developer
+ * testing their handler's deduplication should see when it was put to the test.
+ */
 export function deliveryLine(report: DeliveryReport): string {
   const replay = report.source === 'replay' ? colour.cyan(' replay') : '';
   const status = report.status < 300 ? colour.green(`[${report.status}]`) : colour.red(`[${report.status}]`);
@@ -59,7 +63,8 @@ export function deliveryLine(report: DeliveryReport): string {
   const error = report.error ? colour.red(` ${report.error}`) : '';
   // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
   if (report.captureId === null) return `${colour.grey(time())}${replay} --> ${report.method} (not captured)  <-- ${status} ${target} (${report.durationMs} ms)${error}`;
-  const what = report.type ? `${report.type} [${report.eventId}]` : `${report.method} (not an envelope)`;
+  const duplicate = report.duplicateOf ? colour.yellow(' duplicate') : '';
+  const what = report.type ? `${report.type} [${report.eventId}]${duplicate}` : `${report.method} (not an envelope)`;
   return `${colour.grey(time())}${replay} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}`;
 }
 
@@ -152,8 +157,8 @@ export function registerListen(program: Command): void {
         logger: consoleLogger,
         onDelivery: (report: DeliveryReport) => {
           if (flags.json) {
-            const { captureId, eventId, type, signature, status, durationMs, error, source, signatureReason } = report;
-            printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), status, durationMs, source, ...(error ? { error } : {}) });
+            const { captureId, eventId, type, signature, status, durationMs, error, source, signatureReason, duplicateOf } = report;
+            printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), ...(duplicateOf ? { duplicateOf } : {}), status, durationMs, source, ...(error ? { error } : {}) });
           } else writeLine(deliveryLine(report));
         },
       };

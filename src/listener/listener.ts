@@ -18,6 +18,8 @@ export interface DeliveryReport {
   type: string | null;
   signature: CaptureSignature['status'];
   signatureReason?: string;
+  /** The first capture with the same event id: the service delivered this event before. */
+  duplicateOf: string | null;
   method: string;
   /** Where it went (forward target), or null when the listener answered itself. */
   target: string | null;
@@ -528,6 +530,7 @@ export class Listener {
       eventId: null,
       type: null,
       signature: 'unchecked',
+      duplicateOf: null,
       method: req.method ?? 'POST',
       target: null,
       status: 503,
@@ -545,6 +548,7 @@ export class Listener {
       type: capture.envelope?.type ?? null,
       signature: capture.signature.status,
       ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
+      duplicateOf: capture.duplicateOf,
       method: capture.method,
       target,
       status,

@@ -100,10 +100,14 @@ describe('the check table', () => {
 
 
 describe('the delivery line', () => {
-  const report: DeliveryReport = { captureId: 'cap_1', source: 'delivery', eventId: 'evt_1', type: 'punch.created', signature: 'valid', method: 'POST', target: 'http://localhost:3000/hooks', status: 200, durationMs: 23 };
+  const report: DeliveryReport = { captureId: 'cap_1', source: 'delivery', eventId: 'evt_1', type: 'punch.created', signature: 'valid', duplicateOf: null, method: 'POST', target: 'http://localhost:3000/hooks', status: 200, durationMs: 23 };
 
   it('names the event, the verdict and where it went', () => {
     expect(deliveryLine(report)).toMatch(/^\d\d:\d\d:\d\d --> punch\.created \[evt_1\] signature valid {2}<-- \[200\] POST http:\/\/localhost:3000\/hooks \(23 ms\)$/);
+  });
+
+  it('marks an event id delivered before as a duplicate', () => {
+    expect(deliveryLine({ ...report, duplicateOf: 'cap_0' })).toMatch(/ --> punch\.created \[evt_1\] duplicate signature valid {2}<-- \[200\] /);
   });
 
   it('says a request refused unread was not captured, without a verdict it never had', () => {

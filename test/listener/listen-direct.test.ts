@@ -274,6 +274,9 @@ describe('listen with a known secret (offline mode)', () => {
     const [first, second] = await readCaptures(dir.path);
     expect(first.duplicateOf).toBeNull();
     expect(second.duplicateOf).toBe(first.id);
+    // Said where the developer watches: the NDJSON names the first capture, and only for the second.
+    const lines = listen?.lines.filter((l) => l.event === 'delivery') ?? [];
+    expect(lines.map((l) => l.duplicateOf)).toEqual([undefined, first.id]);
   });
 
   it('records contract problems of a body that breaks the envelope', async () => {
