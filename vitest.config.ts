@@ -1,13 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * `expect.poll` gives up after 1 s by default. On a CI machine whose two cores are shared by the test, its
- * servers and a browser, a step that takes 50 ms on a quiet laptop can take over a second: 4 s, so that a
- * poll's own message (what it waited for) still comes before the 5 s test timeout. `vi.waitFor` is not
- * configurable here; its calls pass `eventually` from test/helpers/eventually.ts.
+ * Timeouts for an integration suite on a two-core CI machine shared by the tests, their servers, child
+ * processes and browsers. vitest's defaults (5 s a test, 1 s for `expect.poll`) are made for unit tests:
+ * a test that runs the CLI nine times in a row takes 3.4 s on a quiet machine and over 5 s with half of it
+ * busy, and a step of 50 ms can take a second. A poll gives up after 4 s, well inside its test's time, so
+ * that its own message (what it waited for) is the one reported. `vi.waitFor` is not configurable here;
+ * its calls pass `eventually` from test/helpers/eventually.ts.
  */
 export default defineConfig({
   test: {
+    testTimeout: 15_000,
+    hookTimeout: 20_000,
     expect: { poll: { timeout: 4_000 } },
   },
 });
