@@ -90,6 +90,13 @@ describe('checkEnvelope', () => {
     expect(checkEnvelope({ ...VALID_ENVELOPE, ...change }).map((p) => p.field)).toEqual([field]);
   });
 
+  it('says what is wrong with the type: missing, not a string, or unknown', () => {
+    const message = (change: object) => checkEnvelope({ ...VALID_ENVELOPE, ...change }).find((p) => p.field === 'type')?.message;
+    expect(message({ type: undefined })).toBe('missing: must name an event type, such as "punch.created"');
+    expect(message({ type: 7 })).toBe('must be a string naming an event type');
+    expect(message({ type: 'punch.exploded' })).toBe('unknown event type "punch.exploded"');
+  });
+
   it('flags a body that is not an object', () => {
     expect(checkEnvelope([1, 2])).toHaveLength(1);
     expect(checkEnvelope('text')).toHaveLength(1);

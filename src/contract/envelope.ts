@@ -38,9 +38,9 @@ export function checkEnvelope(json: unknown): ContractProblem[] {
     problems.push({ field: 'id', message: 'must be a string starting with evt_' });
   }
   if (object !== 'event') problems.push({ field: 'object', message: 'must be the constant "event"' });
-  if (typeof type !== 'string' || !isKnownEventType(type)) {
-    problems.push({ field: 'type', message: `unknown event type ${JSON.stringify(type)}` });
-  }
+  if (type === undefined) problems.push({ field: 'type', message: 'missing: must name an event type, such as "punch.created"' });
+  else if (typeof type !== 'string') problems.push({ field: 'type', message: 'must be a string naming an event type' });
+  else if (!isKnownEventType(type)) problems.push({ field: 'type', message: `unknown event type ${JSON.stringify(type)}` });
   if (typeof apiVersion !== 'string' || !API_VERSION.test(apiVersion)) {
     problems.push({ field: 'api_version', message: 'must be a date label YYYY-MM-DD' });
   }
