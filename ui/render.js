@@ -47,7 +47,8 @@ export function jsonTree(value, key = null, depth = 0) {
   if (value === null || typeof value !== 'object') return el('div', { class: 'row' }, ...label, scalar(value));
   const isArray = Array.isArray(value);
   const keys = Object.keys(value);
-  const summary = el('summary', {}, ...label, isArray ? `[ ${keys.length} items ]` : `{ ${keys.length} keys }`);
+  const count = keys.length === 1 ? (isArray ? '1 item' : '1 key') : `${keys.length} ${isArray ? 'items' : 'keys'}`;
+  const summary = el('summary', {}, ...label, isArray ? `[ ${count} ]` : `{ ${count} }`);
   const details = el('details', {}, summary);
   let built = false;
   const build = () => {

@@ -73,6 +73,12 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('re-signed');
     expect(t.app.received.length).toBe(sent + 1);
     expect(t.app.received.at(-1)?.body.toString()).toBe('{"id": "evt_edited"}');
+    // Its envelope tree counts one key in the singular, the event's its six.
+    await expect.poll(() => rows().first().textContent()).toContain('evt_edited');
+    await rows().first().click();
+    await expect.poll(() => page.locator('#detail details > summary').first().textContent()).toBe('{ 1 key }');
+    await rows().filter({ hasText: event.id }).last().click();
+    await expect.poll(() => page.locator('#detail details > summary').first().textContent()).toBe('{ 6 keys }');
 
     // The service's own view of the event.
     await rows().filter({ hasText: event.id }).last().click();
