@@ -545,7 +545,8 @@ export class Listener {
       captureId: capture.id,
       source: capture.source,
       eventId: capture.envelope?.id ?? null,
-      type: capture.envelope?.type ?? null,
+      // A body with an id and no type is stored with type '' (the capture's envelope keeps strings): none.
+      type: capture.envelope?.type || null,
       signature: capture.signature.status,
       ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
       duplicateOf: capture.duplicateOf,

@@ -288,6 +288,13 @@ describe('listen with a known secret (offline mode)', () => {
     expect(capture.contractProblems.map((p) => p.field)).toEqual(['id', 'created']);
   });
 
+  it('reports no type, not an empty one, for a body with an event id and no type', async () => {
+    const { ready } = await start();
+    const body = '{"id":"evt_untyped"}';
+    await post(ready.listener, body, signed(body));
+    expect(await listen?.waitForLine((l) => l.event === 'delivery')).toMatchObject({ eventId: 'evt_untyped', type: null });
+  });
+
   it('answers 404 outside --path without capturing', async () => {
     const { ready } = await start('--forward-to', app.url, '--path', '/webhooks');
     expect(ready.listener).toMatch(/\/webhooks$/);
