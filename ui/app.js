@@ -219,6 +219,13 @@ function renderList() {
   $('older').hidden = !state.hasMore;
 }
 
+/** Selects another capture; its id alone when the page does not hold it (retention dropped it, or it is on an older page). */
+function captureLink(id) {
+  const other = state.captures.get(id);
+  if (!other) return el('span', { class: 'mono' }, id);
+  return el('button', { type: 'button', class: 'link', onclick: () => select(id) }, `the capture of ${new Date(other.receivedAt).toLocaleTimeString()}`);
+}
+
 function select(id) {
   if (state.selected === id) return;
   state.selected = id;
@@ -444,7 +451,8 @@ function renderDetail() {
   // Element.append would print null as "null": only real sections go in.
   const sections = [
     el('h2', {}, capture.envelope?.type || `${capture.method} ${capture.path}`, ' ', el('span', { class: 'muted mono' }, capture.envelope?.id ?? '')),
-    el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}${capture.replayOf ? ` of ${capture.replayOf}` : ''} · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
+    el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}`, capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null, ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
+    capture.duplicateOf ? el('p', { class: 'duplicate-note' }, 'Duplicate: the service delivered this event before, in ', captureLink(capture.duplicateOf), '. Receivers deduplicate on the event id; your app should not act on it twice.') : null,
     actions,
     result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
     state.editing === capture.id && whole ? editor(whole) : null,

@@ -59,6 +59,16 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Redelivery queued for 1 endpoint');
     await expect.poll(() => rows().count()).toBe(3);
     await expect.poll(() => rows().filter({ hasText: event.id }).filter({ hasText: 'duplicate' }).count()).toBe(1);
+    // The duplicate's detail says so and leads to the first delivery; the replay's leads to what it replayed.
+    const original = await rows().filter({ hasText: event.id }).last().getAttribute('data-id');
+    await rows().filter({ hasText: 'duplicate' }).click();
+    await expect.poll(() => page.locator('#detail .duplicate-note').textContent()).toMatch(/^Duplicate: the service delivered this event before, in the capture of .+\. Receivers deduplicate/);
+    await page.locator('#detail .duplicate-note button.link').click();
+    await expect.poll(() => page.locator('#captures .capture.selected').getAttribute('data-id')).toBe(original);
+    await expect.poll(() => page.locator('#detail .duplicate-note').count()).toBe(0);
+    await rows().filter({ hasText: 'replay' }).click();
+    await page.locator('#detail .muted button.link').click();
+    await expect.poll(() => page.locator('#captures .capture.selected').getAttribute('data-id')).toBe(original);
 
     // Edit & replay: invalid JSON is refused in the page.
     const sent = t.app.received.length;
