@@ -44,8 +44,10 @@ export class CaptureStore {
   readonly #commit: GroupCommit;
   readonly #release: () => Promise<void>;
   readonly #byId = new Map<string, Capture>();
-  /** First capture seen for each envelope id, for `duplicateOf`. */
+  /** The oldest held delivery of each envelope id, for `duplicateOf`. */
   readonly #firstByEventId = new Map<string, string>();
+  /** How many more deliveries of an envelope id are held, for ids delivered more than once. */
+  readonly #repeatsByEventId = new Map<string, number>();
   readonly #listeners = new Set<CaptureListener>();
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
@@ -120,7 +122,7 @@ export class CaptureStore {
     return this.#byId.get(id);
   }
 
-  /** The id of the first stored delivery (not replay) with this envelope id, if any. */
+  /** The id of the oldest held delivery (not replay) with this envelope id, if any. */
   firstWithEventId(eventId: string): string | undefined {
     return this.#firstByEventId.get(eventId);
   }
@@ -247,15 +249,37 @@ export class CaptureStore {
 
   #index(capture: Capture): void {
     this.#byId.set(capture.id, capture);
-    // Only what the service sent counts for duplicates; our own replays repeat ids on purpose.
-    const eventId = capture.source === 'delivery' ? capture.envelope?.id : undefined;
-    if (eventId && !this.#firstByEventId.has(eventId)) this.#firstByEventId.set(eventId, capture.id);
+    const eventId = CaptureStore.#deliveredEventId(capture);
+    if (!eventId) return;
+    if (!this.#firstByEventId.has(eventId)) this.#firstByEventId.set(eventId, capture.id);
+    else this.#repeatsByEventId.set(eventId, (this.#repeatsByEventId.get(eventId) ?? 0) + 1);
   }
 
+  /** Call once `capture` is out of the captures. */
   #unindex(capture: Capture): void {
     this.#byId.delete(capture.id);
-    const eventId = capture.envelope?.id;
-    if (eventId && this.#firstByEventId.get(eventId) === capture.id) this.#firstByEventId.delete(eventId);
+    const eventId = CaptureStore.#deliveredEventId(capture);
+    if (!eventId) return;
+    const repeats = this.#repeatsByEventId.get(eventId) ?? 0;
+    if (repeats === 0) {
+      this.#firstByEventId.delete(eventId);
+      return;
+    }
+    if (repeats === 1) this.#repeatsByEventId.delete(eventId);
+    else this.#repeatsByEventId.set(eventId, repeats - 1);
+    // When the first goes, the oldest delivery still held takes its place, so a later one is still
+    // flagged. Retention drops the oldest first, so that one is near the front; the scan happens only
+    // for an id that was delivered more than once.
+    if (this.#firstByEventId.get(eventId) === capture.id) {
+      const next = this.#db.data.captures.find((c) => c.source === 'delivery' && c.envelope?.id === eventId);
+      if (next) this.#firstByEventId.set(eventId, next.id);
+      else this.#firstByEventId.delete(eventId);
+    }
+  }
+
+  /** The envelope id a capture counts under for duplicates: only what the service sent; our own replays repeat ids on purpose. */
+  static #deliveredEventId(capture: Capture): string | undefined {
+    return capture.source === 'delivery' ? capture.envelope?.id || undefined : undefined;
   }
 
   /** Retention: keep the newest `maxCaptures`, pinned ones included in the count. */

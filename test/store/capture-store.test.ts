@@ -214,6 +214,26 @@ describe('CaptureStore', () => {
     expect((await readCaptures(dir.path)).map((x) => x.id)).toEqual([b.id]);
   });
 
+  it('hands the first of an event id on to the oldest delivery still held when retention or Clear drops it', async () => {
+    const store = await CaptureStore.open({ path, maxCaptures: 3 });
+    const [a1, a2] = [capture('evt_a'), capture('evt_a')];
+    const replay = capture('evt_a', { source: 'replay', replayOf: a1.id });
+    for (const x of [a1, replay, a2]) await store.add(x);
+    expect(store.firstWithEventId('evt_a')).toBe(a1.id);
+    await store.add(capture('evt_b')); // retention drops a1; the replay does not count
+    expect(store.firstWithEventId('evt_a')).toBe(a2.id);
+    await store.add(capture('evt_c'));
+    await store.add(capture('evt_d')); // and now a2
+    expect(store.firstWithEventId('evt_a')).toBeUndefined();
+
+    const [c1, c2, c3] = [capture('evt_e'), capture('evt_e'), capture('evt_e', { pinned: true })];
+    for (const x of [c1, c2, c3]) await store.add(x);
+    expect(store.firstWithEventId('evt_e')).toBe(c1.id);
+    await store.clear();
+    expect(store.firstWithEventId('evt_e')).toBe(c3.id);
+    await store.close();
+  });
+
   it('refuses a second store on the same file, takes over a stale lock, closes twice safely', async () => {
     const store = await CaptureStore.open({ path });
     await expect(CaptureStore.open({ path })).rejects.toBeInstanceOf(StoreLockedError);
