@@ -5,10 +5,10 @@ import { normalizeForwardTarget } from '../listener/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
-import { parsePositiveInt } from './process.js';
+import { parsePositiveInt, strayArgumentsError } from './process.js';
 
 interface CheckFlags {
-  forwardTo: string;
+  forwardTo?: string;
   secret?: string;
   events?: string;
   dedupeProbe?: string;
@@ -64,13 +64,16 @@ export function registerCheck(program: Command): void {
   program
     .command('check')
     .description('test whether your receiver honours the webhook contract')
-    .requiredOption('--forward-to <url>', 'your receiver: 3000, localhost:3000/hooks or a URL')
+    .option('--forward-to <url>', 'your receiver: 3000, localhost:3000/hooks or a URL (required)')
     .option('--secret <whsec>', 'the secret your receiver verifies with (default: $CLOCKHOOK_SECRET)')
     .option('--events <types>', 'comma-separated event types to send valid deliveries of (default: a representative set)')
     .option('--dedupe-probe <url>', 'GET <url>?id=<event id> answers how many times your app processed it')
     .option('--timeout <ms>', 'how long to wait for each answer', '30000')
     .option('--json', 'print { target, ok, checks } for CI')
-    .action(async (flags: CheckFlags) => {
+    .allowExcessArguments()
+    .action(async (flags: CheckFlags, command: Command) => {
+      if (command.args.length > 0) throw strayArgumentsError('check', command.args, flags.forwardTo);
+      if (flags.forwardTo === undefined) throw new UsageError('--forward-to is required: the receiver to check, such as --forward-to 3000/webhooks.');
       const secret = flags.secret ?? process.env.CLOCKHOOK_SECRET;
       if (!secret) throw new UsageError('--secret is required (or set CLOCKHOOK_SECRET): the secret your receiver verifies signatures with.');
       let events: string[] | undefined;

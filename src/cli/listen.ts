@@ -7,7 +7,7 @@ import { StoreLockedError } from '../store/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
-import { bindFailure, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
+import { bindFailure, onShutdown, parsePort, parsePositiveInt, parseSizeFlag, strayArgumentsError } from './process.js';
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
@@ -125,7 +125,9 @@ export function registerListen(program: Command): void {
     .option('--json', 'print NDJSON: a ready line, then one line per delivery')
     .addOption(new Option('--no-inspector', 'do not serve the inspector page'))
     .addOption(new Option('--no-open', 'do not open the inspector in a browser'))
-    .action(async (flags: ListenFlags) => {
+    .allowExcessArguments()
+    .action(async (flags: ListenFlags, command: Command) => {
+      if (command.args.length > 0) throw strayArgumentsError('listen', command.args, flags.forwardTo);
       const env = process.env;
       const options = {
         forwardTo: flags.forwardTo ?? null,

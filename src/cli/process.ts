@@ -51,3 +51,16 @@ export function bindFailure(error: unknown, host: string, port: number, holder: 
   if (code === 'EACCES' || code === 'EPERM') return new CliError(`no permission to listen on port ${port}; use a port above 1024 with --port.`);
   return new CliError(`cannot listen on ${host} (${code}): it is not an address of this machine. Use --host 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of its own addresses.`);
 }
+
+/**
+ * `listen` and `check` take the app's address as --forward-to, not as an argument. `clockhook listen 3000`
+ * (ngrok's way of saying it) is told the spelling that works, instead of commander's "too many arguments".
+ */
+export function strayArgumentsError(command: string, args: readonly string[], forwardTo: string | undefined): UsageError {
+  const given = args.join(' ');
+  // A port, host:port or a URL; a lone word is more likely a mistyped command than a host name.
+  const looksLikeApp = forwardTo === undefined && args.length === 1 && /^\d{1,5}(\/|$)|^[\w.-]+:\d|^https?:\/\//.test(given);
+  return new UsageError(looksLikeApp
+    ? `${command} takes your app's address as a flag: clockhook ${command} --forward-to ${given}`
+    : `${command} takes no arguments (got ${JSON.stringify(given)}); see clockhook ${command} --help.`);
+}

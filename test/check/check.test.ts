@@ -102,6 +102,24 @@ describe('clockhook check', () => {
     expect((await runCli(['check', '--forward-to', '3000'], { cwd: dir.path })).code).toBe(2);
     expect((await runCli(['check', '--forward-to', '3000', '--secret', SECRET, '--events', 'punch.exploded'], { cwd: dir.path })).code).toBe(2);
   });
+
+  it('tells an address given as an argument (ngrok\'s way) to go in --forward-to, for check and listen alike', async () => {
+    const dir = await tempDir();
+    stops.push(dir.remove);
+    const runs = await Promise.all([
+      ['check', 'localhost:3000/hooks', '--secret', SECRET],
+      ['listen', '3000'],
+      ['check', '--secret', SECRET],
+      ['check', '--forward-to', '3000', 'extra', '--secret', SECRET],
+    ].map((args) => runCli(args, { cwd: dir.path })));
+    for (const res of runs) expect(res.code).toBe(2);
+    expect(runs.map((res) => res.stderr.trim())).toEqual([
+      'clockhook: check takes your app\'s address as a flag: clockhook check --forward-to localhost:3000/hooks',
+      'clockhook: listen takes your app\'s address as a flag: clockhook listen --forward-to 3000',
+      'clockhook: --forward-to is required: the receiver to check, such as --forward-to 3000/webhooks.',
+      'clockhook: check takes no arguments (got "extra"); see clockhook check --help.',
+    ]);
+  });
 });
 
 describe('runChecks against misbehaving receivers', () => {
