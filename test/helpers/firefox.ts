@@ -36,13 +36,32 @@ export interface Firefox {
  * over one WebSocket, so `ws` is all a test needs.
  */
 export async function launchFirefox(): Promise<Firefox> {
+  try {
+    return await launchOnce();
+  } catch (error) {
+    // Now and then (1 start in a few hundred here, seen in a full run) Firefox prints its headless
+    // banner and then nothing, for good; its start-up is not what these tests are about, so a hung one
+    // gets one more try, with a fresh profile, and says so.
+    if (!(error instanceof StartupHang)) throw error;
+    console.warn(`${error.message}\nStarting Firefox once more.`);
+    return launchOnce();
+  }
+}
+
+class StartupHang extends Error {}
+
+async function launchOnce(): Promise<Firefox> {
   const profile = await mkdtemp(join(tmpdir(), 'clockhook-firefox-'));
   await writeFile(join(profile, 'user.js'), PREFS);
   const child = spawn(FIREFOX, ['--headless', '--no-remote', '--profile', profile, '--remote-debugging-port=0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const quit = async () => {
     if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill();
-      await new Promise((resolve) => child.once('exit', resolve));
+      // A hung Firefox may not heed SIGTERM.
+      const stubborn = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(stubborn);
     }
     await rm(profile, { recursive: true, force: true });
   };
@@ -59,11 +78,14 @@ export async function launchFirefox(): Promise<Firefox> {
   }
 }
 
+/** How long Firefox may take to listen: ~0.5 s here, ~1 s with both cores busy. */
+const START_MS = 20_000;
+
 /** The BiDi address Firefox prints once it listens ("WebDriver BiDi listening on ws://127.0.0.1:PORT"). */
 function remoteAddress(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let printed = '';
-    const timer = setTimeout(() => reject(new Error(`Firefox did not start its remote agent within 30 s:\n${printed}`)), 30_000);
+    const timer = setTimeout(() => reject(new StartupHang(`Firefox did not start its remote agent within ${START_MS / 1000} s:\n${printed}`)), START_MS);
     child.stderr?.on('data', (chunk: Buffer) => {
       printed += chunk.toString();
       const address = /WebDriver BiDi listening on (ws:\/\/\S+)/.exec(printed)?.[1];
