@@ -188,6 +188,15 @@ describe('the inspector page in Chromium', () => {
     expect(problems).toEqual([]);
   });
 
+  it('keeps search, filters and Clear on one row at 1280 px, whatever the longest event type', async () => {
+    // The type filter offers the types seen; a long one used to widen it until Clear wrapped.
+    await api().request('POST', '/sandbox/events', { body: { type: 'pto_request.cancelled' } });
+    await expect.poll(() => page.locator('#type-filter option[value="pto_request.cancelled"]').count()).toBe(1);
+    const tops = await page.locator('.toolbar > *').evaluateAll((elements) => elements.map((e) => e.getBoundingClientRect().top));
+    expect(tops).toHaveLength(4);
+    expect(new Set(tops).size).toBe(1);
+  });
+
   it('works at a narrow 400 px width', async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     await rows().first().click();
