@@ -1,3 +1,4 @@
+import { attemptFields } from './attempts.js';
 import { drawChart, outcome } from './chart.js';
 import { curlCommand } from './curl.js';
 import { clear, el, jsonTree } from './render.js';
@@ -403,17 +404,37 @@ function attemptsSection(capture) {
   const refresh = el('button', { type: 'button', onclick: () => loadAttempts(eventId) }, 'Refresh');
   if (!record) return el('p', { class: 'muted' }, 'Loading…');
   if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)), refresh);
-  const rows = (record.delivery_attempts ?? []).map((a) =>
-    el('tr', {}, el('td', {}, a.attempt), el('td', {}, `#${a.endpointId}`), el('td', {}, a.statusCode ?? '–'), el('td', {}, `${a.durationMs} ms`), el('td', {}, a.error ?? ''), el('td', {}, new Date(a.createdAt).toLocaleTimeString())),
-  );
+  // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
+  const rows = (record.delivery_attempts ?? []).map((entry, i) => {
+    const a = attemptFields(entry);
+    const status = a.status === undefined ? '–' : el('span', { class: a.status >= 200 && a.status < 300 ? 'ok-text' : 'bad-text' }, a.status);
+    return el(
+      'tr',
+      {},
+      el('td', {}, i + 1),
+      el('td', {}, a.endpoint === undefined ? '–' : `#${a.endpoint}`),
+      el('td', {}, status),
+      el('td', {}, a.durationMs === undefined ? '–' : `${a.durationMs} ms`),
+      el('td', {}, a.at ? a.at.toLocaleTimeString() : '–'),
+      el('td', { class: 'answer' }, a.error ? el('div', { class: 'bad-text' }, a.error) : null, a.body ? answerPreview(a.body) : null),
+    );
+  });
   return el(
     'div',
     {},
     rows.length === 0
       ? el('p', { class: 'muted' }, 'No completed attempts yet (the service lists an attempt once it is complete).')
-      : el('table', {}, el('tr', {}, ['#', 'Endpoint', 'Status', 'Duration', 'Error', 'At'].map((h) => el('th', {}, h))), rows),
+      : el('table', { class: 'attempts' }, el('tr', {}, ['#', 'Endpoint', 'Status', 'Duration', 'At', 'Answer'].map((h) => el('th', {}, h))), rows),
     refresh,
   );
+}
+
+/** What the receiver answered: its first line, with the whole of it (the service keeps 4000 characters) a click away. */
+function answerPreview(body) {
+  const text = String(body);
+  const line = text.split('\n', 1)[0];
+  if (line.length <= 60 && line === text) return el('code', {}, text);
+  return el('details', {}, el('summary', {}, el('code', {}, line.length > 60 ? `${line.slice(0, 60)}…` : `${line}…`)), el('pre', {}, text));
 }
 
 function renderDetail() {

@@ -90,9 +90,15 @@ describe('the inspector page in Chromium', () => {
     await rows().filter({ hasText: event.id }).last().click();
     await expect.poll(() => page.locator('#detail details > summary').first().textContent()).toBe('{ 6 keys }');
 
-    // The service's own view of the event.
+    // The service's own view of the event: the delivery and the redelivery, numbered in order (each is
+    // the first attempt of its delivery), with what the app answered.
     await rows().filter({ hasText: event.id }).last().click();
-    await expect.poll(() => page.locator('#detail table').last().textContent()).toContain('200');
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const attempts = page.locator('#detail table.attempts tr:has(td)');
+    await expect.poll(() => attempts.count()).toBe(2);
+    expect(await attempts.locator('td:first-child').allTextContents()).toEqual(['1', '2']);
+    expect(await attempts.locator('td:nth-child(3)').allTextContents()).toEqual(['200', '200']);
+    expect(await attempts.locator('td.answer').allTextContents()).toEqual(['{"ok":true}', '{"ok":true}']);
 
     // Nothing stray: every text of the detail pane sits inside an element.
     expect(await page.evaluate(() => [...(document.querySelector('#detail')?.childNodes ?? [])].filter((n) => n.nodeType === Node.TEXT_NODE).length)).toBe(0);
@@ -186,6 +192,19 @@ describe('the inspector page in Chromium', () => {
       t.app.setResponder(answer200);
     }
     expect(problems).toEqual([]);
+  });
+
+  it("reads a service's delivery attempts in camelCase or snake_case", async () => {
+    // As a string: vitest would rewrite an import() written as code.
+    const read = (entry: object) =>
+      page.evaluate(`import(new URL('attempts.js', location.href).href).then(({ attemptFields }) => {
+        const a = attemptFields(${JSON.stringify(entry)});
+        return { ...a, at: a.at?.toISOString() ?? null };
+      })`);
+    const expected = { endpoint: 3, status: 502, durationMs: 41, error: null, body: 'Bad Gateway', at: '2026-11-22T10:00:00.000Z' };
+    expect(await read({ endpointId: 3, statusCode: 502, durationMs: 41, responseBody: 'Bad Gateway', createdAt: '2026-11-22T10:00:00Z' })).toEqual({ ...expected, error: undefined });
+    expect(await read({ endpoint_id: 3, status_code: 502, duration_ms: 41, response_body: 'Bad Gateway', error: null, created_at: 1795341600 })).toEqual({ ...expected, error: undefined });
+    expect(await read({ error_message: 'timed out', created_at: 'yesterday' })).toEqual({ endpoint: undefined, status: undefined, durationMs: undefined, error: 'timed out', body: undefined, at: null });
   });
 
   it('keeps search, filters and Clear on one row at 1280 px, whatever the longest event type', async () => {
