@@ -1,5 +1,7 @@
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
 import type { WebSocket } from 'ws';
 
 /** Listens on `port` and `host`; rejects with the server's error (EADDRINUSE, EACCES…) instead of throwing it later. */
@@ -55,4 +57,45 @@ export function sendInTurn(ws: WebSocket, data: string | Buffer): void {
     });
   }
   ws.send(data);
+}
+
+export interface PostOptions {
+  /** Aborts the request, or the reading of its answer (which then ends with what arrived). */
+  signal: AbortSignal;
+  /** How many characters of the answer's body to keep; the rest is not read. */
+  maxChars: number;
+  /** @default true */
+  rejectUnauthorized?: boolean;
+}
+
+/**
+ * POSTs `body` with the headers given and no others but Host, Content-Length and Connection, as a
+ * webhook sender does; fetch would add Accept, Accept-Language, Sec-Fetch-Mode and Accept-Encoding.
+ * Each request has a connection of its own, closed after it: a kept-alive one, reused just as the
+ * receiver closes it, would fail a delivery for nothing. Resolves with the status and the beginning of the answer: an answer cut short, by the receiver or
+ * by `signal`, still resolves with what arrived. Rejects with the request's error (its `code`:
+ * ECONNREFUSED, ECONNRESET, ENOTFOUND…, or ABORT_ERR from `signal`) when no answer came. Redirects are
+ * answers, never followed.
+ */
+export function postBytes(target: URL, headers: Record<string, string>, body: string | Buffer, options: PostOptions): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const sent = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    const req = request(target, { method: 'POST', headers: sent, agent: false, signal: options.signal, rejectUnauthorized: options.rejectUnauthorized ?? true }, (res) => {
+      const decoder = new StringDecoder('utf8');
+      let text = '';
+      const done = () => resolve({ status: res.statusCode ?? 0, body: (text + decoder.end()).slice(0, options.maxChars) });
+      res.on('data', (chunk: Buffer) => {
+        text += decoder.write(chunk);
+        if (text.length < options.maxChars) return;
+        done();
+        res.destroy();
+      });
+      res.on('end', done);
+      res.on('error', done);
+      res.on('close', done);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

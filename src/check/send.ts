@@ -1,5 +1,4 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { postBytes } from '../net.js';
 
 export interface SentRequest {
   headers: Record<string, string>;
@@ -11,28 +10,20 @@ export type Answer =
   | { kind: 'error'; error: string; code?: string; durationMs: number };
 
 /** POSTs exact bytes to the app; never throws: a refused or timed-out request is an `error` answer. */
-export function sendDelivery(target: URL, { headers, body }: SentRequest, timeoutMs: number): Promise<Answer> {
+export async function sendDelivery(target: URL, { headers, body }: SentRequest, timeoutMs: number): Promise<Answer> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  return new Promise((resolve) => {
-    const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = request(target, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) }, rejectUnauthorized: false }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        if (size < 2000) chunks.push(chunk);
-        size += chunk.length;
-      });
-      res.on('end', () => resolve({ kind: 'answer', status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, 2000), durationMs: elapsed() }));
-      res.on('error', (error) => resolve({ kind: 'error', error: error.message, durationMs: elapsed() }));
-    });
-    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs / 1000} s`), { code: 'TIMEOUT' })));
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      const text = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ECONNRESET' ? 'connection reset (the app crashed or closed it)' : error.message;
-      resolve({ kind: 'error', error: text, code: error.code, durationMs: elapsed() });
-    });
-    req.end(body);
-  });
+  const timeout = AbortSignal.timeout(timeoutMs);
+  try {
+    // A receiver on localhost often has a certificate of its own making.
+    const answer = await postBytes(target, headers, body, { signal: timeout, maxChars: 2000, rejectUnauthorized: false });
+    return { kind: 'answer', status: answer.status, body: answer.body, durationMs: elapsed() };
+  } catch (caught) {
+    const error = caught as NodeJS.ErrnoException;
+    if (timeout.aborted) return { kind: 'error', error: `no answer within ${timeoutMs / 1000} s`, code: 'TIMEOUT', durationMs: elapsed() };
+    const text = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ECONNRESET' ? 'connection reset (the app crashed or closed it)' : error.message;
+    return { kind: 'error', error: text, code: error.code, durationMs: elapsed() };
+  }
 }
 
 export function describeAnswer(answer: Answer): string {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Low } from 'lowdb';
 import { type DeliveryAttempt, type DeliveryEnvelope, LIMITS, signPayload } from '../contract/index.js';
+import { postBytes } from '../net.js';
 import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxData } from './state.js';
 
 export interface AttemptReport {
@@ -182,60 +183,35 @@ export class DeliveryWorker {
     };
     const body = JSON.stringify(envelope);
     const timeout = AbortSignal.timeout(this.#options.timeoutMs);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'x-service-event': event.type,
+      'x-service-signature': signPayload({ payload: body, secret: endpoint.secret, timestamp: Math.floor(this.#options.now() / 1000) }),
+    };
     try {
-      const response = await fetch(endpoint.url, {
-        method: 'POST',
-        // A 3xx is an answer, and not a 2xx: a failed attempt, never followed.
-        redirect: 'manual',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          'x-service-event': event.type,
-          'x-service-signature': signPayload({ payload: body, secret: endpoint.secret, timestamp: Math.floor(this.#options.now() / 1000) }),
-        },
-        body,
+      // A 3xx is an answer, and not a 2xx: a failed attempt, never followed.
+      const answer = await postBytes(new URL(endpoint.url), headers, body, {
         signal: AbortSignal.any([timeout, this.#closing.signal]),
+        maxChars: LIMITS.storedResponseBodyChars,
       });
-      return { statusCode: response.status, body: await readPrefix(response, LIMITS.storedResponseBodyChars), error: null };
+      return { statusCode: answer.status, body: answer.body, error: null };
     } catch (error) {
-      return { statusCode: null, body: '', error: describeFailure(error, timeout.aborted, this.#options.timeoutMs) };
+      return { statusCode: null, body: '', error: describeFailure(error as NodeJS.ErrnoException, timeout.aborted, this.#options.timeoutMs) };
     }
   }
 }
 
-/** Reads at most `chars` characters of a response body; a huge, endless or binary body is cut, never a failure. */
-async function readPrefix(response: Response, chars: number): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  try {
-    while (text.length < chars) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-  } catch {
-    // The status is the answer; a body cut short by the receiver or the time-out changes nothing.
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  return text.slice(0, chars);
-}
-
-function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
+function describeFailure(error: NodeJS.ErrnoException, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `timed out after ${timeoutMs} ms`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  switch (cause?.code) {
+  switch (error.code) {
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
       return 'connection reset by the receiver';
     case 'ENOTFOUND':
       return 'host not found';
     default:
-      return cause?.message ?? (error as Error).message ?? String(error);
+      return error.message;
   }
 }
-

@@ -49,6 +49,8 @@ describe('sandbox delivery worker', () => {
     expect(request.url).toBe('/a');
     expect(request.headers['x-service-event']).toBe('punch.created');
     expect(request.headers['content-type']).toBe('application/json');
+    // Only what a webhook sender sends: none of the Accept, Sec-Fetch-Mode… headers fetch adds.
+    expect(Object.keys(request.headers).sort()).toEqual(['connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-service-event', 'x-service-signature']);
     const envelope = JSON.parse(request.body.toString());
     expect(envelope).toEqual({
       id: emitted.body.id,
