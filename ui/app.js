@@ -350,9 +350,14 @@ function appAnswer(forward) {
     'div',
     {},
     keyValueTable([['target', forward.target], ['status', forward.statusCode], ['duration', `${forward.durationMs} ms`], ['error', forward.error]]),
-    forward.bodyTruncated ? el('p', { class: 'muted' }, `The answer was ${forward.bodySize} bytes; clockhook keeps its first 16 KiB.`) : null,
-    el('pre', {}, forward.bodyEncoding === 'base64' ? `(base64) ${forward.body}` : forward.body || '(empty body)'),
-    keyValueTable(Object.entries(forward.headers ?? {})),
+    // As HTTP has them: headers, then the body. No answer (refused, timed out) has neither.
+    forward.statusCode === null ? null : [
+      el('h4', {}, 'Headers'),
+      keyValueTable(Object.entries(forward.headers ?? {})),
+      el('h4', {}, 'Body'),
+      forward.bodyTruncated ? el('p', { class: 'muted' }, `The answer was ${forward.bodySize} bytes; clockhook keeps its first 16 KiB.`) : null,
+      el('pre', {}, forward.bodyEncoding === 'base64' ? `(base64) ${forward.body}` : forward.body || '(empty body)'),
+    ],
   );
 }
 

@@ -188,6 +188,16 @@ describe('the inspector page in Chromium', () => {
       await rows().filter({ hasText: 'evt_big_answer' }).first().click();
       await expect.poll(() => page.locator('#detail').textContent()).toContain(`The answer was ${page500.length} bytes; clockhook keeps its first 16 KiB.`);
       await expect.poll(() => page.locator('#detail pre').filter({ hasText: 'NoMethodError' }).count()).toBe(1);
+      // In HTTP's order: the answer's headers, then its body.
+      expect(await page.locator('#detail h4').allTextContents()).toEqual(['Headers', 'Body']);
+      expect(await page.locator('#detail h4 + table').textContent()).toContain('text/html');
+
+      // No answer at all: no headers or body to show, only the error.
+      t.app.setResponder((_r, res) => res.socket?.destroy());
+      await postSigned(t.session.ready.listener, body.replace('evt_big_answer', 'evt_no_answer'), t.session.secret as string);
+      await rows().filter({ hasText: 'evt_no_answer' }).first().click();
+      await expect.poll(() => page.locator('#detail').textContent()).toContain('connection reset by the app');
+      expect(await page.locator('#detail h4').count()).toBe(0);
     } finally {
       t.app.setResponder(answer200);
     }
