@@ -9,8 +9,10 @@ export function attemptFields(entry) {
   const at = pick('createdAt', 'created_at', 'attemptedAt', 'attempted_at', 'created');
   // A number is Unix seconds, as the envelope's `created` is.
   const date = typeof at === 'number' ? new Date(at * 1000) : at ? new Date(at) : null;
+  const endpoint = pick('endpointId', 'endpoint_id', 'endpoint');
   return {
-    endpoint: pick('endpointId', 'endpoint_id', 'endpoint'),
+    // An expanded endpoint object is named by its id.
+    endpoint: endpoint !== null && typeof endpoint === 'object' ? (endpoint.id ?? endpoint.url) : endpoint,
     status: pick('statusCode', 'status_code', 'responseStatus', 'response_status'),
     durationMs: pick('durationMs', 'duration_ms', 'duration'),
     error: pick('error', 'errorMessage', 'error_message'),

@@ -214,6 +214,7 @@ describe('the inspector page in Chromium', () => {
     const expected = { endpoint: 3, status: 502, durationMs: 41, error: null, body: 'Bad Gateway', at: '2026-11-22T10:00:00.000Z' };
     expect(await read({ endpointId: 3, statusCode: 502, durationMs: 41, responseBody: 'Bad Gateway', createdAt: '2026-11-22T10:00:00Z' })).toEqual({ ...expected, error: undefined });
     expect(await read({ endpoint_id: 3, status_code: 502, duration_ms: 41, response_body: 'Bad Gateway', error: null, created_at: 1795341600 })).toEqual({ ...expected, error: undefined });
+    expect((await read({ endpoint: { id: 7, url: 'https://x' } }) as { endpoint: number }).endpoint).toBe(7);
     expect(await read({ error_message: 'timed out', created_at: 'yesterday' })).toEqual({ endpoint: undefined, status: undefined, durationMs: undefined, error: 'timed out', body: undefined, at: null });
   });
 
