@@ -72,7 +72,8 @@ export interface PostOptions {
  * POSTs `body` with the headers given and no others but Host, Content-Length and Connection, as a
  * webhook sender does; fetch would add Accept, Accept-Language, Sec-Fetch-Mode and Accept-Encoding.
  * Each request has a connection of its own, closed after it: a kept-alive one, reused just as the
- * receiver closes it, would fail a delivery for nothing. Resolves with the status and the beginning of the answer: an answer cut short, by the receiver or
+ * receiver closes it, would fail a delivery for nothing.
+ * Resolves with the status and the beginning of the answer: an answer cut short, by the receiver or
  * by `signal`, still resolves with what arrived. Rejects with the request's error (its `code`:
  * ECONNREFUSED, ECONNRESET, ENOTFOUND…, or ABORT_ERR from `signal`) when no answer came. Redirects are
  * answers, never followed.
