@@ -158,6 +158,21 @@ describe('ApiClient', () => {
     });
   });
 
+  it("reads an event's delivery attempts in camelCase or snake_case, whose names the contract does not show", async () => {
+    const camel = { attempt: 1, endpointId: 3, statusCode: 502, durationMs: 41, responseBody: 'Bad Gateway', error: null, createdAt: '2026-11-22T10:00:00.000Z' };
+    const snake = { attempt_number: 1, endpoint_id: 3, status_code: 502, duration_ms: 41, response_body: 'Bad Gateway', error: null, created_at: 1795341600 };
+    const { client } = await clientFor([
+      { status: 200, body: { id: 'evt_1', type: 'punch.created', delivery_attempts: [camel, snake, { endpoint: { id: 7, url: 'https://x' }, error_message: 'timed out' }] } },
+      { status: 200, body: { data: [{ id: 'evt_2', type: 'punch.created' }] } },
+    ]);
+    const [a, b, c] = (await client.getEvent('evt_1')).delivery_attempts;
+    expect(a).toEqual(camel);
+    expect(b).toMatchObject(camel);
+    expect(c).toMatchObject({ endpointId: 7, statusCode: null, error: 'timed out', responseBody: '', durationMs: undefined, createdAt: undefined });
+    // A freshly queued event may come without the list at all.
+    expect((await client.listEvents()).data[0].delivery_attempts).toEqual([]);
+  });
+
   it('refuses to be built without a base URL or key', () => {
     expect(() => new ApiClient({ baseUrl: '', apiKey: KEY })).toThrow(/baseUrl is required/);
     expect(() => new ApiClient({ baseUrl: 'nope', apiKey: KEY })).toThrow(/not a URL/);

@@ -1,4 +1,3 @@
-import { attemptFields } from './attempts.js';
 import { drawChart, outcome } from './chart.js';
 import { curlCommand } from './curl.js';
 import { clear, el, jsonTree } from './render.js';
@@ -410,18 +409,19 @@ function attemptsSection(capture) {
   if (!record) return el('p', { class: 'muted' }, 'Loading…');
   if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)), refresh);
   // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
-  const rows = (record.delivery_attempts ?? []).map((entry, i) => {
-    const a = attemptFields(entry);
-    const status = a.status === undefined ? '–' : el('span', { class: a.status >= 200 && a.status < 300 ? 'ok-text' : 'bad-text' }, a.status);
+  // The API client has read the fields whatever the service names them (see normalizeAttempt).
+  const rows = (record.delivery_attempts ?? []).map((a, i) => {
+    const status = a.statusCode === null ? '–' : el('span', { class: a.statusCode >= 200 && a.statusCode < 300 ? 'ok-text' : 'bad-text' }, a.statusCode);
+    const at = a.createdAt ? new Date(a.createdAt) : null;
     return el(
       'tr',
       {},
       el('td', {}, i + 1),
-      el('td', {}, a.endpoint === undefined ? '–' : `#${a.endpoint}`),
+      el('td', {}, a.endpointId === undefined ? '–' : `#${a.endpointId}`),
       el('td', {}, status),
       el('td', {}, a.durationMs === undefined ? '–' : `${a.durationMs} ms`),
-      el('td', {}, a.at ? a.at.toLocaleTimeString() : '–'),
-      el('td', { class: 'answer' }, a.error ? el('div', { class: 'bad-text' }, a.error) : null, a.body ? answerPreview(a.body) : null),
+      el('td', {}, at && !Number.isNaN(at.getTime()) ? at.toLocaleTimeString() : '–'),
+      el('td', { class: 'answer' }, a.error ? el('div', { class: 'bad-text' }, a.error) : null, a.responseBody ? answerPreview(a.responseBody) : null),
     );
   });
   return el(

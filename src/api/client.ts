@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type DeletedEndpoint,
+  type DeliveryAttempt,
   type EventRecord,
   isErrorEnvelope,
   type ListPage,
@@ -62,6 +63,35 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 export function normalizeEndpoint(raw: unknown): WebhookEndpoint {
   const { eventTypes, enabledEvents, ...rest } = raw as WebhookEndpoint & { eventTypes?: string[] };
   return { ...rest, enabledEvents: enabledEvents ?? eventTypes ?? [] };
+}
+
+/**
+ * One delivery attempt. The contract does not show the field names inside an entry: the sandbox's are
+ * camelCase, and a service may well use snake_case, so both are read; an endpoint given as an object
+ * is named by its id, and a time in Unix seconds (as the envelope's `created`) becomes an ISO date.
+ * Fields it does not know are kept as they came.
+ */
+export function normalizeAttempt(raw: unknown): DeliveryAttempt {
+  const entry = (raw ?? {}) as Record<string, unknown>;
+  const pick = (...names: string[]) => names.map((name) => entry[name]).find((value) => value !== undefined && value !== null);
+  const endpoint = pick('endpointId', 'endpoint_id', 'endpoint');
+  const at = pick('createdAt', 'created_at', 'attemptedAt', 'attempted_at', 'created');
+  return {
+    ...entry,
+    attempt: pick('attempt', 'attemptNumber', 'attempt_number') as number,
+    endpointId: (typeof endpoint === 'object' ? ((endpoint as { id?: unknown; url?: unknown }).id ?? (endpoint as { url?: unknown }).url) : endpoint) as number,
+    statusCode: (pick('statusCode', 'status_code', 'responseStatus', 'response_status') ?? null) as number | null,
+    responseBody: (pick('responseBody', 'response_body', 'body') ?? '') as string,
+    durationMs: pick('durationMs', 'duration_ms', 'duration') as number,
+    error: (pick('error', 'errorMessage', 'error_message') ?? null) as string | null,
+    createdAt: (typeof at === 'number' ? new Date(at * 1000).toISOString() : at) as string,
+  };
+}
+
+/** An event with its attempts read as above; a freshly queued event may have none, or no list at all. */
+export function normalizeEvent(raw: unknown): EventRecord {
+  const event = raw as EventRecord;
+  return { ...event, delivery_attempts: (event.delivery_attempts ?? []).map(normalizeAttempt) };
 }
 
 /** A list may be a bare array or wrapped in `data`; the wrapper's fields are not in the contract. */
@@ -204,12 +234,11 @@ export class ApiClient {
   }
 
   async listEvents(query: ListQuery & { type?: string } = {}): Promise<ListPage<EventRecord>> {
-    return normalizeList(await this.request('GET', '/event', { query: { ...query } }));
+    return normalizeList(await this.request('GET', '/event', { query: { ...query } }), normalizeEvent);
   }
 
   async getEvent(id: string): Promise<EventRecord> {
-    const event = await this.request<EventRecord>('GET', `/event/${encodeURIComponent(id)}`);
-    return { ...event, delivery_attempts: event.delivery_attempts ?? [] };
+    return normalizeEvent(await this.request('GET', `/event/${encodeURIComponent(id)}`));
   }
 
   redeliverEvent(id: string): Promise<RedeliveryAcknowledgement> {

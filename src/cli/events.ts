@@ -27,7 +27,7 @@ function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): 
   console.log(
     formatTable(
       ['ID', 'TYPE', 'CREATED', 'ATTEMPTS', 'LAST'],
-      page.data.map((e) => [e.id, e.type, formatCreated(e.created), (e.delivery_attempts ?? []).length, lastStatus({ ...e, delivery_attempts: e.delivery_attempts ?? [] })]),
+      page.data.map((e) => [e.id, e.type, formatCreated(e.created), e.delivery_attempts.length, lastStatus(e)]),
       terminalWidth(),
     ),
   );
@@ -43,7 +43,9 @@ function printEvent(event: EventRecord): void {
   console.log(
     formatTable(
       ['#', 'ENDPOINT', 'STATUS', 'DURATION', 'ERROR', 'AT'],
-      event.delivery_attempts.map((a) => [a.attempt, a.endpointId, a.statusCode ?? '-', `${a.durationMs} ms`, a.error, a.createdAt]),
+      // Numbered in the order the service lists them, as the inspector does: a redelivery's attempts
+      // start again at 1 per delivery, which read as a second "#1".
+      event.delivery_attempts.map((a, i) => [i + 1, a.endpointId, a.statusCode ?? '-', a.durationMs === undefined ? '-' : `${a.durationMs} ms`, a.error, a.createdAt]),
       terminalWidth(),
     ),
   );

@@ -81,6 +81,8 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect(redelivered).toMatchObject({ eventId: event.id, endpointsNotified: 1 });
     await app.waitFor(before + 2);
     expect(JSON.parse(app.received.at(-1)?.body.toString() ?? '').id).toBe(event.id);
+    // The redelivery's attempt is the event's second, though the first of its own delivery.
+    await expect.poll(async () => (await cli('events', 'get', event.id)).stdout).toMatch(new RegExp(`\\n2\\s+${endpoint.id}\\s+200`));
     await cli('endpoints', 'delete', String(endpoint.id));
   });
 

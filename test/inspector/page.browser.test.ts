@@ -204,20 +204,6 @@ describe('the inspector page in Chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  it("reads a service's delivery attempts in camelCase or snake_case", async () => {
-    // As a string: vitest would rewrite an import() written as code.
-    const read = (entry: object) =>
-      page.evaluate(`import(new URL('attempts.js', location.href).href).then(({ attemptFields }) => {
-        const a = attemptFields(${JSON.stringify(entry)});
-        return { ...a, at: a.at?.toISOString() ?? null };
-      })`);
-    const expected = { endpoint: 3, status: 502, durationMs: 41, error: null, body: 'Bad Gateway', at: '2026-11-22T10:00:00.000Z' };
-    expect(await read({ endpointId: 3, statusCode: 502, durationMs: 41, responseBody: 'Bad Gateway', createdAt: '2026-11-22T10:00:00Z' })).toEqual({ ...expected, error: undefined });
-    expect(await read({ endpoint_id: 3, status_code: 502, duration_ms: 41, response_body: 'Bad Gateway', error: null, created_at: 1795341600 })).toEqual({ ...expected, error: undefined });
-    expect((await read({ endpoint: { id: 7, url: 'https://x' } }) as { endpoint: number }).endpoint).toBe(7);
-    expect(await read({ error_message: 'timed out', created_at: 'yesterday' })).toEqual({ endpoint: undefined, status: undefined, durationMs: undefined, error: 'timed out', body: undefined, at: null });
-  });
-
   it('keeps search, filters and Clear on one row at 1280 px, whatever the longest event type', async () => {
     // The type filter offers the types seen; a long one used to widen it until Clear wrapped.
     await api().request('POST', '/sandbox/events', { body: { type: 'pto_request.cancelled' } });
