@@ -410,7 +410,7 @@ function attemptsSection(capture) {
   if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)), refresh);
   // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
   // The API client has read the fields whatever the service names them (see normalizeAttempt).
-  const rows = (record.delivery_attempts ?? []).map((a, i) => {
+  const rows = record.delivery_attempts.map((a, i) => {
     const status = a.statusCode === null ? '–' : el('span', { class: a.statusCode >= 200 && a.statusCode < 300 ? 'ok-text' : 'bad-text' }, a.statusCode);
     const at = a.createdAt ? new Date(a.createdAt) : null;
     return el(

@@ -18,7 +18,7 @@ export interface DeliveryReport {
   type: string | null;
   signature: CaptureSignature['status'];
   signatureReason?: string;
-  /** The first capture with the same event id: the service delivered this event before. */
+  /** The oldest capture still held with the same event id: the service delivered this event before. */
   duplicateOf: string | null;
   method: string;
   /** Where it went (forward target), or null when the listener answered itself. */

@@ -401,4 +401,3 @@ function readLimited(req: IncomingMessage, limit: number, lease: BudgetLease): P
     req.on('error', reject);
   });
 }
-
