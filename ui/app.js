@@ -16,6 +16,8 @@ const state = {
   listener: null,
   /** eventId → event record from the API, or { error } */
   attempts: new Map(),
+  /** eventId → how many attempts the page waits for the service to list (see watchAttempts) */
+  awaitedAttempts: new Map(),
   /** captureId → { kind: 'ok'|'error', node } inline action results */
   results: new Map(),
   editing: null,
@@ -88,7 +90,9 @@ function receive(message) {
       scheduleRender({ detail: true });
       break;
     case 'capture': {
+      const previous = state.captures.get(message.capture.id);
       state.captures.set(message.capture.id, message.capture);
+      if (!(previous && answered(previous)) && answered(message.capture)) deliveryAnswered(message.capture);
       scheduleRender({ detail: message.capture.id === state.selected });
       break;
     }
@@ -233,7 +237,10 @@ function select(id) {
   scheduleRender({ detail: true });
   const capture = state.captures.get(id);
   if (capture?.bodyFile) loadWholeBody(id);
-  if (capture?.envelope?.id && state.mode !== 'offline' && !state.attempts.has(capture.envelope.id)) loadAttempts(capture.envelope.id);
+  const eventId = capture?.envelope?.id;
+  if (eventId && state.mode !== 'offline' && !state.attempts.has(eventId)) {
+    loadAttempts(eventId).then(() => awaitAttempts(eventId));
+  }
 }
 
 async function loadWholeBody(captureId) {
@@ -265,8 +272,67 @@ function partialBodyNote(capture) {
 
 async function loadAttempts(eventId) {
   const result = await act({ type: 'attempts', eventId });
-  state.attempts.set(eventId, result.ok ? result.data : { error: result.error });
+  const record = result.ok ? result.data : { error: result.error };
+  state.attempts.set(eventId, record);
   scheduleRender({ detail: true });
+  return record;
+}
+
+/** Whether the sender has had its answer: from then on, the service may list the attempt. */
+function answered(capture) {
+  return capture.forward !== undefined || capture.rejected !== undefined;
+}
+
+/**
+ * The service must list at least one attempt for each delivery of the event that the page holds and that was
+ * answered (it may list more: to other endpoints, or deliveries retention dropped). A replay is not the
+ * service's doing.
+ */
+function deliveriesAnswered(eventId) {
+  let count = 0;
+  for (const capture of state.captures.values()) {
+    if (capture.source === 'delivery' && capture.envelope?.id === eventId && answered(capture)) count++;
+  }
+  return count;
+}
+
+/**
+ * A delivery of an event has been answered, so the service is about to list one more attempt of it. The
+ * attempts shown for it are asked for again until they are there; those of an event not shown are
+ * forgotten, and asked for when it is selected.
+ */
+function deliveryAnswered(capture) {
+  const eventId = capture.envelope?.id;
+  if (capture.source !== 'delivery' || !eventId || !state.attempts.has(eventId)) return;
+  if (state.captures.get(state.selected)?.envelope?.id === eventId) awaitAttempts(eventId);
+  else state.attempts.delete(eventId);
+}
+
+/** Watches the event's attempts when the service lists fewer than the answered deliveries the page holds. */
+function awaitAttempts(eventId) {
+  const count = deliveriesAnswered(eventId);
+  const record = state.attempts.get(eventId);
+  if (record && !record.error && record.delivery_attempts.length < count) watchAttempts(eventId, count);
+}
+
+/**
+ * The service lists an attempt only once it is complete, a moment after the delivery was answered. So the
+ * page asks for the event's attempts 0.5, 1, 2, 4 and 8 s later, until it lists `count` of them or asking
+ * fails; Refresh is there for anything slower. One watch per event: a second one raises its count.
+ */
+async function watchAttempts(eventId, count) {
+  const watched = state.awaitedAttempts.has(eventId);
+  state.awaitedAttempts.set(eventId, Math.max(count, state.awaitedAttempts.get(eventId) ?? 0));
+  if (watched) return;
+  try {
+    for (const waitMs of [500, 1000, 2000, 4000, 8000]) {
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      const record = await loadAttempts(eventId);
+      if (record.error || record.delivery_attempts.length >= state.awaitedAttempts.get(eventId)) return;
+    }
+  } finally {
+    state.awaitedAttempts.delete(eventId);
+  }
 }
 
 function showResult(captureId, ok, content) {
@@ -287,9 +353,13 @@ async function replay(capture, mode, body) {
 }
 
 async function redeliver(capture) {
-  const result = await act({ type: 'redeliver', eventId: capture.envelope.id });
+  const eventId = capture.envelope.id;
+  // How many attempts the service lists before, to know when it lists those of the redelivery too.
+  const before = await loadAttempts(eventId);
+  const result = await act({ type: 'redeliver', eventId });
   if (result.ok) {
-    showResult(capture.id, true, `Redelivery queued for ${result.data.endpointsNotified} endpoint(s); it arrives as a new capture with the same event id.`);
+    showResult(capture.id, true, `Redelivery queued for ${result.data.endpointsNotified} endpoint(s); it arrives as a new capture with the same event id, and the service's attempts below show it once it is complete.`);
+    watchAttempts(eventId, before.error ? Infinity : before.delivery_attempts.length + result.data.endpointsNotified);
     return;
   }
   if (result.error.code === 'cannot_redeliver_synthetic_event') {

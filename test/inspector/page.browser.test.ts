@@ -58,6 +58,11 @@ describe('the inspector page in Chromium', () => {
     await page.getByRole('button', { name: 'Redeliver' }).click();
     await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Redelivery queued for 1 endpoint');
     await expect.poll(() => rows().count()).toBe(3);
+    // The service's own view of the event shows the redelivery's attempt by itself, once it is complete:
+    // the delivery and the redelivery, numbered in order (each is the first attempt of its delivery).
+    const attempts = page.locator('#detail table.attempts tr:has(td)');
+    await expect.poll(() => attempts.count()).toBe(2);
+    expect(await attempts.locator('td:first-child').allTextContents()).toEqual(['1', '2']);
     await expect.poll(() => rows().filter({ hasText: event.id }).filter({ hasText: 'duplicate' }).count()).toBe(1);
     // The duplicate's detail says so and leads to the first delivery; the replay's leads to what it replayed.
     const original = await rows().filter({ hasText: event.id }).last().getAttribute('data-id');
@@ -90,11 +95,9 @@ describe('the inspector page in Chromium', () => {
     await rows().filter({ hasText: event.id }).last().click();
     await expect.poll(() => page.locator('#detail details > summary').first().textContent()).toBe('{ 6 keys }');
 
-    // The service's own view of the event: the delivery and the redelivery, numbered in order (each is
-    // the first attempt of its delivery), with what the app answered.
+    // Refresh asks the service again: the same two attempts, with what the app answered.
     await rows().filter({ hasText: event.id }).last().click();
     await page.getByRole('button', { name: 'Refresh' }).click();
-    const attempts = page.locator('#detail table.attempts tr:has(td)');
     await expect.poll(() => attempts.count()).toBe(2);
     expect(await attempts.locator('td:first-child').allTextContents()).toEqual(['1', '2']);
     expect(await attempts.locator('td:nth-child(3)').allTextContents()).toEqual(['200', '200']);
@@ -105,6 +108,43 @@ describe('the inspector page in Chromium', () => {
     await page.screenshot({ path: join(await outputDir(), 'inspector-1280.png'), fullPage: true });
     expect(problems).toEqual([]);
   }, 30_000);
+
+  it("updates the shown event's attempts by itself when the service delivers it again", async () => {
+    const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.updated' } });
+    await rows().filter({ hasText: event.id }).first().click();
+    const attempts = page.locator('#detail table.attempts tr:has(td)');
+    await expect.poll(() => attempts.count()).toBe(1);
+    // Redelivered by someone else (the CLI, a teammate): the new capture tells the page to ask again.
+    await api().redeliverEvent(event.id);
+    await expect.poll(() => rows().filter({ hasText: event.id }).count()).toBe(2);
+    await expect.poll(() => attempts.count()).toBe(2);
+    // Delivered again while another capture is shown: asked for anew when it is selected again.
+    await rows().filter({ hasNotText: event.id }).first().click();
+    await api().redeliverEvent(event.id);
+    await expect.poll(() => rows().filter({ hasText: event.id }).count()).toBe(3);
+    await rows().filter({ hasText: event.id }).last().click();
+    await expect.poll(() => attempts.count()).toBe(3);
+  });
+
+  it('updates the attempts by itself after Redeliver when the redelivery goes to another endpoint', async () => {
+    const own = t.session.ready.endpointId as number;
+    const other = await api().createEndpoint({ url: t.app.url, enabledEvents: ['punch.deleted'] });
+    try {
+      const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.deleted' } });
+      await rows().filter({ hasText: event.id }).first().click();
+      const attempts = page.locator('#detail table.attempts tr:has(td)');
+      await expect.poll(() => attempts.count()).toBe(2);
+      // Only the other endpoint gets the redelivery, so no capture arrives here to say it happened.
+      await api().updateEndpoint(own, { status: 'disabled' });
+      await page.getByRole('button', { name: 'Redeliver' }).click();
+      await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Redelivery queued for 1 endpoint');
+      await expect.poll(() => attempts.count()).toBe(3);
+      expect(await rows().filter({ hasText: event.id }).count()).toBe(1);
+    } finally {
+      await api().updateEndpoint(own, { status: 'enabled' });
+      await api().deleteEndpoint(other.id);
+    }
+  });
 
   it('moves with the arrow keys and replays with r', async () => {
     await rows().first().click();
