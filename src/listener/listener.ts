@@ -211,9 +211,10 @@ function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProble
   }
   const contractProblems = checkEnvelope(json);
   const value = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const string = (field: unknown) => (typeof field === 'string' ? field : null);
   const envelope =
     typeof value.id === 'string'
-      ? { id: value.id, type: String(value.type ?? ''), api_version: String(value.api_version ?? ''), created: Number(value.created) }
+      ? { id: value.id, type: string(value.type), api_version: string(value.api_version), created: Number.isFinite(value.created) ? (value.created as number) : null }
       : null;
   return { envelope, contractProblems };
 }
@@ -545,7 +546,7 @@ export class Listener {
       captureId: capture.id,
       source: capture.source,
       eventId: capture.envelope?.id ?? null,
-      // A body with an id and no type is stored with type '' (the capture's envelope keeps strings): none.
+      // `||`: a store written by an earlier version holds '' for a missing type.
       type: capture.envelope?.type || null,
       signature: capture.signature.status,
       ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),

@@ -54,7 +54,12 @@ export interface Capture {
    */
   bodyFile?: string;
   signature: CaptureSignature;
-  envelope: { id: string; type: string; api_version: string; created: number } | null;
+  /**
+   * The envelope's fields, when the body is a JSON object with a string `id`; a field that is missing or of
+   * the wrong type is null (stores written by earlier builds hold '' for a missing type and null for
+   * `created`, which JSON made of NaN).
+   */
+  envelope: { id: string; type: string | null; api_version: string | null; created: number | null } | null;
   contractProblems: ContractProblem[];
   /** The earlier capture with the same envelope id (receivers must deduplicate). */
   duplicateOf: string | null;

@@ -290,9 +290,12 @@ describe('listen with a known secret (offline mode)', () => {
 
   it('reports no type, not an empty one, for a body with an event id and no type', async () => {
     const { ready } = await start();
-    const body = '{"id":"evt_untyped"}';
+    const body = '{"id":"evt_untyped","api_version":20261101,"created":"yesterday"}';
     await post(ready.listener, body, signed(body));
     expect(await listen?.waitForLine((l) => l.event === 'delivery')).toMatchObject({ eventId: 'evt_untyped', type: null });
+    // The capture's envelope keeps what the body says, and null for what it lacks or gets wrong.
+    const [capture] = await readSettledCaptures(dir.path);
+    expect(capture.envelope).toEqual({ id: 'evt_untyped', type: null, api_version: null, created: null });
   });
 
   it('answers 404 outside --path without capturing', async () => {
