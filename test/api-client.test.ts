@@ -158,6 +158,15 @@ describe('ApiClient', () => {
     });
   });
 
+  it("reads a list's paging in camelCase, the design's names, or snake_case", async () => {
+    const { client } = await clientFor([
+      { status: 200, body: { object: 'list', data: [], hasMore: true, nextCursor: 'c_camel' } },
+      { status: 200, body: { object: 'list', data: [], has_more: true, next_cursor: 'c_snake' } },
+    ]);
+    expect(await client.listEvents()).toEqual({ data: [], hasMore: true, nextCursor: 'c_camel' });
+    expect(await client.listEvents()).toEqual({ data: [], hasMore: true, nextCursor: 'c_snake' });
+  });
+
   it("reads an event's delivery attempts in camelCase or snake_case, whose names the contract does not show", async () => {
     const camel = { attempt: 1, endpointId: 3, statusCode: 502, durationMs: 41, responseBody: 'Bad Gateway', error: null, createdAt: '2026-11-22T10:00:00.000Z' };
     const snake = { attempt_number: 1, endpoint_id: 3, status_code: 502, duration_ms: 41, response_body: 'Bad Gateway', error: null, created_at: 1795341600 };

@@ -97,11 +97,11 @@ export function normalizeEvent(raw: unknown): EventRecord {
 /** A list may be a bare array or wrapped in `data`; the wrapper's fields are not in the contract. */
 export function normalizeList<T>(raw: unknown, map: (item: unknown) => T = (item) => item as T): ListPage<T> {
   if (Array.isArray(raw)) return { data: raw.map(map), hasMore: false, nextCursor: null };
-  const wrapped = (raw ?? {}) as { data?: unknown[]; hasMore?: boolean; has_more?: boolean; nextCursor?: string | null };
+  const wrapped = (raw ?? {}) as { data?: unknown[]; hasMore?: boolean; has_more?: boolean; nextCursor?: string | null; next_cursor?: string | null };
   return {
     data: (wrapped.data ?? []).map((item) => map(item)),
     hasMore: wrapped.hasMore ?? wrapped.has_more ?? false,
-    nextCursor: wrapped.nextCursor ?? null,
+    nextCursor: wrapped.nextCursor ?? wrapped.next_cursor ?? null,
   };
 }
 
