@@ -278,9 +278,9 @@ async function loadAttempts(eventId) {
   return record;
 }
 
-/** Whether the sender has had its answer: from then on, the service may list the attempt. */
+/** Whether the sender has had its answer (or is about to): from then on, the service may list the attempt. */
 function answered(capture) {
-  return capture.forward !== undefined || capture.rejected !== undefined;
+  return capture.forward !== undefined || capture.rejected !== null;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, WebSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
 import { launchChromium, outputDir } from '../helpers/browser.js';
@@ -143,6 +143,38 @@ describe('the inspector page in Chromium', () => {
     } finally {
       await api().updateEndpoint(own, { status: 'enabled' });
       await api().deleteEndpoint(other.id);
+    }
+  });
+
+  it('asks the service for the attempts again only once the delivery has been answered', async () => {
+    let eventId = '';
+    const asked: number[] = [];
+    const watch = (socket: WebSocket) =>
+      socket.on('framesent', ({ payload }) => {
+        const message = JSON.parse(String(payload));
+        if (message.type === 'attempts' && message.eventId === eventId) asked.push(performance.now());
+      });
+    page.on('websocket', watch);
+    let answeredAt = 0;
+    t.app.setResponder((request, res, req) =>
+      setTimeout(() => {
+        answeredAt = performance.now();
+        answer200(request, res, req);
+      }, 3000),
+    );
+    try {
+      await page.reload();
+      await page.locator('#connection.conn-open').waitFor();
+      eventId = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'shift.published' } })).id;
+      // Selected while the app has not answered: the service lists no attempt yet, and will not before.
+      await rows().filter({ hasText: eventId }).first().click();
+      const attempts = page.locator('#detail table.attempts tr:has(td)');
+      await expect.poll(() => attempts.count(), { timeout: 10_000 }).toBe(1);
+      expect(answeredAt).toBeGreaterThan(0);
+      expect(asked.filter((at) => at < answeredAt)).toHaveLength(1);
+    } finally {
+      page.off('websocket', watch);
+      t.app.setResponder(answer200);
     }
   });
 
