@@ -288,8 +288,21 @@ describe('the inspector page in Chromium', () => {
   it('works at a narrow 400 px width', async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     await rows().first().click();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    // The service's attempts: each time on one line, not a character per line, and nothing wider than the page.
+    await rows().filter({ hasText: 'punch.updated' }).first().click();
+    const times = page.locator('#detail table.attempts td:nth-child(5)');
+    await expect.poll(() => times.count()).toBe(3);
+    const linesPerTime = await times.evaluateAll((cells) =>
+      cells.map((cell) => {
+        const range = document.createRange();
+        range.selectNodeContents(cell);
+        return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size;
+      }),
+    );
+    expect(linesPerTime).toEqual([1, 1, 1]);
+    expect(await overflow()).toBeLessThanOrEqual(0);
     await expect.poll(() => page.getByRole('button', { name: 'Replay', exact: true }).isVisible()).toBe(true);
     await page.screenshot({ path: join(await outputDir(), 'inspector-400.png'), fullPage: true });
   });
