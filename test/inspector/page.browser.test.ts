@@ -160,7 +160,7 @@ describe('the inspector page in Chromium', () => {
       setTimeout(() => {
         answeredAt = performance.now();
         answer200(request, res, req);
-      }, 3000),
+      }, 2000),
     );
     try {
       await page.reload();
