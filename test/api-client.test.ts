@@ -182,6 +182,16 @@ describe('ApiClient', () => {
     expect((await client.listEvents()).data[0].delivery_attempts).toEqual([]);
   });
 
+  it('ends a call and its retries when its signal aborts', async () => {
+    const controller = new AbortController();
+    const server = await startScriptedServer([{ status: 0, hangUp: true }, { status: 0, hangUp: true }]);
+    closeServer = server.close;
+    // Aborted while it waits to retry: no second request.
+    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY, sleep: async () => controller.abort() });
+    await expect(client.getEndpoint(1, { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('refuses to be built without a base URL or key', () => {
     expect(() => new ApiClient({ baseUrl: '', apiKey: KEY })).toThrow(/baseUrl is required/);
     expect(() => new ApiClient({ baseUrl: 'nope', apiKey: KEY })).toThrow(/not a URL/);

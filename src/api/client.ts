@@ -35,6 +35,8 @@ export interface ApiClientOptions {
 export interface RequestOptions {
   body?: unknown;
   query?: Record<string, string | number | undefined>;
+  /** Ends the call, and its retries, with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface EndpointInput {
@@ -148,7 +150,7 @@ export class ApiClient {
   }
 
   /** Any call on the API, with auth, error mapping and retries. Resolves to the parsed JSON body. */
-  async request<T>(method: string, path: string, { body, query }: RequestOptions = {}): Promise<T> {
+  async request<T>(method: string, path: string, { body, query, signal }: RequestOptions = {}): Promise<T> {
     const url = this.#url(path, query);
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#apiKey}`,
@@ -161,6 +163,7 @@ export class ApiClient {
     let serverRetries = 0;
     let rateLimitRetries = 0;
     for (;;) {
+      signal?.throwIfAborted();
       let response: Response;
       let text: string;
       try {
@@ -168,10 +171,11 @@ export class ApiClient {
           method,
           headers,
           body: payload,
-          signal: AbortSignal.timeout(this.#timeoutMs),
+          signal: signal ? AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), signal]) : AbortSignal.timeout(this.#timeoutMs),
         });
         text = await response.text();
       } catch (cause) {
+        signal?.throwIfAborted();
         // A write whose answer was lost may have happened: only retry it under an Idempotency-Key.
         const retryable = !WRITE_METHODS.has(method) || headers['idempotency-key'] !== undefined;
         if (retryable && serverRetries < this.#maxServerRetries) {
@@ -208,8 +212,8 @@ export class ApiClient {
     return normalizeList(await this.request('GET', '/webhookEndpoint', { query: { ...query } }), normalizeEndpoint);
   }
 
-  async getEndpoint(id: number | string): Promise<WebhookEndpoint> {
-    return normalizeEndpoint(await this.request('GET', `/webhookEndpoint/${encodeURIComponent(id)}`));
+  async getEndpoint(id: number | string, options: Pick<RequestOptions, 'signal'> = {}): Promise<WebhookEndpoint> {
+    return normalizeEndpoint(await this.request('GET', `/webhookEndpoint/${encodeURIComponent(id)}`, options));
   }
 
   /** Creates an endpoint; the response is the only place its secret is ever shown. */
