@@ -122,3 +122,77 @@ export async function releaseEndpoint(options: { client: ApiClient; apiBase?: st
   const records = await readRecords(recordsPath);
   await writeRecords(recordsPath, records.filter((r) => !(r.apiBase === apiBase && r.id === id)));
 }
+
+export interface EndpointWatchOptions {
+  client: ApiClient | null;
+  endpoint: WebhookEndpoint | null;
+  logger: Logger;
+  now: () => number;
+  /** How long after a failed delivery to read the endpoint: the service updates it once the attempt is over. @default 2000 */
+  settleMs?: number;
+  /** Reads at most this often, so a burst of failures costs one request, not one each. @default 30000 */
+  minIntervalMs?: number;
+}
+
+/**
+ * The endpoint as this run last read it. The service disables an endpoint after 10 failed deliveries in
+ * a row and then sends it nothing, which a developer at a terminal would otherwise learn only from the
+ * silence. So a failed delivery has the endpoint read again a moment later, and a change of its status is
+ * logged, whoever saw it: that read, the inspector's poll, or its Re-enable button.
+ */
+export class EndpointWatch {
+  readonly #options: EndpointWatchOptions;
+  #current: WebhookEndpoint | null;
+  #timer: NodeJS.Timeout | null = null;
+  #lastReadAt = Number.NEGATIVE_INFINITY;
+  /** Ends a read in flight at close, so that its retries do not outlive the run. */
+  readonly #closing = new AbortController();
+
+  constructor(options: EndpointWatchOptions) {
+    this.#options = options;
+    this.#current = options.endpoint;
+  }
+
+  get current(): WebhookEndpoint | null {
+    return this.#current;
+  }
+
+  set(next: WebhookEndpoint): void {
+    const before = this.#current;
+    this.#current = next;
+    if (!before || before.status === next.status) return;
+    const { logger } = this.#options;
+    if (next.status === 'disabled') {
+      logger.warn(`Endpoint ${next.id} is now disabled: the service stops delivering to an endpoint after 10 failed deliveries in a row. Fix what failed, re-enable it (clockhook endpoints enable ${next.id}, or Re-enable in the inspector), and send what it missed again with clockhook events redeliver <event id>.`);
+    } else logger.warn(`Endpoint ${next.id} is ${next.status} again; the service delivers to it.`);
+  }
+
+  /** Reads the endpoint from the API (none to read offline). */
+  async read(): Promise<WebhookEndpoint | null> {
+    const { client } = this.#options;
+    if (client && this.#current) {
+      this.#lastReadAt = this.#options.now();
+      this.set(await client.getEndpoint(this.#current.id, { signal: this.#closing.signal }));
+    }
+    return this.#current;
+  }
+
+  /** A delivery was answered with something other than 2xx: the endpoint is read again soon. */
+  deliveryFailed(): void {
+    if (this.#timer || !this.#options.client || !this.#current || this.#closing.signal.aborted) return;
+    const { settleMs = 2000, minIntervalMs = 30_000 } = this.#options;
+    const waitMs = Math.max(settleMs, this.#lastReadAt + minIntervalMs - this.#options.now());
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      // A read that fails (the service unreachable) leaves what was known; the next failure tries again.
+      this.read().catch(() => undefined);
+    }, waitMs);
+    this.#timer.unref();
+  }
+
+  close(): void {
+    this.#closing.abort();
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+}

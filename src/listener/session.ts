@@ -7,7 +7,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { CaptureStore } from '../store/index.js';
-import { registerEndpoint, releaseEndpoint } from './endpoint.js';
+import { EndpointWatch, registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
 import { normalizeBasePath, normalizeForwardTarget } from './target.js';
 import { onPortOrFree } from '../net.js';
@@ -65,6 +65,8 @@ export interface ListenOptions {
   /** @default silent */
   logger?: Logger;
   onDelivery?: (report: DeliveryReport) => void;
+  /** When the endpoint is read again after a failed delivery (see EndpointWatch). @default 2 s after it, at most every 30 s */
+  endpointCheck?: { settleMs?: number; minIntervalMs?: number };
   /** @default Date.now */
   now?: () => number;
 }
@@ -91,7 +93,8 @@ export interface ListenSession {
   mode: ListenMode;
   /** The secret in use, for `--print-secret` and the masked display; never sent to the page. */
   secret: string | null;
-  endpoint: WebhookEndpoint | null;
+  /** The endpoint deliveries come to, as last read (see EndpointWatch); null offline. */
+  readonly endpoint: WebhookEndpoint | null;
   listener: Listener;
   store: CaptureStore;
   inspector: Inspector | null;
@@ -147,6 +150,8 @@ interface Setup {
   logger: Logger;
   stateDir: string;
   cleanups: (() => Promise<void>)[];
+  /** Told of every delivery the listener answered, after `options.onDelivery`. */
+  onDelivery: (report: DeliveryReport) => void;
 }
 
 async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ store: CaptureStore; listener: Listener }> {
@@ -166,7 +171,7 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
     maxBufferedBytes: options.maxBufferedBytes,
     now: options.now,
     logger,
-    onDelivery: options.onDelivery,
+    onDelivery: setup.onDelivery,
   });
   await listener.start();
   cleanups.push(() => listener.close());
@@ -245,7 +250,19 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null):
 export async function startListen(options: ListenOptions): Promise<ListenSession> {
   const mode = chooseMode(options);
   const forwardTo = options.forwardTo ? normalizeForwardTarget(options.forwardTo) : null;
-  const setup: Setup = { options, mode, logger: options.logger ?? silentLogger, stateDir: options.stateDir ?? '.clockhook', cleanups: [] };
+  // Known once the endpoint is; until then there is none to watch.
+  let endpointWatch: EndpointWatch | null = null;
+  const setup: Setup = {
+    options,
+    mode,
+    logger: options.logger ?? silentLogger,
+    stateDir: options.stateDir ?? '.clockhook',
+    cleanups: [],
+    onDelivery: (report) => {
+      options.onDelivery?.(report);
+      if (report.source === 'delivery' && (report.status < 200 || report.status >= 300)) endpointWatch?.deliveryFailed();
+    },
+  };
   const { logger, cleanups } = setup;
   const unwind = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => logger.error(String(error)));
@@ -259,7 +276,9 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const basePath = normalizeBasePath(options.path ?? '/');
     const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
     const { endpoint: registered, secret } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
-    let endpoint = registered;
+    const watch = new EndpointWatch({ client, endpoint: registered, logger, now: options.now ?? Date.now, ...options.endpointCheck });
+    endpointWatch = watch;
+    cleanups.push(async () => watch.close());
     listener.setSecret(secret);
 
     let inspector: Inspector | null = null;
@@ -273,19 +292,14 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
         secretHint: secret ? maskSecret(secret) : null,
         tokenPath: join(setup.stateDir, 'inspector-token'),
         logger,
-        getEndpoint: () => endpoint,
-        setEndpoint: (next) => {
-          endpoint = next;
-        },
-        refreshEndpoint: async () => {
-          if (client && endpoint) endpoint = await client.getEndpoint(endpoint.id);
-          return endpoint;
-        },
+        getEndpoint: () => watch.current,
+        setEndpoint: (next) => watch.set(next),
+        refreshEndpoint: () => watch.read(),
       });
       const started = inspector;
       cleanups.push(() => started.close());
     }
-    await warnAboutSetup(logger, secret, endpoint, forwardTo);
+    await warnAboutSetup(logger, secret, registered, forwardTo);
 
     let closing: Promise<void> | undefined;
     return {
@@ -296,12 +310,14 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
         forwardTo: forwardTo?.href ?? null,
         apiBase: client?.baseUrl ?? null,
         sandbox: mode === 'sandbox',
-        endpointId: endpoint?.id ?? null,
+        endpointId: registered?.id ?? null,
         publicUrl,
       },
       mode,
       secret,
-      endpoint,
+      get endpoint() {
+        return watch.current;
+      },
       listener,
       store,
       inspector,

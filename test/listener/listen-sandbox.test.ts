@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
+import { startListen } from '../../src/listener/index.js';
+import { silentLogger } from '../../src/logger.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
@@ -35,10 +37,10 @@ async function listen(...args: string[]) {
 }
 
 /** A standalone sandbox in the test folder (listen finds it), with fast retries. */
-async function folderSandbox() {
+async function folderSandbox(timeScale = 0.0005) {
   const sandbox = await startSandbox({
     port: 0,
-    timeScale: 0.0005,
+    timeScale,
     dbPath: join(dir.path, '.clockhook', 'sandbox-db.json'),
     discoveryPath: join(dir.path, '.clockhook', 'sandbox.json'),
   });
@@ -123,6 +125,29 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const captures = await readCaptures(dir.path);
     expect(captures.length).toBeGreaterThanOrEqual(2);
     expect(captures[1].duplicateOf).toBe(captures[0].id);
+  });
+
+  it('says when the service disables the endpoint during the run, and when it is enabled again', async () => {
+    // Retries 10,000 times faster than the contract's: each delivery's five attempts take under half a second.
+    const { client } = await folderSandbox(0.0001);
+    await app.close();
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => warnings.push(message) };
+    const session = await startListen({ forwardTo: app.url, port: 0, inspector: false, stateDir: join(dir.path, '.clockhook'), logger, endpointCheck: { settleMs: 50, minIntervalMs: 200 } });
+    try {
+      const id = session.ready.endpointId as number;
+      for (let i = 0; i < 10; i++) await client.request('POST', '/sandbox/events', { body: { type: 'punch.created' } });
+      // Ten deliveries fail all five attempts (the app is down): the service disables the endpoint.
+      await expect.poll(() => warnings.find((w) => w.startsWith(`Endpoint ${id} is now disabled`)), { timeout: 10_000 }).toContain(`clockhook endpoints enable ${id}`);
+      expect(session.endpoint?.status).toBe('disabled');
+      expect((await client.getEndpoint(id)).status).toBe('disabled');
+      // Enabled from elsewhere (another terminal): seen at the next failed delivery.
+      await client.updateEndpoint(id, { status: 'enabled' });
+      await client.request('POST', '/sandbox/events', { body: { type: 'punch.created' } });
+      await expect.poll(() => warnings.filter((w) => w === `Endpoint ${id} is enabled again; the service delivers to it.`)).toHaveLength(1);
+    } finally {
+      await session.close();
+    }
   });
 
   it('warns at start when the endpoint it uses is disabled, naming the command to fix it', async () => {
