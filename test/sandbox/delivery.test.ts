@@ -155,6 +155,10 @@ describe('sandbox delivery worker', () => {
     const redeliver = await t.call('POST', `/event/${(await emit('punch.created')).body.id}/redeliver`);
     expect(redeliver.body.endpointsNotified).toBe(0);
     await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { body: { status: 'enabled' } });
+    // Re-enabled, the count starts again: one more failed delivery does not disable it.
+    await emit('punch.created');
+    await t.waitForAttempts(101, 20_000);
+    expect((await t.call('GET', `/webhookEndpoint/${endpoint.id}`)).body.status).toBe('enabled');
     app.setResponder((_r, res) => {
       res.writeHead(200);
       res.end();
