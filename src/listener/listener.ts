@@ -546,7 +546,7 @@ export class Listener {
       captureId: capture.id,
       source: capture.source,
       eventId: capture.envelope?.id ?? null,
-      // `||`: a store written by an earlier version holds '' for a missing type.
+      // `||`: a body whose type is "" names no type either.
       type: capture.envelope?.type || null,
       signature: capture.signature.status,
       ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
