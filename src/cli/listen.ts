@@ -68,7 +68,13 @@ export function deliveryLine(report: DeliveryReport): string {
   return `${colour.grey(time())}${replay} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}`;
 }
 
-function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, mode: string): void {
+/** The secret's line: masked unless asked; whether the app can keep it, as the endpoint stays for the next run. */
+function secretText(secret: string, printSecret: boolean, kept: boolean): string {
+  const notes = [...(kept ? ['the same on the next run'] : []), ...(printSecret ? [] : ['--print-secret to show it'])];
+  return `${printSecret ? secret : maskSecret(secret)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
+}
+
+function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, kept: boolean, mode: string): void {
   const lines = [
     colour.cyan('clockhook listen is ready'),
     `  Listening   ${ready.listener}`,
@@ -76,7 +82,7 @@ function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolea
     `  API         ${ready.apiBase ? `${ready.apiBase}${ready.sandbox ? ' (sandbox)' : ''}` : 'none (offline)'}`,
   ];
   if (ready.endpointId !== null) lines.push(`  Endpoint    ${ready.endpointId}${ready.publicUrl ? ` for ${ready.publicUrl}` : ''}`);
-  lines.push(`  Secret      ${secret ? (printSecret ? secret : `${maskSecret(secret)} (--print-secret to show it)`) : 'unknown: signatures are not checked'}`);
+  lines.push(`  Secret      ${secret ? secretText(secret, printSecret, kept) : 'unknown: signatures are not checked'}`);
   if (ready.inspector) lines.push(`  Inspector   ${ready.inspector}`);
   if (mode === 'sandbox') lines.push('', `Send a test delivery from another terminal: ${colour.cyan('npx clockhook trigger punch.created')}`);
   console.log(lines.join('\n'));
@@ -120,7 +126,7 @@ export function registerListen(program: Command): void {
     .option('--relay-give-up <seconds>', 'exit 1 after this long without the relay (default: never)')
     .option('--events <types>', 'comma-separated event types to subscribe to, or *', '*')
     .option('--endpoint <id>', 'use this existing endpoint (with --secret); create nothing')
-    .option('--keep-endpoint', 'do not delete the registered endpoint on exit')
+    .option('--keep-endpoint', 'do not delete the registered endpoint on exit (the sandbox\'s endpoint on a fixed --port, and a relay\'s, are always kept)')
     .option('--print-secret', 'show the secret unmasked')
     .option('--json', 'print NDJSON: a ready line, then one line per delivery')
     .addOption(new Option('--no-inspector', 'do not serve the inspector page'))
@@ -171,7 +177,7 @@ export function registerListen(program: Command): void {
       stopRequested = () => session.close();
       const stopped = onShutdown(() => session.close());
       if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
-      else printReady(session.ready, session.secret, Boolean(flags.printSecret), session.mode);
+      else printReady(session.ready, session.secret, Boolean(flags.printSecret), session.endpointKept, session.mode);
       // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
       if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
         open(session.ready.inspector).catch(() => {});

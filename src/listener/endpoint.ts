@@ -4,8 +4,13 @@ import type { WebhookEndpoint } from '../contract/index.js';
 import type { Logger } from '../logger.js';
 import { writePrivateFile } from '../store/index.js';
 
-/** Endpoints listen creates carry this description, so a later run recognizes them. */
+/**
+ * Endpoints listen creates carry one of these descriptions, so a later run recognizes them and whoever
+ * lists the endpoints can tell what will become of them.
+ */
 export const ENDPOINT_DESCRIPTION = 'clockhook listen (created automatically; deleted when it exits)';
+export const KEPT_ENDPOINT_DESCRIPTION = 'clockhook listen (created automatically; kept for its next run)';
+const isListenEndpoint = (endpoint: WebhookEndpoint) => endpoint.description === ENDPOINT_DESCRIPTION || endpoint.description === KEPT_ENDPOINT_DESCRIPTION;
 
 /** `.clockhook/endpoints.json`: endpoints listen registered, with the secret only the create response had. */
 export interface EndpointRecordOnFile {
@@ -58,11 +63,14 @@ export async function registerEndpoint(options: {
   apiBase?: string;
   url: string;
   events: string[];
+  /** Whether this run leaves the endpoint for the next one, which its description then says. */
+  kept: boolean;
   recordsPath: string;
   logger: Logger;
 }): Promise<RegisteredEndpoint> {
   const { client, url, events, recordsPath, logger } = options;
   const apiBase = options.apiBase ?? client.baseUrl;
+  const description = options.kept ? KEPT_ENDPOINT_DESCRIPTION : ENDPOINT_DESCRIPTION;
   const records = await readRecords(recordsPath);
   const onFile = records.find((r) => r.apiBase === apiBase && r.url === url);
 
@@ -70,7 +78,9 @@ export async function registerEndpoint(options: {
     try {
       let endpoint = await client.getEndpoint(onFile.id);
       if (endpoint.url === url) {
-        if (!sameEvents(endpoint.enabledEvents, events)) endpoint = await client.updateEndpoint(endpoint.id, { enabledEvents: events });
+        if (!sameEvents(endpoint.enabledEvents, events) || (isListenEndpoint(endpoint) && endpoint.description !== description)) {
+          endpoint = await client.updateEndpoint(endpoint.id, { enabledEvents: events, ...(isListenEndpoint(endpoint) ? { description } : {}) });
+        }
         return { endpoint, secret: onFile.secret, owned: true };
       }
     } catch (error) {
@@ -79,7 +89,7 @@ export async function registerEndpoint(options: {
   }
 
   for (const stale of await allEndpoints(client)) {
-    if (stale.url === url && stale.description === ENDPOINT_DESCRIPTION) {
+    if (stale.url === url && isListenEndpoint(stale)) {
       logger.warn(`Deleting endpoint ${stale.id} for ${url}: an earlier clockhook listen created it and its secret is not on file.`);
       await client.deleteEndpoint(stale.id);
     }
@@ -87,7 +97,7 @@ export async function registerEndpoint(options: {
 
   let endpoint: WebhookEndpoint;
   try {
-    endpoint = await client.createEndpoint({ url, enabledEvents: events, description: ENDPOINT_DESCRIPTION });
+    endpoint = await client.createEndpoint({ url, enabledEvents: events, description });
   } catch (error) {
     if (error instanceof ApiError && error.code === 'idempotency_conflict') {
       const existing = (await allEndpoints(client)).find((e) => e.url === url);

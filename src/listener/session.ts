@@ -93,6 +93,8 @@ export interface ListenSession {
   mode: ListenMode;
   /** The secret in use, for `--print-secret` and the masked display; never sent to the page. */
   secret: string | null;
+  /** Whether the endpoint this run registered stays, with its secret, for the next run (see keepsEndpoint). */
+  endpointKept: boolean;
   /** The endpoint deliveries come to, as last read (see EndpointWatch); null offline. */
   readonly endpoint: WebhookEndpoint | null;
   listener: Listener;
@@ -100,7 +102,7 @@ export interface ListenSession {
   inspector: Inspector | null;
   /** The API client (sandbox or service), null when offline. */
   client: ApiClient | null;
-  /** Finishes in-flight forwards, flushes the store, deletes the endpoint it created. Safe to call twice. */
+  /** Finishes in-flight forwards, flushes the store, deletes the endpoint it created unless kept. Safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -226,21 +228,33 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
 }
 
 /** The endpoint deliveries come through: the one named, or one registered for `url`; and its secret. */
-async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null }> {
+async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; kept: boolean }> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
-  if (!api) return { endpoint: null, secret: given };
+  if (!api) return { endpoint: null, secret: given, kept: false };
   const { client, recordsBase } = api;
-  if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given };
+  if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given, kept: false };
   if (!url) {
     logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
-    return { endpoint: null, secret: given };
+    return { endpoint: null, secret: given, kept: false };
   }
   const recordsPath = join(stateDir, 'endpoints.json');
-  const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], recordsPath, logger });
-  // A relay URL is stable, so its endpoint (secret on file) is kept for the next run.
-  if (!options.keepEndpoint && !options.relay) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
-  return { endpoint: registered.endpoint, secret: given ?? registered.secret };
+  const kept = keepsEndpoint(options, setup.mode);
+  const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], kept, recordsPath, logger });
+  if (!kept) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
+  return { endpoint: registered.endpoint, secret: given ?? registered.secret, kept };
+}
+
+/**
+ * Whether the endpoint this run registers stays for the next run, and with it its secret, which the
+ * developer's app verifies with: set once, like `stripe listen`'s. So it does when its URL is the same
+ * on every run: a relay's channel, or the sandbox's endpoint for the listener's own port (not `--port 0`;
+ * it lives in this folder's sandbox, so nothing outside sees it). An endpoint on the real service for a
+ * tunnel URL is deleted unless `--keep-endpoint`: the URL may be gone tomorrow.
+ */
+function keepsEndpoint(options: ListenOptions, mode: ListenMode): boolean {
+  if (options.keepEndpoint || options.relay) return true;
+  return mode === 'sandbox' && (options.port ?? 4300) !== 0;
 }
 
 /**
@@ -275,7 +289,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     // The relay's channel URL reaches the listener's root; deliveries must arrive under --path.
     const basePath = normalizeBasePath(options.path ?? '/');
     const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
-    const { endpoint: registered, secret } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
+    const { endpoint: registered, secret, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
     const watch = new EndpointWatch({ client, endpoint: registered, logger, now: options.now ?? Date.now, ...options.endpointCheck });
     endpointWatch = watch;
     cleanups.push(async () => watch.close());
@@ -315,6 +329,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       },
       mode,
       secret,
+      endpointKept,
       get endpoint() {
         return watch.current;
       },

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
+import { verifySignature } from '../../src/contract/index.js';
 import { startListen } from '../../src/listener/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -66,13 +67,40 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(shown.delivery_attempts[0]).toMatchObject({ statusCode: 202, responseBody: 'queued' });
   });
 
-  it('deletes the endpoint it created on SIGINT and exits 0', async () => {
+  it('deletes the endpoint it created for --port 0 (a URL no later run has) on SIGINT and exits 0', async () => {
     const { client } = await folderSandbox();
     const proc = await listen();
     expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([proc.ready.endpointId]);
     expect(await proc.stop('SIGINT')).toBe(0);
     expect((await client.listEndpoints()).data).toEqual([]);
     expect(JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'))).toEqual([]);
+  });
+
+  it('on a fixed port, keeps its endpoint and so its secret for the next run: the app sets it once', async () => {
+    const { client } = await folderSandbox();
+    const port = String(await portForRestarts());
+    const first = await listen('--port', port, '--print-secret');
+    expect(await first.stop('SIGINT')).toBe(0);
+    const [kept] = (await client.listEndpoints()).data;
+    expect(kept).toMatchObject({ id: first.ready.endpointId, description: 'clockhook listen (created automatically; kept for its next run)' });
+
+    const second = await listen('--port', port, '--print-secret', '--forward-to', app.url);
+    expect(second.ready).toMatchObject({ endpointId: first.ready.endpointId, secret: first.ready.secret });
+    expect((await client.listEndpoints()).data).toHaveLength(1);
+    await runCli(['trigger', 'punch.created'], { cwd: dir.path });
+    expect(await second.waitForLine((l) => l.event === 'delivery')).toMatchObject({ signature: 'valid', status: 202 });
+    // The app, still verifying with the secret the first run showed, accepts it.
+    const [delivery] = app.received;
+    expect(verifySignature({ header: delivery.headers['x-service-signature'] as string, payload: delivery.body, secret: first.ready.secret })).toMatchObject({ ok: true });
+  });
+
+  it('says so for people when the secret stays', async () => {
+    await folderSandbox();
+    const port = String(await portForRestarts());
+    const proc = spawnCli(['listen', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open'], { cwd: dir.path });
+    procs.push(proc);
+    const line = await proc.waitForLine((l) => /^\s*Secret /.test(l.text ?? ''));
+    expect(line.text).toMatch(/Secret {6}whsec_…\S{4} \(the same on the next run; --print-secret to show it\)/);
   });
 
   it('keeps it with --keep-endpoint and reuses it (secret on file) on the next run', async () => {
@@ -199,6 +227,20 @@ describe('listen with an API key', () => {
     await masked.stop('SIGTERM');
     const shown = await listen(...args, '--print-secret');
     expect(shown.ready.secret).toMatch(/^whsec_/);
+  });
+
+  it("an endpoint's description says what becomes of it, and follows the run that reuses it", async () => {
+    const { sandbox, client } = await folderSandbox();
+    const args = ['--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--public-url', 'https://t.example.com/k'];
+    const keeping = await listen(...args, '--keep-endpoint');
+    expect(await keeping.stop('SIGTERM')).toBe(0);
+    expect(await client.getEndpoint(keeping.ready.endpointId)).toMatchObject({ description: 'clockhook listen (created automatically; kept for its next run)' });
+
+    const deleting = await listen(...args);
+    expect(deleting.ready.endpointId).toBe(keeping.ready.endpointId);
+    expect(await client.getEndpoint(deleting.ready.endpointId)).toMatchObject({ description: 'clockhook listen (created automatically; deleted when it exits)' });
+    expect(await deleting.stop('SIGTERM')).toBe(0);
+    expect((await client.listEndpoints()).data).toEqual([]);
   });
 
   it('exits 1 with a clear message when the key is refused', async () => {
