@@ -1,10 +1,11 @@
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { type CheckReport, type CheckResult, runChecks, TargetUnreachableError } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
-import { normalizeForwardTarget } from '../listener/index.js';
+import { normalizeForwardTarget, readEndpointRecords } from '../listener/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
-import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
+import { colour, formatTable, maskSecret, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
 import { parsePositiveInt, strayArgumentsError } from './process.js';
 
 interface CheckFlags {
@@ -59,13 +60,33 @@ function parseUrl(value: string, flag: string): URL {
   }
 }
 
+const RECORDS_PATH = join('.clockhook', 'endpoints.json');
+
+/**
+ * Without --secret: the secret of the one endpoint `clockhook listen` registered from this folder, which
+ * is the one the app verifies with when it receives through that listen. Named on stderr, so that a
+ * run against an app set up with another secret is not a puzzle. With none or several, the user says.
+ */
+async function secretOnFile(): Promise<string> {
+  const records = await readEndpointRecords(RECORDS_PATH);
+  if (records.length === 1) {
+    const [record] = records;
+    console.error(`Using the secret of endpoint ${record.id} (${record.url}), which clockhook listen registered from this folder (${RECORDS_PATH}). Pass --secret to check with another.`);
+    return record.secret;
+  }
+  const need = '--secret is required (or set CLOCKHOOK_SECRET): the secret your receiver verifies signatures with';
+  if (records.length === 0) throw new UsageError(`${need}. Or run check in the folder where clockhook listen runs: it then uses the secret of the endpoint listen registered.`);
+  const listed = records.map((r) => `endpoint ${r.id} (${r.url}, secret ${maskSecret(r.secret)})`).join(', ');
+  throw new UsageError(`${need}: ${RECORDS_PATH} holds the secrets of ${records.length} endpoints, ${listed}; pass the one your receiver uses.`);
+}
+
 /** `clockhook check`: a conformance test of the developer's receiver; exit 1 when a check fails. */
 export function registerCheck(program: Command): void {
   program
     .command('check')
     .description('test whether your receiver honours the webhook contract')
     .option('--forward-to <url>', 'your receiver: 3000, localhost:3000/hooks or a URL (required)')
-    .option('--secret <whsec>', 'the secret your receiver verifies with (default: $CLOCKHOOK_SECRET)')
+    .option('--secret <whsec>', 'the secret your receiver verifies with (default: $CLOCKHOOK_SECRET, else that of the endpoint clockhook listen registered from this folder)')
     .option('--events <types>', 'comma-separated event types to send valid deliveries of (default: a representative set)')
     .option('--dedupe-probe <url>', 'GET <url>?id=<event id> answers how many times your app processed it')
     .option('--timeout <ms>', 'how long to wait for each answer', '30000')
@@ -74,8 +95,7 @@ export function registerCheck(program: Command): void {
     .action(async (flags: CheckFlags, command: Command) => {
       if (command.args.length > 0) throw strayArgumentsError('check', command.args, flags.forwardTo);
       if (flags.forwardTo === undefined) throw new UsageError('--forward-to is required: the receiver to check, such as --forward-to 3000/webhooks.');
-      const secret = flags.secret ?? process.env.CLOCKHOOK_SECRET;
-      if (!secret) throw new UsageError('--secret is required (or set CLOCKHOOK_SECRET): the secret your receiver verifies signatures with.');
+      const secret = flags.secret ?? process.env.CLOCKHOOK_SECRET ?? (await secretOnFile());
       let events: string[] | undefined;
       if (flags.events) {
         const check = validateSubscription(parseEventList(flags.events));

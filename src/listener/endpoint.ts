@@ -28,7 +28,8 @@ export interface RegisteredEndpoint {
   owned: boolean;
 }
 
-async function readRecords(path: string): Promise<EndpointRecordOnFile[]> {
+/** The records in `.clockhook/endpoints.json`; none when it is missing or unreadable. */
+export async function readEndpointRecords(path: string): Promise<EndpointRecordOnFile[]> {
   try {
     const value = JSON.parse(await readFile(path, 'utf8'));
     return Array.isArray(value) ? (value as EndpointRecordOnFile[]) : [];
@@ -71,7 +72,7 @@ export async function registerEndpoint(options: {
   const { client, url, events, recordsPath, logger } = options;
   const apiBase = options.apiBase ?? client.baseUrl;
   const description = options.kept ? KEPT_ENDPOINT_DESCRIPTION : ENDPOINT_DESCRIPTION;
-  const records = await readRecords(recordsPath);
+  const records = await readEndpointRecords(recordsPath);
   const onFile = records.find((r) => r.apiBase === apiBase && r.url === url);
 
   if (onFile) {
@@ -129,7 +130,7 @@ export async function releaseEndpoint(options: { client: ApiClient; apiBase?: st
   } catch (error) {
     if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
   }
-  const records = await readRecords(recordsPath);
+  const records = await readEndpointRecords(recordsPath);
   await writeRecords(recordsPath, records.filter((r) => !(r.apiBase === apiBase && r.id === id)));
 }
 

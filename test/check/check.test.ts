@@ -1,8 +1,11 @@
 import { fork } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CheckReport, runChecks } from '../../src/check/index.js';
 import { runCli } from '../helpers/cli.js';
+import { startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
@@ -13,10 +16,10 @@ afterEach(async () => {
 });
 
 /** Starts a receiver fixture as its own process; resolves with its URL. */
-function startFixture(name: string): Promise<string> {
+function startFixture(name: string, secret = SECRET): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url)), [], {
-      env: { ...process.env, WEBHOOK_SECRET: SECRET, PORT: '0' },
+      env: { ...process.env, WEBHOOK_SECRET: secret, PORT: '0' },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     stops.push(() => child.kill());
@@ -99,8 +102,34 @@ describe('clockhook check', () => {
   it('refuses missing --secret and bad --events with exit 2', async () => {
     const dir = await tempDir();
     stops.push(dir.remove);
-    expect((await runCli(['check', '--forward-to', '3000'], { cwd: dir.path })).code).toBe(2);
+    const missing = await runCli(['check', '--forward-to', '3000'], { cwd: dir.path });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--secret is required');
     expect((await runCli(['check', '--forward-to', '3000', '--secret', SECRET, '--events', 'punch.exploded'], { cwd: dir.path })).code).toBe(2);
+  });
+
+  it('without --secret, in the folder where listen runs, uses the secret of the endpoint listen registered', async () => {
+    const dir = await tempDir();
+    stops.push(dir.remove);
+    const listen = await startListenProcess(['--print-secret', '--no-inspector'], dir.path);
+    stops.push(() => listen.stop('SIGKILL'));
+    const url = await startFixture('correct-receiver.mjs', listen.ready.secret);
+    const { code, stdout, stderr } = await runCli(['check', '--forward-to', url, '--json'], { cwd: dir.path });
+    expect(JSON.parse(stdout).checks.filter((c: { status: string }) => c.status === 'fail')).toEqual([]);
+    expect(code).toBe(0);
+    expect(stderr).toContain(`Using the secret of endpoint ${listen.ready.endpointId} (${listen.ready.listener}`);
+  });
+
+  it('without --secret, names the endpoints on file when there are several to choose from', async () => {
+    const dir = await tempDir();
+    stops.push(dir.remove);
+    await mkdir(join(dir.path, '.clockhook'));
+    const record = (id: number, secret: string) => ({ apiBase: 'http://127.0.0.1:4302', url: `http://127.0.0.1:${4300 + id}/`, id, secret, createdAt: '2026-11-22T00:00:00.000Z' });
+    await writeFile(join(dir.path, '.clockhook', 'endpoints.json'), JSON.stringify([record(1, 'whsec_first_aaaa'), record(2, 'whsec_second_bbbb')]));
+    const { code, stderr } = await runCli(['check', '--forward-to', '3000'], { cwd: dir.path });
+    expect(code).toBe(2);
+    expect(stderr).toContain('endpoint 1 (http://127.0.0.1:4301/, secret whsec_…aaaa), endpoint 2 (http://127.0.0.1:4302/, secret whsec_…bbbb)');
+    expect(stderr).not.toContain('whsec_first');
   });
 
   it('tells an address given as an argument (ngrok\'s way) to go in --forward-to, for check and listen alike', async () => {
