@@ -1,4 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page, WebSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,6 +177,36 @@ describe('the inspector page in Chromium', () => {
     } finally {
       page.off('websocket', watch);
       t.app.setResponder(answer200);
+    }
+  });
+
+  it('selected after its delivery was answered but before the service lists the attempt, shows it by itself', async () => {
+    const own = t.session.ready.endpointId as number;
+    const listenerUrl = t.session.ready.listener;
+    // A hop between the service and the listener that holds the listener's answer 2 s: the page learns at
+    // once that the delivery was answered, the service lists its attempt only 2 s later.
+    const hop = createServer((req, res) => {
+      const { host: _host, ...headers } = req.headers;
+      const onward = request(new URL(req.url ?? '/', listenerUrl), { method: req.method, headers }, (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => setTimeout(() => res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(chunks)), 2000));
+      });
+      req.pipe(onward);
+    });
+    await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
+    try {
+      await api().updateEndpoint(own, { url: `http://127.0.0.1:${(hop.address() as AddressInfo).port}/` });
+      const eventId = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'employee.created' } })).id;
+      const row = rows().filter({ hasText: eventId });
+      await row.filter({ hasText: '200 · ' }).waitFor();
+      expect((await api().getEvent(eventId)).delivery_attempts).toEqual([]);
+      await row.click();
+      const attempts = page.locator('#detail table.attempts tr:has(td)');
+      await expect.poll(() => attempts.count(), { timeout: 10_000 }).toBe(1);
+    } finally {
+      await api().updateEndpoint(own, { url: listenerUrl });
+      await new Promise((resolve) => hop.close(resolve));
     }
   });
 
