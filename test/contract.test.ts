@@ -5,6 +5,7 @@ import {
   matchesSubscription,
   PING_EVENT_TYPE,
   sampleData,
+  suggestEventType,
   validateSubscription,
 } from '../src/contract/index.js';
 
@@ -59,6 +60,19 @@ describe('event-type catalogue', () => {
     expect(result.invalid).toEqual(['punch.exploded', PING_EVENT_TYPE]);
     expect(result.message).toContain('employee.created');
     expect(result.message).toContain('not subscribable');
+  });
+
+  it('suggests the type a mistyped one most likely meant, and none for something else', () => {
+    expect(suggestEventType('employe.created')).toBe('employee.created');
+    expect(suggestEventType('punch_created')).toBe('punch.created');
+    expect(suggestEventType('Shift.Published')).toBe('shift.published');
+    expect(suggestEventType('pto_request.approve')).toBe('pto_request.approved');
+    expect(suggestEventType('timecard.approved')).toBe('time_card.approved');
+    expect(suggestEventType('punch')).toBeNull();
+    expect(suggestEventType('zzz')).toBeNull();
+    expect(suggestEventType('payroll.exported')).toBeNull();
+    const result = validateSubscription(['punch.creatd', 'zzz']);
+    expect(!result.ok && result.message).toMatch(/^unknown event types punch\.creatd \(did you mean punch\.created\?\), zzz\. Valid types/);
   });
 
   it('refuses an empty or non-array subscription and accepts *', () => {

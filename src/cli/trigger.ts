@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { EVENT_TYPES, type EventRecord, isDomainEventType } from '../contract/index.js';
+import { EVENT_TYPES, type EventRecord, isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { printJson } from './output.js';
@@ -47,8 +47,9 @@ export function registerTrigger(program: Command): void {
       .description('emit an event on the sandbox (sample data, or --data file.json)')
       .option('--data <file>', 'JSON file holding the data object (default: sample data for the type)'),
   ).action(async (type: string, flags: TriggerFlags) => {
+    if (type === PING_EVENT_TYPE) throw new UsageError(`${PING_EVENT_TYPE} is not an event to emit: send one to an endpoint with "clockhook endpoints ping <id>".`);
     if (!isDomainEventType(type)) {
-      throw new UsageError(`unknown event type ${JSON.stringify(type)}. Valid types: ${EVENT_TYPES.join(', ')}`);
+      throw new UsageError(`unknown event type ${withSuggestion(type, JSON.stringify(type))}. Valid types: ${EVENT_TYPES.join(', ')}`);
     }
     const data = flags.data ? await readData(flags.data) : undefined;
     const api = await resolveApi(flags);

@@ -60,6 +60,38 @@ export function matchesSubscription(type: string, subscription: readonly string[
   return subscription.includes(WILDCARD) || subscription.includes(type);
 }
 
+/** Edits (insert, delete, replace one character) that turn `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) current.push(Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/**
+ * The event type a mistyped one most likely meant (`employe.created`, `punch_created`, `Shift.Published`,
+ * `pto_request.approve`), as git and npm suggest a command: the nearest within a few edits, or none.
+ */
+export function suggestEventType(typed: string): DomainEventType | null {
+  const wanted = typed.trim().toLowerCase();
+  let best: DomainEventType | null = null;
+  let bestDistance = Math.max(2, Math.floor(wanted.length / 5)) + 1;
+  for (const type of EVENT_TYPES) {
+    const distance = editDistance(wanted, type);
+    if (distance < bestDistance) [best, bestDistance] = [type, distance];
+  }
+  return best;
+}
+
+/** A mistyped event type for a message, with what it may have meant: `employe.created (did you mean employee.created?)`. */
+export function withSuggestion(typed: string, shown = typed): string {
+  const suggestion = suggestEventType(typed);
+  return suggestion ? `${shown} (did you mean ${suggestion}?)` : shown;
+}
+
 export type SubscriptionCheck =
   | { ok: true; types: string[] }
   | { ok: false; invalid: string[]; message: string };
@@ -84,7 +116,7 @@ export function validateSubscription(types: unknown): SubscriptionCheck {
     return {
       ok: false,
       invalid,
-      message: `unknown event type${invalid.length > 1 ? 's' : ''} ${invalid.join(', ')}.${pingNote} Valid types: *, ${EVENT_TYPES.join(', ')}`,
+      message: `unknown event type${invalid.length > 1 ? 's' : ''} ${invalid.map((t) => (t === PING_EVENT_TYPE ? t : withSuggestion(t))).join(', ')}.${pingNote} Valid types: *, ${EVENT_TYPES.join(', ')}`,
     };
   }
   return { ok: true, types: [...new Set(types as string[])] };

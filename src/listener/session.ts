@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { ApiClient } from '../api/index.js';
-import { maskSecret, type WebhookEndpoint } from '../contract/index.js';
+import { maskSecret, validateSubscription, type WebhookEndpoint } from '../contract/index.js';
 import { type Inspector, startInspector } from '../inspector/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
@@ -142,7 +142,12 @@ function chooseMode(options: ListenOptions): ListenMode {
   if (options.publicUrl) throw new ListenUsageError('--public-url registers an endpoint with the real API: pass --api-key and --api-base too.');
   if (options.relay && options.secret) throw new ListenUsageError('--relay registers an endpoint, which needs the API or the sandbox: drop --secret, or pass --api-key and --api-base.');
   // A secret without a key: deliveries come from elsewhere (a tunnel the user set up); no sandbox.
-  return options.secret ? 'offline' : 'sandbox';
+  if (options.secret) return 'offline';
+  // The sandbox knows the contract's catalogue and would refuse the endpoint once everything had started;
+  // the real service may know types this build does not, so there the service decides.
+  const events = validateSubscription(options.events ?? ['*']);
+  if (!events.ok) throw new ListenUsageError(`--events: ${events.message}`);
+  return 'sandbox';
 }
 
 /** What the set-up steps share; each step registers how to undo itself in `cleanups`. */

@@ -110,6 +110,12 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
 
   it('exits 2 on bad usage', async () => {
     expect((await cli('trigger', 'punch.exploded')).code).toBe(2);
+    const typo = await cli('trigger', 'employe.created');
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('unknown event type "employe.created" (did you mean employee.created?)');
+    const ping = await cli('trigger', 'webhook_endpoint.ping');
+    expect(ping.code).toBe(2);
+    expect(ping.stderr).toContain('clockhook endpoints ping <id>');
     expect((await cli('endpoints', 'get', 'abc')).code).toBe(2);
     expect((await cli('endpoints', 'create')).code).toBe(2);
     expect((await cli('events', 'list', '--limit', 'lots')).code).toBe(2);

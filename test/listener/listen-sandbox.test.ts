@@ -256,6 +256,10 @@ describe('listen with an API key', () => {
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.stderr, args.join(' ')).toMatch(/^clockhook: /);
     }
+    // The sandbox would refuse the endpoint after everything had started: said at once instead.
+    const typo = await runCli(['listen', '--port', '0', '--events', 'punch.creatd'], { cwd: dir.path });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^clockhook: --events: unknown event type punch\.creatd \(did you mean punch\.created\?\)/);
     const small = await runCli(['listen', '--port', '0', '--max-buffer', '1mb'], { cwd: dir.path });
     expect(small.code).toBe(2);
     expect(small.stderr).toContain('--max-buffer must be at least 5mb, the largest body a delivery may have (got 1mb).');
