@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { type ApiClient, ApiError } from '../api/index.js';
+import { type ApiClient, ApiError, type EndpointPatch } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
 import type { Logger } from '../logger.js';
 import { writePrivateFile } from '../store/index.js';
@@ -66,6 +66,11 @@ export async function registerEndpoint(options: {
   events: string[];
   /** Whether this run leaves the endpoint for the next one, which its description then says. */
   kept: boolean;
+  /**
+   * Whether an earlier run's endpoint for this URL may be moved here when none is on file for `url`
+   * itself, keeping its secret (the sandbox's endpoint of this listener's port, under another --path).
+   */
+  movable?: (url: string) => boolean;
   recordsPath: string;
   logger: Logger;
 }): Promise<RegisteredEndpoint> {
@@ -73,14 +78,22 @@ export async function registerEndpoint(options: {
   const apiBase = options.apiBase ?? client.baseUrl;
   const description = options.kept ? KEPT_ENDPOINT_DESCRIPTION : ENDPOINT_DESCRIPTION;
   const records = await readEndpointRecords(recordsPath);
-  const onFile = records.find((r) => r.apiBase === apiBase && r.url === url);
+  const ours = records.filter((r) => r.apiBase === apiBase);
+  const onFile = ours.find((r) => r.url === url) ?? ours.find((r) => options.movable?.(r.url));
 
   if (onFile) {
     try {
       let endpoint = await client.getEndpoint(onFile.id);
-      if (endpoint.url === url) {
-        if (!sameEvents(endpoint.enabledEvents, events) || (isListenEndpoint(endpoint) && endpoint.description !== description)) {
-          endpoint = await client.updateEndpoint(endpoint.id, { enabledEvents: events, ...(isListenEndpoint(endpoint) ? { description } : {}) });
+      if (endpoint.url === onFile.url) {
+        const patch: EndpointPatch = {
+          ...(endpoint.url !== url ? { url } : {}),
+          ...(sameEvents(endpoint.enabledEvents, events) ? {} : { enabledEvents: events }),
+          ...(isListenEndpoint(endpoint) && endpoint.description !== description ? { description } : {}),
+        };
+        if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
+        if (onFile.url !== url) {
+          await writeRecords(recordsPath, records.map((r) => (r === onFile ? { ...r, url } : r)));
+          logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
         }
         return { endpoint, secret: onFile.secret, owned: true };
       }

@@ -245,7 +245,10 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null):
   }
   const recordsPath = join(stateDir, 'endpoints.json');
   const kept = keepsEndpoint(options, setup.mode);
-  const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], kept, recordsPath, logger });
+  // Only this process can listen on its own address now: an endpoint kept for it under another --path is
+  // this one's, moved (not a second one that would fail every event).
+  const movable = setup.mode === 'sandbox' && !options.relay ? (earlier: string) => URL.canParse(earlier) && new URL(earlier).origin === new URL(url).origin : undefined;
+  const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], kept, movable, recordsPath, logger });
   if (!kept) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
   return { endpoint: registered.endpoint, secret: given ?? registered.secret, kept };
 }

@@ -94,6 +94,19 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(verifySignature({ header: delivery.headers['x-service-signature'] as string, payload: delivery.body, secret: first.ready.secret })).toMatchObject({ ok: true });
   });
 
+  it('moves its kept endpoint when --path changes, secret and all, instead of leaving one that would fail every event', async () => {
+    const { client } = await folderSandbox();
+    const port = String(await portForRestarts());
+    const first = await listen('--port', port, '--path', '/a', '--print-secret');
+    expect(await first.stop('SIGINT')).toBe(0);
+    const second = await listen('--port', port, '--path', '/b', '--print-secret');
+    expect(second.ready).toMatchObject({ endpointId: first.ready.endpointId, secret: first.ready.secret });
+    expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: first.ready.endpointId, url: `http://127.0.0.1:${port}/b` })]);
+    expect(second.stderr).toContain(`Endpoint ${first.ready.endpointId} now points at http://127.0.0.1:${port}/b (it was http://127.0.0.1:${port}/a); its secret is the same.`);
+    await runCli(['trigger', 'punch.created'], { cwd: dir.path });
+    expect(await second.waitForLine((l) => l.event === 'delivery')).toMatchObject({ signature: 'valid', status: 200 });
+  });
+
   it('says so for people when the secret stays', async () => {
     await folderSandbox();
     const port = String(await portForRestarts());
