@@ -40,8 +40,18 @@ interface Pending {
   timedOut: boolean;
   timer: NodeJS.Timeout;
   proxyReq?: ClientRequest;
+  /** The bytes, to send again on a new connection (see #resend). */
+  body: Buffer;
+  /** Times sent again after the app had closed the kept-alive connection it went out on. */
+  resent: number;
   resolve(outcome: ForwardOutcome): void;
 }
+
+/** A pool holds at most this many stale connections in a row: beyond, the app is resetting new ones too. */
+const MAX_RESENDS = 3;
+
+/** The X-Forwarded-* headers http-proxy appends its values to (`xfwd`), as it sets them. */
+const APPENDED_FORWARD_HEADERS = ['x-forwarded-for', 'x-forwarded-port', 'x-forwarded-proto'];
 
 /**
  * A forward on its way hangs off its request, and leaves it when it settles; http-proxy gets one
@@ -156,6 +166,8 @@ export class Forwarder {
         started: performance.now(),
         timedOut: false,
         timer: setTimeout(this.#timedOut, this.timeoutMs, req),
+        body,
+        resent: 0,
         resolve,
       };
       // The body is sent exactly as received, with its real length: chunked framing is per hop.
@@ -189,6 +201,10 @@ export class Forwarder {
     if (!pending) return;
     const failure = error as NodeJS.ErrnoException;
     const { target, timedOut } = pending;
+    if (!timedOut && failure.code === 'ECONNRESET' && pending.proxyReq?.reusedSocket && pending.resent < MAX_RESENDS) {
+      this.#resend(req, pending);
+      return;
+    }
     const message = timedOut
       ? `The app at ${target} did not answer within ${this.timeoutMs} ms. The service counts this attempt as failed and will retry.`
       : `Could not reach the app at ${target}: ${describeError(failure)}. Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
@@ -208,6 +224,27 @@ export class Forwarder {
       },
     });
   };
+
+  /**
+   * The app closed a kept-alive connection just as this request went out on it: its idle timeout (5 s in
+   * Node and uvicorn, for instance) met a delivery arriving at that moment. It did not answer on that
+   * connection, so the request goes again on another, as Node's documentation of `request.reusedSocket`
+   * advises. Had the app received it after all, it gets it twice, which the contract's at-least-once
+   * delivery already asks receivers to handle; the sender is answered once, with the answer that came.
+   */
+  #resend(req: IncomingMessage, pending: Pending): void {
+    pending.resent += 1;
+    pending.proxyReq = undefined;
+    // http-proxy appended its X-Forwarded-* values to the request's headers: take them off again.
+    for (const name of APPENDED_FORWARD_HEADERS) {
+      const value = req.headers[name] as string | undefined;
+      if (value === undefined) continue;
+      const comma = value.lastIndexOf(',');
+      if (comma === -1) delete req.headers[name];
+      else req.headers[name] = value.slice(0, comma);
+    }
+    this.#proxy.web(req, pending.res, { target: this.#proxyTarget, buffer: bodySource(pending.body) }, this.#failed);
+  }
 
   #relayAnswer(proxyRes: IncomingMessage, req: IncomingMessage): void {
     const pending = pendingOf(req);

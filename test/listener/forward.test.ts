@@ -1,0 +1,78 @@
+import type { Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { signPayload } from '../../src/contract/index.js';
+import { post } from '../helpers/listen.js';
+import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
+import { answer200, type Responder } from '../helpers/receiver.js';
+
+const SECRET = 'whsec_forward_test_secret';
+const delivery = (id: string) => {
+  const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1 } });
+  return { body, headers: { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) } };
+};
+
+let rig: ListenerRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+/**
+ * An app that closes a kept-alive connection just as the listener sends the next request on it: what
+ * an app server's idle timeout does (uvicorn's 5 s, say) when a delivery arrives at that moment.
+ */
+function closingIdleConnections(times: number, holdMs = 0): Responder {
+  const served = new WeakSet<Socket>();
+  let dropped = 0;
+  return (request, res, req) => {
+    if (served.has(req.socket) && dropped < times) {
+      dropped += 1;
+      req.socket.destroy();
+      return;
+    }
+    served.add(req.socket);
+    setTimeout(() => answer200(request, res, req), holdMs);
+  };
+}
+
+describe('forwarding over kept-alive connections', () => {
+  it('sends a delivery again on a new connection when the app had closed the reused one, once per stale connection', async () => {
+    rig = await startListenerRig({ secret: SECRET, respond: closingIdleConnections(1) });
+    const first = delivery('evt_first');
+    expect((await post(rig.listener.url, first.body, first.headers)).status).toBe(200);
+    const second = delivery('evt_second');
+    const answer = await post(rig.listener.url, second.body, second.headers);
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe('{"ok":true}');
+    // The app saw the first, the one it dropped, and the second again, with its headers as before.
+    const bodies = rig.app.received.map((r) => JSON.parse(r.body.toString()).id);
+    expect(bodies).toEqual(['evt_first', 'evt_second', 'evt_second']);
+    const [, dropped, resent] = rig.app.received;
+    expect(resent.headers['x-forwarded-for']).toBe(dropped.headers['x-forwarded-for']);
+    expect(resent.headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(resent.headers['x-forwarded-proto']).toBe('http');
+    const store = rig.store;
+    await expect.poll(() => store.newest(10).map((c) => c.forward?.statusCode)).toEqual([200, 200]);
+  });
+
+  it('gives up after three more tries when every kept-alive connection it takes is closed', async () => {
+    // Five deliveries at once leave five connections in the pool, and the app then closes each one used.
+    rig = await startListenerRig({ secret: SECRET, respond: closingIdleConnections(Infinity, 100) });
+    const opening = ['evt_a', 'evt_b', 'evt_c', 'evt_d', 'evt_e'].map(delivery);
+    expect((await Promise.all(opening.map((d) => post(rig?.listener.url as string, d.body, d.headers)))).map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    const last = delivery('evt_last');
+    const answer = await post(rig.listener.url, last.body, last.headers);
+    expect(answer.status).toBe(502);
+    expect(answer.text).toContain('connection reset by the app');
+    expect(rig.app.received.filter((r) => JSON.parse(r.body.toString()).id === 'evt_last')).toHaveLength(4);
+  });
+
+  it('answers 502 when the app resets a new connection: only a reused one is tried again', async () => {
+    rig = await startListenerRig({ secret: SECRET, respond: (_request, _res, req) => req.socket.destroy() });
+    const only = delivery('evt_only');
+    const answer = await post(rig.listener.url, only.body, only.headers);
+    expect(answer.status).toBe(502);
+    expect(answer.text).toContain('connection reset by the app');
+    expect(rig.app.received).toHaveLength(1);
+  });
+});
