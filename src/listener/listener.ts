@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, signPayload, verifySignature } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { type Capture, type CaptureSignature, type CaptureStore, encodeBody, newCaptureId } from '../store/index.js';
+import { type Capture, type CaptureForward, type CaptureSignature, type CaptureStore, encodeBody, newCaptureId } from '../store/index.js';
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import { Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
@@ -237,6 +237,8 @@ export class Listener {
   readonly #budget: ByteBudget;
   /** Whether the log has said that deliveries are being refused, since the budget was last empty. */
   #warnedBusy = false;
+  /** Redirects already explained (see #adviseOnRedirect), by where they led: each is said once. */
+  readonly #redirectsExplained = new Set<string>();
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
@@ -510,6 +512,28 @@ export class Listener {
     }
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
     this.#report(capture, status, started, outcome.forward.error, outcome.forward.target);
+    if (status >= 300 && status < 400) this.#adviseOnRedirect(outcome.forward, relative);
+  }
+
+  /**
+   * An app that redirects a delivery (a framework adding a trailing slash, http → https) fails every
+   * one of them: the service does not follow redirects and counts a non-2xx answer as a failed attempt,
+   * so the endpoint ends up disabled. The line shows only the status; this says why and what to change,
+   * once per place it redirects to.
+   */
+  #adviseOnRedirect(forward: CaptureForward, relative: string): void {
+    const location = forward.headers.location;
+    if (typeof location !== 'string' || !URL.canParse(location, forward.target) || this.#redirectsExplained.size >= 100) return;
+    const to = new URL(location, forward.target);
+    if (this.#redirectsExplained.has(to.href)) return;
+    this.#redirectsExplained.add(to.href);
+    const fix =
+      relative === '/' && to.search === '' && to.hash === ''
+        ? `Forward to where it leads instead: --forward-to ${to.href}`
+        : `Make the app answer ${forward.target} itself.`;
+    this.#options.logger.warn(
+      `The app answered ${forward.statusCode} to POST ${forward.target}, redirecting to ${to.href}. The service does not follow redirects: it counts each such delivery as failed and retries it. ${fix}`,
+    );
   }
 
   /**

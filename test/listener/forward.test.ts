@@ -75,4 +75,22 @@ describe('forwarding over kept-alive connections', () => {
     expect(answer.text).toContain('connection reset by the app');
     expect(rig.app.received).toHaveLength(1);
   });
+
+  it('passes a redirect back and says once why every such delivery fails, and where to forward instead', async () => {
+    const warnings: string[] = [];
+    const logger = { info() {}, warn: (message: string) => warnings.push(message), error() {} };
+    rig = await startListenerRig({
+      secret: SECRET,
+      logger,
+      targetPath: '/hooks',
+      respond: (_request, res) => res.writeHead(308, { location: '/hooks/' }).end(),
+    });
+    for (const id of ['evt_r1', 'evt_r2']) {
+      const sent = delivery(id);
+      expect((await post(rig.listener.url, sent.body, sent.headers)).status).toBe(308);
+    }
+    expect(warnings).toEqual([
+      `The app answered 308 to POST ${rig.app.url}/hooks, redirecting to ${rig.app.url}/hooks/. The service does not follow redirects: it counts each such delivery as failed and retries it. Forward to where it leads instead: --forward-to ${rig.app.url}/hooks/`,
+    ]);
+  });
 });
