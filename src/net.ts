@@ -76,16 +76,17 @@ export interface PostOptions {
  * Resolves with the status and the beginning of the answer: an answer cut short, by the receiver or
  * by `signal`, still resolves with what arrived. Rejects with the request's error (its `code`:
  * ECONNREFUSED, ECONNRESET, ENOTFOUND…, or ABORT_ERR from `signal`) when no answer came. Redirects are
- * answers, never followed.
+ * answers, never followed (their Location comes with them).
  */
-export function postBytes(target: URL, headers: Record<string, string>, body: string | Buffer, options: PostOptions): Promise<{ status: number; body: string }> {
+export function postBytes(target: URL, headers: Record<string, string>, body: string | Buffer, options: PostOptions): Promise<{ status: number; body: string; location?: string }> {
   return new Promise((resolve, reject) => {
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const sent = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
     const req = request(target, { method: 'POST', headers: sent, agent: false, signal: options.signal, rejectUnauthorized: options.rejectUnauthorized ?? true }, (res) => {
       const decoder = new StringDecoder('utf8');
       let text = '';
-      const done = () => resolve({ status: res.statusCode ?? 0, body: (text + decoder.end()).slice(0, options.maxChars) });
+      const { location } = res.headers;
+      const done = () => resolve({ status: res.statusCode ?? 0, body: (text + decoder.end()).slice(0, options.maxChars), ...(location ? { location } : {}) });
       res.on('data', (chunk: Buffer) => {
         text += decoder.write(chunk);
         if (text.length < options.maxChars) return;

@@ -97,7 +97,18 @@ function makeBattery(options: CheckOptions, results: CheckResult[]): Battery {
   };
 }
 
-const acceptance = (answer: Answer, hint: string) => (is2xx(answer) ? { status: 'pass' as const } : { status: 'fail' as const, hint });
+/**
+ * Pass on 2xx. A redirect fails with its own hint, whatever the check: the service follows none, so the
+ * app must answer at the URL it is given (a trailing slash is the usual culprit).
+ */
+function acceptance(answer: Answer, hint: string, target: URL) {
+  if (is2xx(answer)) return { status: 'pass' as const };
+  if (answer.kind === 'answer' && answer.status >= 300 && answer.status < 400 && answer.location && URL.canParse(answer.location, target.href)) {
+    const to = new URL(answer.location, target).href;
+    return { status: 'fail' as const, hint: `The app redirects to ${to}, and the service does not follow redirects: it counts every such delivery as failed. Register (and check) the URL the app answers at: --forward-to ${to}` };
+  }
+  return { status: 'fail' as const, hint };
+}
 
 /** 1. A valid delivery of each type; the first also tells whether anything answers at all. */
 async function checkValidDeliveries(b: Battery, events: string[]): Promise<void> {
@@ -112,7 +123,7 @@ async function checkValidDeliveries(b: Battery, events: string[]): Promise<void>
       name: `valid ${type} delivery is accepted`,
       sent: `${type} ${env.id}, correctly signed`,
       got: describeAnswer(answer),
-      ...acceptance(answer, 'Answer 2xx to every delivery whose signature verifies; a non-2xx makes the service retry and, after 10 failed deliveries, disable the endpoint. Unknown fields in data must not fail the handler.'),
+      ...acceptance(answer, 'Answer 2xx to every delivery whose signature verifies; a non-2xx makes the service retry and, after 10 failed deliveries, disable the endpoint. Unknown fields in data must not fail the handler.', b.options.target),
     });
   }
 }
@@ -126,7 +137,7 @@ async function checkRawBody(b: Battery, type: string): Promise<void> {
     name: 'signature is checked over the raw bytes',
     sent: 'a correctly signed envelope formatted with whitespace and newlines',
     got: describeAnswer(answer),
-    ...acceptance(answer, 'Verify the HMAC over the raw request bytes exactly as received (a Buffer), before any JSON parsing. Parsing and re-serializing changes the bytes, and the signature no longer matches.'),
+    ...acceptance(answer, 'Verify the HMAC over the raw request bytes exactly as received (a Buffer), before any JSON parsing. Parsing and re-serializing changes the bytes, and the signature no longer matches.', b.options.target),
   });
 }
 
@@ -220,7 +231,7 @@ async function checkEnvelopeVersion(b: Battery): Promise<void> {
     name: 'the contract envelope with a newer api_version and new data fields is accepted',
     sent: `{ id: "${env.id}", object: "event", type, api_version: "2099-01-01", created, data: sample resource + one new field }`,
     got: describeAnswer(answer),
-    ...acceptance(answer, 'Read api_version per event instead of rejecting versions you do not know, and ignore fields you do not use: the service may raise its version.'),
+    ...acceptance(answer, 'Read api_version per event instead of rejecting versions you do not know, and ignore fields you do not use: the service may raise its version.', b.options.target),
   });
 }
 
@@ -233,7 +244,7 @@ async function checkPing(b: Battery): Promise<void> {
     name: 'a webhook_endpoint.ping delivery is accepted',
     sent: `${PING_EVENT_TYPE} with X-Service-Event, correctly signed`,
     got: describeAnswer(answer),
-    ...acceptance(answer, 'Answer 2xx to event types you do not handle, webhook_endpoint.ping included; rejecting them breaks the ping diagnostic.'),
+    ...acceptance(answer, 'Answer 2xx to event types you do not handle, webhook_endpoint.ping included; rejecting them breaks the ping diagnostic.', b.options.target),
   });
 }
 

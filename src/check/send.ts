@@ -6,7 +6,7 @@ export interface SentRequest {
 }
 
 export type Answer =
-  | { kind: 'answer'; status: number; body: string; durationMs: number }
+  | { kind: 'answer'; status: number; body: string; durationMs: number; location?: string }
   | { kind: 'error'; error: string; code?: string; durationMs: number };
 
 /** POSTs exact bytes to the app; never throws: a refused or timed-out request is an `error` answer. */
@@ -17,7 +17,7 @@ export async function sendDelivery(target: URL, { headers, body }: SentRequest, 
   try {
     // A receiver on localhost often has a certificate of its own making.
     const answer = await postBytes(target, headers, body, { signal: timeout, maxChars: 2000, rejectUnauthorized: false });
-    return { kind: 'answer', status: answer.status, body: answer.body, durationMs: elapsed() };
+    return { kind: 'answer', status: answer.status, body: answer.body, durationMs: elapsed(), ...(answer.location ? { location: answer.location } : {}) };
   } catch (caught) {
     const error = caught as NodeJS.ErrnoException;
     if (timeout.aborted) return { kind: 'error', error: `no answer within ${timeoutMs / 1000} s`, code: 'TIMEOUT', durationMs: elapsed() };
@@ -27,7 +27,8 @@ export async function sendDelivery(target: URL, { headers, body }: SentRequest, 
 }
 
 export function describeAnswer(answer: Answer): string {
-  return answer.kind === 'answer' ? `${answer.status} in ${answer.durationMs} ms` : `${answer.error} after ${answer.durationMs} ms`;
+  if (answer.kind === 'error') return `${answer.error} after ${answer.durationMs} ms`;
+  return `${answer.status} in ${answer.durationMs} ms${answer.location && answer.status >= 300 && answer.status < 400 ? `, redirecting to ${answer.location}` : ''}`;
 }
 
 export const is2xx = (answer: Answer) => answer.kind === 'answer' && answer.status >= 200 && answer.status < 300;

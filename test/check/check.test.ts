@@ -164,6 +164,16 @@ describe('runChecks against misbehaving receivers', () => {
     expect(crashing.checks.find((c) => c.id === 'malformed-bad-t')).toMatchObject({ status: 'fail', hint: expect.stringMatching(/do not crash/) });
   });
 
+  it('fails a receiver that redirects, saying why and which URL to use', async () => {
+    app = await startReceiver((_r, res) => res.writeHead(308, { location: '/hooks/' }).end());
+    const report = await runChecks({ target: new URL(`${app.url}/hooks`), secret: SECRET, events: ['punch.created'] });
+    expect(report.checks.find((c) => c.id === 'valid:punch.created')).toMatchObject({
+      status: 'fail',
+      got: expect.stringMatching(/^308 in \d+ ms, redirecting to \/hooks\/$/),
+      hint: `The app redirects to ${app.url}/hooks/, and the service does not follow redirects: it counts every such delivery as failed. Register (and check) the URL the app answers at: --forward-to ${app.url}/hooks/`,
+    });
+  });
+
   it('fails duplicate processing reported by the probe, and a slow answer', async () => {
     let processed = 0;
     app = await startReceiver((request, res) => {
