@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ApiClient } from '../api/index.js';
 import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
 import { CliError, UsageError } from './errors.js';
+import { fromEnv } from './process.js';
 
 export interface ApiFlags {
   apiKey?: string;
@@ -26,8 +27,8 @@ export function withApiOptions(command: Command): Command {
 
 /** Where the key and base come from: flags, then the environment, then `.clockhook/sandbox.json`. */
 export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedApi> {
-  const apiKey = flags.apiKey ?? env.CLOCKHOOK_API_KEY;
-  const apiBase = flags.apiBase ?? env.CLOCKHOOK_API_BASE;
+  const apiKey = flags.apiKey ?? fromEnv('CLOCKHOOK_API_KEY', env);
+  const apiBase = flags.apiBase ?? fromEnv('CLOCKHOOK_API_BASE', env);
   if (apiKey) {
     if (!apiBase) {
       throw new UsageError('an API key was given without a base URL: pass --api-base or set CLOCKHOOK_API_BASE to the service\'s API URL.');

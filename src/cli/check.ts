@@ -6,7 +6,7 @@ import { normalizeForwardTarget, readEndpointRecords } from '../listener/index.j
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, formatTable, maskSecret, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
-import { parsePositiveInt, strayArgumentsError } from './process.js';
+import { fromEnv, parsePositiveInt, strayArgumentsError } from './process.js';
 
 interface CheckFlags {
   forwardTo?: string;
@@ -95,7 +95,7 @@ export function registerCheck(program: Command): void {
     .action(async (flags: CheckFlags, command: Command) => {
       if (command.args.length > 0) throw strayArgumentsError('check', command.args, flags.forwardTo);
       if (flags.forwardTo === undefined) throw new UsageError('--forward-to is required: the receiver to check, such as --forward-to 3000/webhooks.');
-      const secret = flags.secret ?? process.env.CLOCKHOOK_SECRET ?? (await secretOnFile());
+      const secret = flags.secret ?? fromEnv('CLOCKHOOK_SECRET') ?? (await secretOnFile());
       let events: string[] | undefined;
       if (flags.events) {
         const check = validateSubscription(parseEventList(flags.events));

@@ -7,7 +7,7 @@ import { StoreLockedError } from '../store/index.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
-import { bindFailure, onShutdown, parsePort, parsePositiveInt, parseSizeFlag, strayArgumentsError } from './process.js';
+import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSizeFlag, strayArgumentsError } from './process.js';
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
@@ -134,22 +134,21 @@ export function registerListen(program: Command): void {
     .allowExcessArguments()
     .action(async (flags: ListenFlags, command: Command) => {
       if (command.args.length > 0) throw strayArgumentsError('listen', command.args, flags.forwardTo);
-      const env = process.env;
       const options = {
         forwardTo: flags.forwardTo ?? null,
         port: parsePort(flags.port, '--port'),
         sandboxPort: parsePort(flags.sandboxPort, '--sandbox-port'),
         host: flags.host,
         path: flags.path,
-        secret: flags.secret ?? env.CLOCKHOOK_SECRET,
+        secret: flags.secret ?? fromEnv('CLOCKHOOK_SECRET'),
         skipVerify: Boolean(flags.skipVerify),
         tolerance: toNumber(flags.tolerance, '--tolerance'),
         timeoutMs: toNumber(flags.timeout, '--timeout', 1),
-        dbPath: flags.db ?? env.CLOCKHOOK_DB,
+        dbPath: flags.db ?? fromEnv('CLOCKHOOK_DB'),
         maxCaptures: parsePositiveInt(flags.maxCaptures, '--max-captures'),
         maxBufferedBytes: maxBuffer(flags.maxBuffer),
-        apiKey: flags.apiKey ?? env.CLOCKHOOK_API_KEY,
-        apiBase: flags.apiBase ?? env.CLOCKHOOK_API_BASE,
+        apiKey: flags.apiKey ?? fromEnv('CLOCKHOOK_API_KEY'),
+        apiBase: flags.apiBase ?? fromEnv('CLOCKHOOK_API_BASE'),
         publicUrl: flags.publicUrl,
         relay: flags.relay,
         relayMaxDisconnectedMs: flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,

@@ -64,3 +64,9 @@ export function strayArgumentsError(command: string, args: readonly string[], fo
     ? `${command} takes your app's address as a flag: clockhook ${command} --forward-to ${given}`
     : `${command} takes no arguments (got ${JSON.stringify(given)}); see clockhook ${command} --help.`);
 }
+
+/** An environment variable's value; an empty one counts as unset (`export CLOCKHOOK_SECRET=`). */
+export function fromEnv(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value;
+}

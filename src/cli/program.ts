@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerCheck } from './check.js';
+import { UsageError } from './errors.js';
 import { registerEndpoints } from './endpoints.js';
 import { registerEvents } from './events.js';
 import { registerListen } from './listen.js';
@@ -25,5 +26,21 @@ export function buildProgram(): Command {
   registerTrigger(program);
   registerEndpoints(program);
   registerEvents(program);
+  program.hook('preAction', (_program, command) => refuseEmptyValues(command));
   return program;
+}
+
+/**
+ * A flag given an empty value, most often a shell variable that is not set (`--api-key "$KEY"`), is a
+ * mistake: taken as absent, it would quietly fall back to a default (the sandbox instead of the service).
+ */
+function refuseEmptyValues(command: Command): void {
+  for (const option of command.options) {
+    const name = option.attributeName();
+    if (name === 'description') continue; // `endpoints update --description ""` clears it
+    const value: unknown = command.getOptionValue(name);
+    if (command.getOptionValueSource(name) === 'cli' && typeof value === 'string' && value.trim() === '') {
+      throw new UsageError(`${option.long} was given an empty value (an unset shell variable?): give it a value, or leave the flag out.`);
+    }
+  }
 }

@@ -114,7 +114,8 @@ describe('clockhook check', () => {
     const listen = await startListenProcess(['--print-secret', '--no-inspector'], dir.path);
     stops.push(() => listen.stop('SIGKILL'));
     const url = await startFixture('correct-receiver.mjs', listen.ready.secret);
-    const { code, stdout, stderr } = await runCli(['check', '--forward-to', url, '--json'], { cwd: dir.path });
+    // An empty variable is unset (`export CLOCKHOOK_SECRET=`), not a secret.
+    const { code, stdout, stderr } = await runCli(['check', '--forward-to', url, '--json'], { cwd: dir.path, env: { CLOCKHOOK_SECRET: '' } });
     expect(JSON.parse(stdout).checks.filter((c: { status: string }) => c.status === 'fail')).toEqual([]);
     expect(code).toBe(0);
     expect(stderr).toContain(`Using the secret of endpoint ${listen.ready.endpointId} (${listen.ready.listener}`);

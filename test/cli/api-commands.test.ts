@@ -108,8 +108,19 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect(res.stderr).toMatch(/requestId: req_/);
   });
 
+  it('takes an empty --description as clearing it', async () => {
+    const created = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/d`, '--description', 'label', '--json')).stdout);
+    const cleared = await cli('endpoints', 'update', String(created.id), '--description', '', '--json');
+    expect(cleared.code).toBe(0);
+    expect(JSON.parse(cleared.stdout).description).toBe('');
+  });
+
   it('exits 2 on bad usage', async () => {
     expect((await cli('trigger', 'punch.exploded')).code).toBe(2);
+    // An unset shell variable (`--api-key "$KEY"`) must not quietly mean the sandbox.
+    const empty = await cli('endpoints', 'list', '--api-key', '');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe('clockhook: --api-key was given an empty value (an unset shell variable?): give it a value, or leave the flag out.\n');
     const typo = await cli('trigger', 'employe.created');
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('unknown event type "employe.created" (did you mean employee.created?)');
