@@ -61,11 +61,12 @@ export function deliveryLine(report: DeliveryReport): string {
   const status = report.status < 300 ? colour.green(`[${report.status}]`) : colour.red(`[${report.status}]`);
   const target = report.target ?? 'clockhook';
   const error = report.error ? colour.red(` ${report.error}`) : '';
+  const answer = report.answer ? colour.grey(` ${JSON.stringify(report.answer)}`) : '';
   // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
   if (report.captureId === null) return `${colour.grey(time())}${replay} --> ${report.method} (not captured)  <-- ${status} ${target} (${report.durationMs} ms)${error}`;
   const duplicate = report.duplicateOf ? colour.yellow(' duplicate') : '';
   const what = report.type ? `${report.type} [${report.eventId}]${duplicate}` : `${report.method} (not an envelope)`;
-  return `${colour.grey(time())}${replay} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}`;
+  return `${colour.grey(time())}${replay} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}${answer}`;
 }
 
 /** The secret's line: masked unless asked; whether the app can keep it, as the endpoint stays for the next run. */

@@ -4,7 +4,7 @@ import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, signPayload, verifySignature 
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, type CaptureForward, type CaptureSignature, type CaptureStore, encodeBody, newCaptureId } from '../store/index.js';
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
-import { Forwarder, HOP_BY_HOP } from './forward.js';
+import { answerExcerpt, Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
 import { listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
@@ -27,6 +27,8 @@ export interface DeliveryReport {
   status: number;
   durationMs: number;
   error?: string;
+  /** What the app said, when it answered other than 2xx (see answerExcerpt). */
+  answer?: string;
 }
 
 export interface ListenerOptions {
@@ -511,7 +513,8 @@ export class Listener {
       answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
     }
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
-    this.#report(capture, status, started, outcome.forward.error, outcome.forward.target);
+    const answer = outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
+    this.#report(capture, status, started, outcome.forward.error, outcome.forward.target, answer);
     if (status >= 300 && status < 400) this.#adviseOnRedirect(outcome.forward, relative);
   }
 
@@ -565,7 +568,7 @@ export class Listener {
   }
 
   /** `target`: where the request went, for a forwarded one; the listener answered the others itself. */
-  #report(capture: Capture, status: number, started: number, error?: string, target: string | null = null): void {
+  #report(capture: Capture, status: number, started: number, error?: string, target: string | null = null, answer: string | null = null): void {
     this.#options.onDelivery({
       captureId: capture.id,
       source: capture.source,
@@ -580,6 +583,7 @@ export class Listener {
       status,
       durationMs: Math.round(performance.now() - started),
       ...(error ? { error } : {}),
+      ...(answer ? { answer } : {}),
     });
   }
 

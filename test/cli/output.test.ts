@@ -110,6 +110,12 @@ describe('the delivery line', () => {
     expect(deliveryLine({ ...report, duplicateOf: 'cap_0' })).toMatch(/ --> punch\.created \[evt_1\] duplicate signature valid {2}<-- \[200\] /);
   });
 
+  it("ends with what the app said when it did not answer 2xx", () => {
+    expect(deliveryLine({ ...report, status: 400, answer: 'No signatures found matching the expected "signature"' })).toMatch(
+      / {2}<-- \[400\] POST http:\/\/localhost:3000\/hooks \(23 ms\) "No signatures found matching the expected \\"signature\\""$/,
+    );
+  });
+
   it('says a request refused unread was not captured, without a verdict it never had', () => {
     const busy: DeliveryReport = { ...report, captureId: null, eventId: null, type: null, signature: 'unchecked', target: null, status: 503, durationMs: 0, error: 'listener_busy' };
     expect(deliveryLine(busy)).toMatch(/^\d\d:\d\d:\d\d --> POST \(not captured\) {2}<-- \[503\] clockhook \(0 ms\) listener_busy$/);

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
+import { answerExcerpt, type DeliveryReport } from '../../src/listener/index.js';
 import { post } from '../helpers/listen.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 import { answer200, type Responder } from '../helpers/receiver.js';
@@ -91,6 +92,49 @@ describe('forwarding over kept-alive connections', () => {
     }
     expect(warnings).toEqual([
       `The app answered 308 to POST ${rig.app.url}/hooks, redirecting to ${rig.app.url}/hooks/. The service does not follow redirects: it counts each such delivery as failed and retries it. Forward to where it leads instead: --forward-to ${rig.app.url}/hooks/`,
+    ]);
+  });
+});
+
+describe("the excerpt of an app's answer on a delivery's line", () => {
+  const excerpt = (body: string) => answerExcerpt({ target: 'http://localhost:3000/', statusCode: 400, headers: {}, body, bodyEncoding: 'utf8', durationMs: 1 });
+
+  it("reads a JSON error's message, an HTML page's title or stack, else the first line of text", () => {
+    expect(excerpt('{"error":"No signatures found matching the expected signature for payload"}')).toBe('No signatures found matching the expected signature for payload');
+    expect(excerpt('{"error":{"type":"invalid_request_error","message":"Invalid signature"}}')).toBe('Invalid signature');
+    expect(excerpt('{"detail":"Not authenticated"}')).toBe('Not authenticated');
+    expect(excerpt('{"ok":false}')).toBe('{"ok":false}');
+    expect(excerpt('Webhook Error: Timestamp outside the tolerance zone\n    at verify (index.js:3)')).toBe('Webhook Error: Timestamp outside the tolerance zone');
+    const express = '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>TypeError: Cannot read properties of undefined (reading &#39;id&#39;)<br> &nbsp; &nbsp;at /app/index.js:10:5</pre>\n</body>\n</html>';
+    expect(excerpt(express)).toBe("TypeError: Cannot read properties of undefined (reading 'id')");
+    expect(excerpt('<html><head><title>KeyError at /hooks/</title></head><body>…</body></html>')).toBe('KeyError at /hooks/');
+    expect(excerpt('<html><body><h1>Internal Server Error</h1><p>The server encountered an internal error</p></body></html>')).toBe('Internal Server Error');
+  });
+
+  it('is one short line a terminal cannot be driven by, and nothing for bytes or an empty answer', () => {
+    expect(excerpt('x'.repeat(300))).toBe(`${'x'.repeat(99)}…`);
+    expect(excerpt('evil \u001b[31mred\u001b[0m \u0007bell\u009b')).toBe('evil [31mred [0m bell');
+    expect(excerpt('  \n ')).toBeNull();
+    expect(answerExcerpt({ target: 'http://localhost:3000/', statusCode: 400, headers: {}, body: 'AAEC', bodyEncoding: 'base64', durationMs: 1 })).toBeNull();
+  });
+
+  it('comes with a delivery the app refused, and not with one it accepted', async () => {
+    const reports: DeliveryReport[] = [];
+    rig = await startListenerRig({
+      secret: SECRET,
+      onDelivery: (report) => reports.push(report),
+      respond: (request, res, req) => {
+        if (JSON.parse(request.body.toString()).id === 'evt_ok') return answer200(request, res, req);
+        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"signature mismatch"}');
+      },
+    });
+    for (const id of ['evt_ok', 'evt_refused']) {
+      const sent = delivery(id);
+      await post(rig.listener.url, sent.body, sent.headers);
+    }
+    expect(reports.map((r) => [r.eventId, r.status, r.answer])).toEqual([
+      ['evt_ok', 200, undefined],
+      ['evt_refused', 400, 'signature mismatch'],
     ]);
   });
 });
