@@ -47,7 +47,7 @@ interface Pending {
   resolve(outcome: ForwardOutcome): void;
 }
 
-/** A pool holds at most this many stale connections in a row: beyond, the app is resetting new ones too. */
+/** Sends again per delivery at most: a pool may hold several stale connections, but an app that resets every reused one must not get it without end. */
 const MAX_RESENDS = 3;
 
 /** The X-Forwarded-* headers http-proxy appends its values to (`xfwd`), as it sets them. */
