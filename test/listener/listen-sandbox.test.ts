@@ -84,9 +84,10 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const [kept] = (await client.listEndpoints()).data;
     expect(kept).toMatchObject({ id: first.ready.endpointId, description: 'clockhook listen (created automatically; kept for its next run)' });
 
-    const second = await listen('--port', port, '--print-secret', '--forward-to', app.url);
+    // Subscribed to what this run asks for.
+    const second = await listen('--port', port, '--print-secret', '--forward-to', app.url, '--events', 'punch.created');
     expect(second.ready).toMatchObject({ endpointId: first.ready.endpointId, secret: first.ready.secret });
-    expect((await client.listEndpoints()).data).toHaveLength(1);
+    expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: first.ready.endpointId, enabledEvents: ['punch.created'] })]);
     await runCli(['trigger', 'punch.created'], { cwd: dir.path });
     expect(await second.waitForLine((l) => l.event === 'delivery')).toMatchObject({ signature: 'valid', status: 202 });
     // The app, still verifying with the secret the first run showed, accepts it.
