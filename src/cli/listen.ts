@@ -165,8 +165,8 @@ export function registerListen(program: Command): void {
         logger: consoleLogger,
         onDelivery: (report: DeliveryReport) => {
           if (flags.json) {
-            const { captureId, eventId, type, signature, status, durationMs, error, source, signatureReason, duplicateOf } = report;
-            printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), ...(duplicateOf ? { duplicateOf } : {}), status, durationMs, source, ...(error ? { error } : {}) });
+            const { captureId, eventId, type, signature, status, durationMs, error, answer, source, signatureReason, duplicateOf } = report;
+            printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), ...(duplicateOf ? { duplicateOf } : {}), status, durationMs, source, ...(error ? { error } : {}), ...(answer ? { answer } : {}) });
           } else writeLine(deliveryLine(report));
         },
       };

@@ -86,6 +86,15 @@ describe('listen with a known secret (offline mode)', () => {
     expect(capture.headers['x-custom']).toBe('kept');
   });
 
+  it("puts what the app said into the line of a delivery it refused, and nothing into one it took", async () => {
+    const { ready } = await start('--forward-to', app.url);
+    await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    expect(await listen?.waitForLine((l) => l.event === 'delivery')).not.toHaveProperty('answer');
+    app.setResponder((_request, res) => res.writeHead(422, { 'content-type': 'application/json' }).end('{"message":"unknown employee 1"}'));
+    await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    expect(await listen?.waitForLine((l) => l.event === 'delivery' && l.status === 422)).toMatchObject({ answer: 'unknown employee 1' });
+  });
+
   it('maps / to the target path itself', async () => {
     const { ready } = await start('--forward-to', `${app.url}/hooks`);
     await post(ready.listener, ENVELOPE, signed(ENVELOPE));
