@@ -14,7 +14,9 @@ async function readData(path: string): Promise<Record<string, unknown>> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read --data ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Pass a JSON file holding the data object.`);
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    throw new UsageError(`cannot read --data ${path}: ${why}. Pass a JSON file holding the data object.`);
   }
   let value: unknown;
   try {

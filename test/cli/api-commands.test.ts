@@ -95,6 +95,9 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     const bad = await cli('trigger', 'employee.created', '--data', 'bad.json');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('must hold a JSON object');
+    const missing = await cli('trigger', 'employee.created', '--data', 'missing.json');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('clockhook: cannot read --data missing.json: no such file. Pass a JSON file holding the data object.\n');
   });
 
   it('prints type, code, message, field errors and requestId of an API error, exit 1', async () => {
