@@ -64,7 +64,9 @@ export function registerRelay(program: Command): void {
         logger: consoleLogger,
         onRequest: (log) => (flags.json ? printLine(log) : console.log(requestLine(log))),
       }).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') throw new CliError(`cannot read the TLS file ${error.path}: ${error.message}`);
+        if (error.code === 'ENOENT' || error.code === 'EACCES') {
+          throw new CliError(`cannot read the TLS file ${error.path}: ${error.code === 'ENOENT' ? 'no such file' : 'permission denied'}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`);
+        }
         throw bindFailure(error, flags.host, port, 'another relay') ?? error;
       });
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.

@@ -515,5 +515,8 @@ describe('clockhook relay (the command)', () => {
     expect(small.code).toBe(2);
     expect(small.stderr).toContain('--max-buffer must be at least 4 × --max-body');
     expect(small.stderr).toContain('at least 40mb');
+    const missing = await runCli(['relay', '--port', '0', '--tls-cert', 'missing.pem', '--tls-key', 'missing-key.pem'], { cwd: dir.path });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^clockhook: cannot read the TLS file \S*missing(-key)?\.pem: no such file\. Give the PEM files/);
   });
 });
