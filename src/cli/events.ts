@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { EventRecord, RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
+import { textExcerpt } from '../listener/index.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { parsePositiveInt } from './process.js';
 
@@ -42,10 +43,17 @@ function printEvent(event: EventRecord): void {
   }
   console.log(
     formatTable(
-      ['#', 'ENDPOINT', 'STATUS', 'DURATION', 'ERROR', 'AT'],
+      ['#', 'ENDPOINT', 'STATUS', 'DURATION', 'AT', 'ERROR OR ANSWER'],
       // Numbered in the order the service lists them, as the inspector does: a redelivery's attempts
-      // start again at 1 per delivery, which read as a second "#1".
-      event.delivery_attempts.map((a, i) => [i + 1, a.endpointId, a.statusCode ?? '-', a.durationMs === undefined ? '-' : `${a.durationMs} ms`, a.error, a.createdAt]),
+      // start again at 1 per delivery, which read as a second "#1". The answer as on listen's line.
+      event.delivery_attempts.map((a, i) => [
+        i + 1,
+        a.endpointId,
+        a.statusCode ?? '-',
+        a.durationMs === undefined ? '-' : `${a.durationMs} ms`,
+        a.createdAt,
+        a.error ?? (typeof a.responseBody === 'string' ? textExcerpt(a.responseBody) : null),
+      ]),
       terminalWidth(),
     ),
   );

@@ -341,13 +341,20 @@ function htmlHeadline(html: string): string {
 
 /**
  * What the app said when it did not answer 2xx, for the delivery's line at the terminal, so that a
- * handler's "signature mismatch" is read there and not only in the inspector: the message of a JSON
- * error body, the title of an HTML page, else the first line of text. One line, control characters
- * (a terminal's escape sequences among them) replaced, at most 100 characters; null for bytes or nothing.
+ * handler's "signature mismatch" is read there and not only in the inspector (see textExcerpt); null
+ * for bytes or nothing.
  */
 export function answerExcerpt(forward: CaptureForward): string | null {
-  if (forward.bodyEncoding !== 'utf8') return null;
-  const text = forward.body.trim();
+  return forward.bodyEncoding === 'utf8' ? textExcerpt(forward.body) : null;
+}
+
+/**
+ * The gist of an answer's text for one line at a terminal: the message of a JSON error body, the title
+ * of an HTML page, else the first line of text. Control characters (a terminal's escape sequences among
+ * them) replaced, at most 100 characters; null for an empty answer.
+ */
+export function textExcerpt(body: string): string | null {
+  const text = body.trim();
   if (text === '') return null;
   let excerpt: string | null = null;
   if (text.startsWith('{')) {

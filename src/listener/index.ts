@@ -1,6 +1,6 @@
 export { answerClientError, type DeliveryReport, Listener, MAX_BODY_BYTES, type ListenerOptions, ReplayError, type ReplayRequest, type ReplayResult } from './listener.js';
 export type { DirectAnswer, DirectRequest } from './direct.js';
-export { answerExcerpt, withoutHopByHop } from './forward.js';
+export { answerExcerpt, textExcerpt, withoutHopByHop } from './forward.js';
 export { normalizeBasePath, normalizeForwardTarget } from './target.js';
 export { type ListenMode, type ListenOptions, type ListenSession, ListenUsageError, type ReadyInfo, type RelayEvent, startListen } from './session.js';
 export { type EndpointRecordOnFile, readEndpointRecords } from './endpoint.js';

@@ -74,7 +74,7 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
 
     const shown = await cli('events', 'get', event.id);
     expect(shown.stdout).toMatch(/#\s+ENDPOINT\s+STATUS/);
-    expect(shown.stdout).toMatch(new RegExp(`1\\s+${endpoint.id}\\s+200`));
+    expect(shown.stdout).toMatch(new RegExp(`1\\s+${endpoint.id}\\s+200\\s+\\d+ ms\\s+\\S+\\s+\\{"ok":true\\}\\n`));
     const listed = await cli('events', 'list', '--type', 'time_card.approved');
     expect(listed.stdout).toContain(event.id);
     const redelivered = JSON.parse((await cli('events', 'redeliver', event.id, '--json')).stdout);
@@ -84,6 +84,20 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     // The redelivery's attempt is the event's second, though the first of its own delivery.
     await expect.poll(async () => (await cli('events', 'get', event.id)).stdout).toMatch(new RegExp(`\\n2\\s+${endpoint.id}\\s+200`));
     await cli('endpoints', 'delete', String(endpoint.id));
+  });
+
+  it("shows what the receiver answered to each attempt, its error message when it refused", async () => {
+    const refusing = await startReceiver((_r, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"No signatures found matching the expected signature"}}'));
+    try {
+      const endpoint = JSON.parse((await cli('endpoints', 'create', '--url', `${refusing.url}/r`, '--events', 'pay_period.reopened', '--json')).stdout);
+      const event = JSON.parse((await cli('trigger', 'pay_period.reopened', '--json')).stdout);
+      await expect.poll(async () => (await cli('events', 'get', event.id)).stdout).toMatch(
+        new RegExp(`1\\s+${endpoint.id}\\s+400\\s+\\d+ ms\\s+\\S+\\s+No signatures found matching the expected signature\\n`),
+      );
+      await cli('endpoints', 'delete', String(endpoint.id));
+    } finally {
+      await refusing.close();
+    }
   });
 
   it('sends --data as the envelope data', async () => {
