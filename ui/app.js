@@ -430,6 +430,19 @@ function appAnswer(forward) {
   );
 }
 
+/**
+ * For a delivery the app did not take (no 2xx, or no answer at all), what it said, at the top of the
+ * detail: what the developer fixing the handler looks for first, and it sits below the request.
+ */
+function answerNote(forward) {
+  if (!forward || (forward.statusCode !== null && forward.statusCode >= 200 && forward.statusCode < 300)) return null;
+  const line = forward.bodyEncoding === 'utf8' ? (forward.body.split('\n').map((l) => l.trim()).find(Boolean) ?? '') : '';
+  const gist = line.length > 160 ? `${line.slice(0, 159)}…` : line;
+  const said = forward.statusCode === null ? `The app did not answer: ${forward.error}. ` : `The app answered ${forward.statusCode} in ${forward.durationMs} ms${gist ? `: ${gist}` : ''}. `;
+  const see = el('button', { type: 'button', class: 'link', onclick: () => $('app-response')?.scrollIntoView({ block: 'start' }) }, 'See its response');
+  return el('p', { class: 'answer-note' }, el('span', {}, said), see);
+}
+
 function parsedBody(capture) {
   if (capture.bodyEncoding === 'base64') return undefined;
   try {
@@ -548,6 +561,7 @@ function renderDetail() {
   const sections = [
     el('h2', {}, capture.envelope?.type || `${capture.method} ${capture.path}`, ' ', el('span', { class: 'muted mono' }, capture.envelope?.id ?? '')),
     el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}`, capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null, ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
+    answerNote(forward),
     capture.duplicateOf ? el('p', { class: 'duplicate-note' }, 'Duplicate: the service delivered this event before, in ', captureLink(capture.duplicateOf), '. Receivers deduplicate on the event id; your app should not act on it twice.') : null,
     actions,
     result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
@@ -568,7 +582,7 @@ function renderDetail() {
     rawBody(whole ?? capture),
     el('h3', {}, 'Request headers'),
     keyValueTable(Object.entries(capture.headers)),
-    el('h3', {}, "The app's response"),
+    el('h3', { id: 'app-response' }, "The app's response"),
     forward
       ? appAnswer(forward)
       : el(

@@ -210,6 +210,33 @@ describe('the inspector page in Chromium', () => {
     }
   });
 
+  it("says at the top what the app answered when it did not take a delivery, and leads to its response", async () => {
+    t.app.setResponder((_request, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"No signatures found matching the expected signature"}'));
+    try {
+      const eventId = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })).id;
+      const row = rows().filter({ hasText: eventId }).first();
+      await row.filter({ hasText: '400 · ' }).waitFor();
+      await row.click();
+      const note = page.locator('#detail .answer-note');
+      await expect.poll(() => note.textContent()).toMatch(/^The app answered 400 in \d+ ms: \{"error":"No signatures found matching the expected signature"\}\. See its response$/);
+      // Below the request at first, in view once asked for.
+      const inView = () => page.evaluate(() => {
+        const top = document.querySelector('#app-response')?.getBoundingClientRect().top ?? -1;
+        return top >= 0 && top < window.innerHeight;
+      });
+      expect(await inView()).toBe(false);
+      await note.getByRole('button', { name: 'See its response' }).click();
+      await expect.poll(inView).toBe(true);
+    } finally {
+      t.app.setResponder(answer200);
+    }
+    // A delivery the app took has no such note.
+    const taken = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })).id;
+    await rows().filter({ hasText: taken }).filter({ hasText: '200 · ' }).click();
+    await expect.poll(() => page.locator('#detail h2').textContent()).toContain(taken);
+    expect(await page.locator('#detail .answer-note').count()).toBe(0);
+  });
+
   it('moves with the arrow keys and replays with r', async () => {
     await rows().first().click();
     const first = await rows().first().getAttribute('data-id');
