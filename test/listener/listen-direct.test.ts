@@ -95,6 +95,19 @@ describe('listen with a known secret (offline mode)', () => {
     expect(await listen?.waitForLine((l) => l.event === 'delivery' && l.status === 422)).toMatchObject({ answer: 'unknown employee 1' });
   });
 
+  it('suggests once that an app refusing valid signatures may verify with another secret', async () => {
+    const { ready } = await start('--forward-to', app.url);
+    app.setResponder((_request, res) => res.writeHead(401).end('bad signature'));
+    // A forged delivery, which the listener refuses itself, says nothing of the kind.
+    await post(ready.listener, ENVELOPE, { 'x-service-signature': 't=1,v1=00' });
+    await listen?.waitForLine((l) => l.event === 'delivery' && l.status === 400);
+    for (let i = 0; i < 2; i += 1) await post(ready.listener, ENVELOPE, signed(ENVELOPE));
+    await listen?.waitForLine((l) => l.event === 'delivery' && l.status === 401 && l.answer === 'bad signature');
+    const hint = `The app answered 401 to a delivery whose signature is valid. If it checks signatures, it may verify with another secret: this endpoint's is whsec_…cret (clockhook listen --print-secret shows it whole).`;
+    await expect.poll(() => listen?.stderr.split(hint).length).toBe(2);
+    expect(listen?.stderr.split('The app answered').length).toBe(2);
+  });
+
   it('maps / to the target path itself', async () => {
     const { ready } = await start('--forward-to', `${app.url}/hooks`);
     await post(ready.listener, ENVELOPE, signed(ENVELOPE));
