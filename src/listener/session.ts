@@ -372,7 +372,7 @@ function hintOnSecretMismatch(logger: Logger, secret: string): SecretMismatchHin
     if (said || report.signature !== 'valid' || report.target === null || ![400, 401, 403].includes(report.status)) return;
     said = true;
     logger.warn(
-      `The app answered ${report.status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret: this endpoint's is ${maskSecret(secret)} (clockhook listen --print-secret shows it whole).`,
+      `The app answered ${report.status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(secret)} (--print-secret shows it whole).`,
     );
   };
 }
