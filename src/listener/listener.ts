@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, signPayload, verifySignature } from '../contract/index.js';
+import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, maskSecret, signPayload, verifySignature } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, type CaptureForward, type CaptureSignature, type CaptureStore, encodeBody, newCaptureId } from '../store/index.js';
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
@@ -241,6 +241,8 @@ export class Listener {
   #warnedBusy = false;
   /** Redirects already explained (see #adviseOnRedirect), by where they led: each is said once. */
   readonly #redirectsExplained = new Set<string>();
+  /** Whether the app's refusal of a validly signed delivery has been explained (see #adviseOnSecret). */
+  #secretAdvised = false;
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
@@ -516,6 +518,20 @@ export class Listener {
     const answer = outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
     this.#report(capture, status, started, outcome.forward.error, outcome.forward.target, answer);
     if (status >= 300 && status < 400) this.#adviseOnRedirect(outcome.forward, relative);
+    if (capture.signature.status === 'valid' && [400, 401, 403].includes(status)) this.#adviseOnSecret(status);
+  }
+
+  /**
+   * The app refusing as unauthorized (400, 401, 403) a delivery whose signature clockhook verified is most
+   * often an app verifying with another secret: an old one, or another endpoint's. Said once a run, with
+   * the end of the right one to compare, since the app's answer alone reads like a forged delivery.
+   */
+  #adviseOnSecret(status: number): void {
+    if (this.#secretAdvised || this.#secret === null) return;
+    this.#secretAdvised = true;
+    this.#options.logger.warn(
+      `The app answered ${status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(this.#secret)} (--print-secret shows it whole).`,
+    );
   }
 
   /**

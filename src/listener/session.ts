@@ -274,7 +274,6 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
   const forwardTo = options.forwardTo ? normalizeForwardTarget(options.forwardTo) : null;
   // Known once the endpoint is; until then there is none to watch.
   let endpointWatch: EndpointWatch | null = null;
-  let secretMismatchHint: SecretMismatchHint | null = null;
   const setup: Setup = {
     options,
     mode,
@@ -284,7 +283,6 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     onDelivery: (report) => {
       options.onDelivery?.(report);
       if (report.source === 'delivery' && (report.status < 200 || report.status >= 300)) endpointWatch?.deliveryFailed();
-      secretMismatchHint?.(report);
     },
   };
   const { logger, cleanups } = setup;
@@ -304,7 +302,6 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     endpointWatch = watch;
     cleanups.push(async () => watch.close());
     listener.setSecret(secret);
-    if (secret) secretMismatchHint = hintOnSecretMismatch(setup.logger, secret);
 
     let inspector: Inspector | null = null;
     if (options.inspector !== false) {
@@ -357,24 +354,6 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     await unwind();
     throw error;
   }
-}
-
-type SecretMismatchHint = (report: DeliveryReport) => void;
-
-/**
- * The app refusing as unauthorized (400, 401, 403) a delivery whose signature clockhook verified is most
- * often an app verifying with another secret: an old one, or another endpoint's. Said once a run, with
- * the end of the right one to compare, since the app's answer alone reads like a forged delivery.
- */
-function hintOnSecretMismatch(logger: Logger, secret: string): SecretMismatchHint {
-  let said = false;
-  return (report) => {
-    if (said || report.signature !== 'valid' || report.target === null || ![400, 401, 403].includes(report.status)) return;
-    said = true;
-    logger.warn(
-      `The app answered ${report.status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(secret)} (--print-secret shows it whole).`,
-    );
-  };
 }
 
 /** Says once, at start, what will not work as the developer may expect. */
