@@ -96,7 +96,8 @@ function describeError(error: NodeJS.ErrnoException): string {
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ECONNRESET':
-      return 'connection reset by the app';
+      // Node's code both for a reset and for a close ("socket hang up"), after the request went out.
+      return 'the app closed the connection without answering';
     case 'ENOTFOUND':
       return 'host not found';
     default:
@@ -207,7 +208,9 @@ export class Forwarder {
     }
     const message = timedOut
       ? `The app at ${target} did not answer within ${this.timeoutMs} ms. The service counts this attempt as failed and will retry.`
-      : `Could not reach the app at ${target}: ${describeError(failure)}. Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
+      : failure.code === 'ECONNRESET'
+        ? `The app at ${target} closed the connection without answering: it may have crashed handling this delivery (see its log). The delivery is captured; replay it from the inspector once the app is fixed.`
+        : `Could not reach the app at ${target}: ${describeError(failure)}. Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
     this.#settle(req, {
       kind: 'failed',
       code: timedOut ? 'forward_timeout' : 'forward_failed',

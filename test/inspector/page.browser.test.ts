@@ -327,7 +327,7 @@ describe('the inspector page in Chromium', () => {
       t.app.setResponder((_r, res) => res.socket?.destroy());
       await postSigned(t.session.ready.listener, body.replace('evt_big_answer', 'evt_no_answer'), t.session.secret as string);
       await rows().filter({ hasText: 'evt_no_answer' }).first().click();
-      await expect.poll(() => page.locator('#detail').textContent()).toContain('connection reset by the app');
+      await expect.poll(() => page.locator('#detail').textContent()).toContain('the app closed the connection without answering');
       expect(await page.locator('#detail h4').count()).toBe(0);
     } finally {
       t.app.setResponder(answer200);
