@@ -1,11 +1,11 @@
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { type CheckReport, type CheckResult, runChecks, TargetUnreachableError } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
 import { normalizeForwardTarget, readEndpointRecords } from '../listener/index.js';
+import { describeRecord, RECORDS_PATH } from './secret.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
-import { colour, formatTable, maskSecret, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
+import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
 import { fromEnv, parsePositiveInt, strayArgumentsError } from './process.js';
 
 interface CheckFlags {
@@ -60,8 +60,6 @@ function parseUrl(value: string, flag: string): URL {
   }
 }
 
-const RECORDS_PATH = join('.clockhook', 'endpoints.json');
-
 /**
  * Without --secret: the secret of the one endpoint `clockhook listen` registered from this folder, which
  * is the one the app verifies with when it receives through that listen. Named on stderr, so that a
@@ -76,8 +74,8 @@ async function secretOnFile(): Promise<string> {
   }
   const need = '--secret is required (or set CLOCKHOOK_SECRET): the secret your receiver verifies signatures with';
   if (records.length === 0) throw new UsageError(`${need}. Or run check in the folder where clockhook listen runs: it then uses the secret of the endpoint listen registered.`);
-  const listed = records.map((r) => `endpoint ${r.id} (${r.url}, secret ${maskSecret(r.secret)})`).join(', ');
-  throw new UsageError(`${need}: ${RECORDS_PATH} holds the secrets of ${records.length} endpoints, ${listed}; pass the one your receiver uses.`);
+  const listed = records.map(describeRecord).join(', ');
+  throw new UsageError(`${need}: ${RECORDS_PATH} holds the secrets of ${records.length} endpoints, ${listed}; pass the one your receiver uses (clockhook secret <id> prints it).`);
 }
 
 /** `clockhook check`: a conformance test of the developer's receiver; exit 1 when a check fails. */

@@ -69,13 +69,16 @@ export function deliveryLine(report: DeliveryReport): string {
   return `${colour.grey(time())}${replay} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}${answer}`;
 }
 
-/** The secret's line: masked unless asked; whether the app can keep it, as the endpoint stays for the next run. */
-function secretText(secret: string, printSecret: boolean, kept: boolean): string {
-  const notes = [...(kept ? ['the same on the next run'] : []), ...(printSecret ? [] : ['--print-secret to show it'])];
+/**
+ * The secret's line: masked unless asked; whether the app can keep it, as the endpoint stays for the next
+ * run; how to see it whole without stopping this run, when it is on file.
+ */
+function secretText(secret: string, printSecret: boolean, { kept, onFile }: { kept: boolean; onFile: boolean }): string {
+  const notes = [...(kept ? ['the same on the next run'] : []), ...(printSecret ? [] : [onFile ? 'npx clockhook secret prints it' : '--print-secret to show it'])];
   return `${printSecret ? secret : maskSecret(secret)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
 }
 
-function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, kept: boolean, mode: string): void {
+function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, secretNotes: { kept: boolean; onFile: boolean }, mode: string): void {
   const lines = [
     colour.cyan('clockhook listen is ready'),
     `  Listening   ${ready.listener}`,
@@ -83,7 +86,7 @@ function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolea
     `  API         ${ready.apiBase ? `${ready.apiBase}${ready.sandbox ? ' (sandbox)' : ''}` : 'none (offline)'}`,
   ];
   if (ready.endpointId !== null) lines.push(`  Endpoint    ${ready.endpointId}${ready.publicUrl ? ` for ${ready.publicUrl}` : ''}`);
-  lines.push(`  Secret      ${secret ? secretText(secret, printSecret, kept) : 'unknown: signatures are not checked'}`);
+  lines.push(`  Secret      ${secret ? secretText(secret, printSecret, secretNotes) : 'unknown: signatures are not checked'}`);
   if (ready.inspector) lines.push(`  Inspector   ${ready.inspector}`);
   if (mode === 'sandbox') lines.push('', `Send a test delivery from another terminal: ${colour.cyan('npx clockhook trigger punch.created')}`);
   console.log(lines.join('\n'));
@@ -177,7 +180,7 @@ export function registerListen(program: Command): void {
       stopRequested = () => session.close();
       const stopped = onShutdown(() => session.close());
       if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
-      else printReady(session.ready, session.secret, Boolean(flags.printSecret), session.endpointKept, session.mode);
+      else printReady(session.ready, session.secret, Boolean(flags.printSecret), { kept: session.endpointKept, onFile: session.secretOnFile }, session.mode);
       // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
       if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
         open(session.ready.inspector).catch(() => {});

@@ -7,6 +7,7 @@ import { registerEvents } from './events.js';
 import { registerListen } from './listen.js';
 import { registerRelay } from './relay.js';
 import { registerSandbox } from './sandbox.js';
+import { registerSecret } from './secret.js';
 import { registerTrigger } from './trigger.js';
 
 // Read rather than imported: JSON modules still print an ExperimentalWarning on Node 20.
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerSandbox(program);
   registerRelay(program);
   registerCheck(program);
+  registerSecret(program);
   registerTrigger(program);
   registerEndpoints(program);
   registerEvents(program);

@@ -246,6 +246,8 @@ export class Listener {
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
+  /** Whether `#secret` is the registered endpoint's, kept in `.clockhook/endpoints.json`, not one given. */
+  #secretOnFile = false;
   #closing: Promise<void> | undefined;
   url = '';
   port = 0;
@@ -264,9 +266,13 @@ export class Listener {
     this.#forwarder = merged.forwardTo ? new Forwarder(merged.forwardTo, merged.timeoutMs) : null;
   }
 
-  /** The secret signatures are checked with (known once the endpoint is registered). */
-  setSecret(secret: string | null): void {
+  /**
+   * The secret signatures are checked with (known once the endpoint is registered); `onFile` when it is
+   * the registered endpoint's, which `clockhook secret` prints, rather than one the user gave.
+   */
+  setSecret(secret: string | null, { onFile = false } = {}): void {
     this.#secret = secret;
+    this.#secretOnFile = onFile;
   }
 
   get hasSecret(): boolean {
@@ -530,7 +536,7 @@ export class Listener {
     if (this.#secretAdvised || this.#secret === null) return;
     this.#secretAdvised = true;
     this.#options.logger.warn(
-      `The app answered ${status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(this.#secret)} (--print-secret shows it whole).`,
+      `The app answered ${status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(this.#secret)} (${this.#secretOnFile ? '"npx clockhook secret" prints it whole' : 'the one given to listen with --secret or $CLOCKHOOK_SECRET'}).`,
     );
   }
 

@@ -93,6 +93,8 @@ export interface ListenSession {
   mode: ListenMode;
   /** The secret in use, for `--print-secret` and the masked display; never sent to the page. */
   secret: string | null;
+  /** Whether `secret` is the registered endpoint's, in `.clockhook/endpoints.json` (`clockhook secret` prints it). */
+  secretOnFile: boolean;
   /** Whether the endpoint this run registered stays, with its secret, for the next run (see keepsEndpoint). */
   endpointKept: boolean;
   /** The endpoint deliveries come to, as last read (see EndpointWatch); null offline. */
@@ -233,15 +235,15 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
 }
 
 /** The endpoint deliveries come through: the one named, or one registered for `url`; and its secret. */
-async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; kept: boolean }> {
+async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretOnFile: boolean; kept: boolean }> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
-  if (!api) return { endpoint: null, secret: given, kept: false };
+  if (!api) return { endpoint: null, secret: given, secretOnFile: false, kept: false };
   const { client, recordsBase } = api;
-  if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given, kept: false };
+  if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given, secretOnFile: false, kept: false };
   if (!url) {
     logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
-    return { endpoint: null, secret: given, kept: false };
+    return { endpoint: null, secret: given, secretOnFile: false, kept: false };
   }
   const recordsPath = join(stateDir, 'endpoints.json');
   const kept = keepsEndpoint(options, setup.mode);
@@ -250,7 +252,7 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null):
   const movable = setup.mode === 'sandbox' && !options.relay ? (earlier: string) => URL.canParse(earlier) && new URL(earlier).origin === new URL(url).origin : undefined;
   const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], kept, movable, recordsPath, logger });
   if (!kept) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
-  return { endpoint: registered.endpoint, secret: given ?? registered.secret, kept };
+  return { endpoint: registered.endpoint, secret: given ?? registered.secret, secretOnFile: given === null, kept };
 }
 
 /**
@@ -297,11 +299,11 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     // The relay's channel URL reaches the listener's root; deliveries must arrive under --path.
     const basePath = normalizeBasePath(options.path ?? '/');
     const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
-    const { endpoint: registered, secret, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
+    const { endpoint: registered, secret, secretOnFile, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
     const watch = new EndpointWatch({ client, endpoint: registered, logger, now: options.now ?? Date.now, ...options.endpointCheck });
     endpointWatch = watch;
     cleanups.push(async () => watch.close());
-    listener.setSecret(secret);
+    listener.setSecret(secret, { onFile: secretOnFile });
 
     let inspector: Inspector | null = null;
     if (options.inspector !== false) {
@@ -337,6 +339,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       },
       mode,
       secret,
+      secretOnFile,
       endpointKept,
       get endpoint() {
         return watch.current;

@@ -31,7 +31,7 @@ describe('clockhook --help', () => {
   it('lists every command with one line each', async () => {
     const { code, stdout } = await cli('--help');
     expect(code).toBe(0);
-    for (const command of ['sandbox', 'trigger', 'endpoints', 'events']) expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['listen', 'sandbox', 'relay', 'check', 'secret', 'trigger', 'endpoints', 'events']) expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
   });
 });
 

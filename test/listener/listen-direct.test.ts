@@ -103,7 +103,7 @@ describe('listen with a known secret (offline mode)', () => {
     await listen?.waitForLine((l) => l.event === 'delivery' && l.status === 400);
     for (let i = 0; i < 2; i += 1) await post(ready.listener, ENVELOPE, signed(ENVELOPE));
     await listen?.waitForLine((l) => l.event === 'delivery' && l.status === 401 && l.answer === 'bad signature');
-    const hint = `The app answered 401 to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used whsec_…cret (--print-secret shows it whole).`;
+    const hint = `The app answered 401 to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used whsec_…cret (the one given to listen with --secret or $CLOCKHOOK_SECRET).`;
     await expect.poll(() => listen?.stderr.split(hint).length).toBe(2);
     expect(listen?.stderr.split('The app answered').length).toBe(2);
   });

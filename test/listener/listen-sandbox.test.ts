@@ -114,7 +114,20 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const proc = spawnCli(['listen', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open'], { cwd: dir.path });
     procs.push(proc);
     const line = await proc.waitForLine((l) => /^\s*Secret /.test(l.text ?? ''));
-    expect(line.text).toMatch(/Secret {6}whsec_…\S{4} \(the same on the next run; --print-secret to show it\)/);
+    expect(line.text).toMatch(/Secret {6}whsec_…\S{4} \(the same on the next run; npx clockhook secret prints it\)/);
+  });
+
+  it('tells the app whose secret it refuses how to get the right one whole, without stopping listen', async () => {
+    app.setResponder((_r, res) => res.writeHead(401).end('bad signature'));
+    const proc = await listen('--forward-to', app.url, '--port', '0');
+    await runCli(['trigger', 'punch.created'], { cwd: dir.path });
+    await proc.waitForLine((l) => l.event === 'delivery' && l.status === 401);
+    await expect.poll(() => proc.stderr).toMatch(/it may verify with another secret than clockhook, which used whsec_…\S{4} \("npx clockhook secret" prints it whole\)/);
+    const printed = await runCli(['secret'], { cwd: dir.path });
+    expect(printed.code).toBe(0);
+    const [delivery] = app.received;
+    const header = delivery.headers['x-service-signature'] as string;
+    expect(verifySignature({ header, payload: delivery.body, secret: printed.stdout.trim() })).toMatchObject({ ok: true });
   });
 
   it('keeps it with --keep-endpoint and reuses it (secret on file) on the next run', async () => {
