@@ -9,6 +9,14 @@ export interface ApiErrorInit extends ErrorBody {
   retryAfter?: number;
 }
 
+/** Names the list where the ids of the resource asked for are, by the operation's path. */
+function notFoundHint(url: string): string {
+  const path = URL.canParse(url) ? new URL(url).pathname : url;
+  if (/\/event(\/|$)/.test(path)) return 'No event with this id in this account: "clockhook events list" shows the ids there are.';
+  if (/\/webhookEndpoint(\/|$)/.test(path)) return 'No endpoint with this id in this account: "clockhook endpoints list" shows the ids there are.';
+  return 'The id does not exist in this account: list them with "clockhook endpoints list" or "clockhook events list".';
+}
+
 /** What to do next, by type and code. Unknown codes fall back to the type's advice. */
 function hintFor(init: ApiErrorInit): string {
   switch (init.code) {
@@ -19,7 +27,7 @@ function hintFor(init: ApiErrorInit): string {
     case 'insufficient_permissions':
       return 'Use a key with the scope this operation needs (webhooks:read/write, events:read/write).';
     case 'resource_not_found':
-      return 'The id does not exist in this account: list them with "clockhook endpoints list" or "clockhook events list".';
+      return notFoundHint(init.url);
     case 'cannot_redeliver_synthetic_event':
       return 'A ping cannot be redelivered: send a new ping with "clockhook endpoints ping <id>".';
     case 'idempotency_conflict':

@@ -63,6 +63,16 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect((await cli('endpoints', 'delete', String(endpoint.id))).stdout).toContain(`Deleted webhook endpoint ${endpoint.id}`);
   });
 
+  it('names the list to look in when an id is not found', async () => {
+    const endpoint = await cli('endpoints', 'get', '9999');
+    expect(endpoint.code).toBe(1);
+    expect(endpoint.stderr).toContain('404 invalid_request_error resource_not_found');
+    expect(endpoint.stderr).toContain('No endpoint with this id in this account: "clockhook endpoints list" shows the ids there are.');
+    const event = await cli('events', 'redeliver', 'evt_nope');
+    expect(event.code).toBe(1);
+    expect(event.stderr).toContain('No event with this id in this account: "clockhook events list" shows the ids there are.');
+  });
+
   it('triggers an event that reaches the receiver, then shows and redelivers it', async () => {
     const endpoint = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/t`, '--json')).stdout);
     const before = app.received.length;
