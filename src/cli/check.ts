@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { type CheckReport, type CheckResult, runChecks, TargetUnreachableError } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
-import { normalizeForwardTarget, readEndpointRecords } from '../listener/index.js';
-import { describeRecord, RECORDS_PATH } from './secret.js';
+import { normalizeForwardTarget } from '../listener/index.js';
+import { describeRecord, RECORDS_PATH, recordsOnFile } from './secret.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
@@ -66,7 +66,7 @@ function parseUrl(value: string, flag: string): URL {
  * run against an app set up with another secret is not a puzzle. With none or several, the user says.
  */
 async function secretOnFile(): Promise<string> {
-  const records = await readEndpointRecords(RECORDS_PATH);
+  const records = await recordsOnFile();
   if (records.length === 1) {
     const [record] = records;
     console.error(`Using the secret of endpoint ${record.id} (${record.url}), which clockhook listen registered from this folder (${RECORDS_PATH}). Pass --secret to check with another.`);

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import open from 'open';
 import { ApiError } from '../api/index.js';
-import { type DeliveryReport, ListenUsageError, MAX_BODY_BYTES, type ReadyInfo, type RelayEvent, startListen } from '../listener/index.js';
+import { type DeliveryReport, EndpointRecordsError, ListenUsageError, MAX_BODY_BYTES, type ReadyInfo, type RelayEvent, startListen } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
 import { StoreLockedError } from '../store/index.js';
 import { parseEventList } from './api-options.js';
@@ -207,7 +207,7 @@ function stopWith(event: RelayEvent): void {
 
 function explainStartFailure(error: unknown, host: string, port: number): unknown {
   if (error instanceof ListenUsageError || error instanceof TypeError) return new UsageError(error.message);
-  if (error instanceof StoreLockedError) return new CliError(error.message);
+  if (error instanceof StoreLockedError || error instanceof EndpointRecordsError) return new CliError(error.message);
   if (error instanceof Error && error.message.startsWith('could not connect to the relay')) {
     return new CliError(`${error.message}. Is the relay running (clockhook relay) and is --relay its base URL?`);
   }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { type EndpointRecordOnFile, readEndpointRecords } from '../listener/index.js';
+import { type EndpointRecordOnFile, EndpointRecordsError, readEndpointRecords } from '../listener/index.js';
 import { CliError, UsageError } from './errors.js';
 import { maskSecret, printJson } from './output.js';
 
@@ -10,6 +10,13 @@ export const RECORDS_PATH = join('.clockhook', 'endpoints.json');
 /** One endpoint on file for a message: never its whole secret. */
 export const describeRecord = (record: EndpointRecordOnFile) => `endpoint ${record.id} (${record.url}, secret ${maskSecret(record.secret)})`;
 
+/** The records listen keeps in this folder; one it cannot read is a runtime failure that says what to do. */
+export async function recordsOnFile(): Promise<EndpointRecordOnFile[]> {
+  return readEndpointRecords(RECORDS_PATH).catch((error: unknown) => {
+    throw error instanceof EndpointRecordsError ? new CliError(error.message) : error;
+  });
+}
+
 const matches = (record: EndpointRecordOnFile, which: string) =>
   String(record.id) === which || record.url === which || (URL.canParse(which) && record.url === new URL(which).href);
 
@@ -18,7 +25,7 @@ const matches = (record: EndpointRecordOnFile, which: string) =>
  * Throws a usage error listing those on file when that is not exactly one.
  */
 export async function endpointRecordOnFile(which: string | undefined): Promise<EndpointRecordOnFile> {
-  const records = await readEndpointRecords(RECORDS_PATH);
+  const records = await recordsOnFile();
   if (records.length === 0) {
     throw new CliError(
       `no endpoint on file in ${RECORDS_PATH}: clockhook listen registers one the first time it runs in this folder (with the sandbox, --public-url or --relay) and keeps its secret there. Run it, then this again. An endpoint made some other way shows its secret only in the answer that created it.`,

@@ -28,15 +28,45 @@ export interface RegisteredEndpoint {
   owned: boolean;
 }
 
-/** The records in `.clockhook/endpoints.json`; none when it is missing or unreadable. */
-export async function readEndpointRecords(path: string): Promise<EndpointRecordOnFile[]> {
-  try {
-    const value = JSON.parse(await readFile(path, 'utf8'));
-    return Array.isArray(value) ? (value as EndpointRecordOnFile[]) : [];
-  } catch {
-    return [];
-  }
+/** `.clockhook/endpoints.json` exists but cannot be read as the records listen wrote. */
+export class EndpointRecordsError extends Error {
+  override readonly name = 'EndpointRecordsError';
 }
+
+const isRecord = (value: unknown): value is EndpointRecordOnFile => {
+  const r = value as Partial<EndpointRecordOnFile> | null;
+  return typeof r === 'object' && r !== null && typeof r.apiBase === 'string' && typeof r.url === 'string' && Number.isInteger(r.id) && typeof r.secret === 'string';
+};
+
+/**
+ * The records in `.clockhook/endpoints.json`; none when it does not exist. One that cannot be read (a
+ * hand edit gone wrong) is an error, not "none": taken as empty, it would be overwritten, and listen
+ * would delete the endpoints whose secrets it held and make new ones, so the app's secret stops working.
+ */
+export async function readEndpointRecords(path: string): Promise<EndpointRecordOnFile[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw recordsError(path, (error as Error).message);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw recordsError(path, `it is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(value)) throw recordsError(path, 'it does not hold a list');
+  const bad = value.findIndex((entry) => !isRecord(entry));
+  if (bad !== -1) throw recordsError(path, `entry ${bad + 1} lacks its apiBase, url, id or secret`);
+  return value as EndpointRecordOnFile[];
+}
+
+const recordsError = (path: string, why: string) =>
+  new EndpointRecordsError(
+    `cannot read ${path} (${why}). It holds the secrets of the endpoints clockhook listen registered, which the service shows nowhere else: mend it, or move it aside, and listen then registers new endpoints, with new secrets for your app.`,
+  );
 
 const writeRecords = (path: string, records: EndpointRecordOnFile[]) => writePrivateFile(path, `${JSON.stringify(records, null, 2)}\n`);
 

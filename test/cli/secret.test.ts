@@ -54,6 +54,14 @@ describe('clockhook secret', () => {
     expect((await secret('https://hooks.example.com/in')).stdout).toBe('whsec_service_bbbb\n');
   });
 
+  it('refuses a records file whose entries are not what listen wrote, naming the entry', async () => {
+    await onFile(record(1, 'http://127.0.0.1:4300/', 'whsec_first_aaaa'), { ...record(2, 'http://127.0.0.1:4301/', ''), secret: undefined } as unknown as ReturnType<typeof record>);
+    const res = await secret('1');
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toContain('cannot read .clockhook/endpoints.json (entry 2 lacks its apiBase, url, id or secret)');
+  });
+
   it('says where a secret comes from when none is on file, exit 1', async () => {
     const res = await secret();
     expect(res.code).toBe(1);

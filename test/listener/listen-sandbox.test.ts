@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
@@ -153,6 +153,25 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     // And it verifies with the secret on file.
     await runCli(['trigger', 'shift.published'], { cwd: dir.path });
     expect(await second.waitForLine((l) => l.event === 'delivery')).toMatchObject({ signature: 'valid', status: 200 });
+  });
+
+  it('refuses to start over a records file it cannot read, which it would otherwise overwrite with new secrets', async () => {
+    const { client } = await folderSandbox();
+    const port = String(await portForRestarts());
+    const first = await listen('--port', port);
+    expect(await first.stop('SIGINT')).toBe(0);
+    const path = join(dir.path, '.clockhook', 'endpoints.json');
+    const mended = `${(await readFile(path, 'utf8')).trimEnd().slice(0, -1)},\n]\n`; // a trailing comma, by hand
+    await writeFile(path, mended);
+    const res = await runCli(['listen', '--json', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open'], { cwd: dir.path });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`cannot read .clockhook/endpoints.json (it is not valid JSON: `);
+    expect(res.stderr).toContain('mend it, or move it aside, and listen then registers new endpoints, with new secrets for your app.');
+    expect(await readFile(path, 'utf8')).toBe(mended);
+    expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([first.ready.endpointId]);
+    const secret = await runCli(['secret'], { cwd: dir.path });
+    expect(secret.code).toBe(1);
+    expect(secret.stderr).toContain('cannot read .clockhook/endpoints.json (it is not valid JSON: ');
   });
 
   it('deletes and recreates an earlier endpoint of its own whose secret is not on file', async () => {
