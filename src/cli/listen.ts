@@ -220,8 +220,18 @@ function explainStartFailure(error: unknown, host: string, port: number): unknow
   }
   const { code, path, syscall } = error as NodeJS.ErrnoException;
   if (path && syscall) {
-    const reasons: Record<string, string> = { EROFS: 'the file system is read-only', ENOSPC: 'the disk is full', EACCES: 'permission denied', EPERM: 'permission denied' };
-    return new CliError(`cannot write ${path}: ${reasons[code ?? ''] ?? (error as Error).message}. Free the space or fix the folder, or run in a writable folder (the store can go elsewhere with --db).`);
+    const reasons: Record<string, string> = {
+      EROFS: 'the file system is read-only',
+      ENOSPC: 'the disk is full',
+      EACCES: 'permission denied',
+      EPERM: 'permission denied',
+      ENOTDIR: 'part of that path is a file, not a folder',
+      // mkdir's answer when a file stands where the folder should be
+      ...(syscall === 'mkdir' ? { EEXIST: 'part of that path is a file, not a folder' } : {}),
+    };
+    const throughFile = code === 'ENOTDIR' || (code === 'EEXIST' && syscall === 'mkdir');
+    const next = code === 'ENOSPC' ? 'Free some space, or run in a folder on another disk' : throughFile ? 'Give a path under a folder' : 'Run in a folder you can write to';
+    return new CliError(`cannot write ${path}: ${reasons[code ?? ''] ?? (error as Error).message}. ${next} (the store can go elsewhere with --db).`);
   }
   return bindFailure(error, host, port, 'another clockhook listen') ?? error;
 }

@@ -133,6 +133,9 @@ function chooseMode(options: ListenOptions): ListenMode {
   if (options.relay && !/^https?:$/.test(URL.canParse(options.relay) ? new URL(options.relay).protocol : '')) {
     throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`);
   }
+  if (options.publicUrl !== undefined && !/^https?:$/.test(URL.canParse(options.publicUrl) ? new URL(options.publicUrl).protocol : '')) {
+    throw new ListenUsageError(`--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL; give the URL your tunnel serves, e.g. https://abc123.ngrok.app`);
+  }
   if (options.endpointId !== undefined && !options.secret) {
     throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
   }

@@ -46,3 +46,16 @@ describe('long-running commands that cannot listen say why', () => {
     expect(res.stderr).toMatch(/^clockhook: cannot listen on 192\.0\.2\.1 \(EADDRNOTAVAIL\)/);
   });
 });
+
+describe('listen that cannot write its files says why', () => {
+  it('names a path that runs through a file', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(`${dir.path}/notes.txt`, 'not a folder');
+    const res = await runCli([...commands.listen, '--port', '0', '--db', 'notes.txt/captures.json'], { cwd: dir.path });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe('clockhook: cannot write notes.txt: part of that path is a file, not a folder. Give a path under a folder (the store can go elsewhere with --db).\n');
+    const deeper = await runCli([...commands.listen, '--port', '0', '--db', `${dir.path}/notes.txt/sub/captures.json`], { cwd: dir.path });
+    expect(deeper.code).toBe(1);
+    expect(deeper.stderr).toBe(`clockhook: cannot write ${dir.path}/notes.txt/sub: part of that path is a file, not a folder. Give a path under a folder (the store can go elsewhere with --db).\n`);
+  });
+});
