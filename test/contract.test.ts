@@ -94,6 +94,7 @@ describe('checkEnvelope', () => {
     ['object', { object: 'Event' }],
     ['api_version', { api_version: '2026-13-01' }],
     ['api_version', { api_version: 'v2' }],
+    ['api_version', { api_version: '2026-02-30' }],
     ['created', { created: 1.5 }],
     ['created', { created: '1790000000' }],
     ['created', { created: 1_790_000_000_000 }],

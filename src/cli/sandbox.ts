@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { isApiVersionLabel } from '../contract/index.js';
 import { type AttemptReport, startSandbox } from '../sandbox/index.js';
 import { consoleLogger } from '../logger.js';
 import { UsageError } from './errors.js';
@@ -37,7 +38,7 @@ export function registerSandbox(program: Command): void {
       const port = parsePort(flags.port, '--port');
       const timeScale = Number(flags.timeScale);
       if (!Number.isFinite(timeScale) || timeScale <= 0) throw new UsageError(`--time-scale must be a positive number (got ${flags.timeScale}).`);
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(flags.apiVersion)) throw new UsageError(`--api-version must be a date YYYY-MM-DD (got ${flags.apiVersion}).`);
+      if (!isApiVersionLabel(flags.apiVersion)) throw new UsageError(`--api-version must be a date YYYY-MM-DD (got ${flags.apiVersion}).`);
 
       const sandbox = await startSandbox({
         port,

@@ -19,6 +19,11 @@ export interface ContractProblem {
 }
 
 const API_VERSION = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+
+/** Whether `value` is an api_version label: a date YYYY-MM-DD that is on the calendar (not 2026-02-30). */
+export function isApiVersionLabel(value: unknown): value is string {
+  return typeof value === 'string' && API_VERSION.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+}
 /** Seconds, not milliseconds: a value this large is almost certainly a JS `Date.now()`. */
 const MAX_PLAUSIBLE_SECONDS = 100_000_000_000;
 
@@ -41,7 +46,7 @@ export function checkEnvelope(json: unknown): ContractProblem[] {
   if (type === undefined) problems.push({ field: 'type', message: 'missing: must name an event type, such as "punch.created"' });
   else if (typeof type !== 'string') problems.push({ field: 'type', message: 'must be a string naming an event type' });
   else if (!isKnownEventType(type)) problems.push({ field: 'type', message: `unknown event type ${JSON.stringify(type)}` });
-  if (typeof apiVersion !== 'string' || !API_VERSION.test(apiVersion)) {
+  if (!isApiVersionLabel(apiVersion)) {
     problems.push({ field: 'api_version', message: 'must be a date label YYYY-MM-DD' });
   }
   if (typeof created !== 'number' || !Number.isInteger(created) || created < 0) {

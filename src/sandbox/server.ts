@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Low } from 'lowdb';
-import { isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
+import { isApiVersionLabel, isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { coalesceWrites } from '../store/index.js';
 import { DEFAULT_DISCOVERY_PATH, removeDiscovery, writeDiscovery } from './discovery.js';
@@ -77,7 +77,6 @@ const DEFAULTS = {
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const FORCEABLE_ERRORS = ['internal_error', 'rate_limit_exceeded', 'account_rate_limit_exceeded'];
-const API_VERSION_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
 type Handler = (ctx: api.RouteContext, id: string) => api.RouteResult;
 interface Route {
@@ -105,7 +104,7 @@ function validateOptions(options: typeof DEFAULTS): void {
   if (!Number.isFinite(options.timeScale) || options.timeScale <= 0) {
     throw new TypeError(`timeScale must be a positive number (got ${options.timeScale}); 0.001 turns 1 minute into 60 ms.`);
   }
-  if (!API_VERSION_PATTERN.test(options.apiVersion)) {
+  if (!isApiVersionLabel(options.apiVersion)) {
     throw new TypeError(`apiVersion must be a date label YYYY-MM-DD (got ${JSON.stringify(options.apiVersion)}).`);
   }
   if (!Number.isInteger(options.maxEvents) || options.maxEvents < 1) throw new TypeError(`maxEvents must be a positive integer (got ${options.maxEvents}).`);

@@ -107,5 +107,9 @@ describe('sandbox state and discovery', () => {
     const paths = await folder();
     await expect(startSandbox({ port: 0, ...paths, timeScale: 0 })).rejects.toThrow(/positive number/);
     await expect(startSandbox({ port: 0, ...paths, apiVersion: 'v2' })).rejects.toThrow(/YYYY-MM-DD/);
+    await expect(startSandbox({ port: 0, ...paths, apiVersion: '2026-13-45' })).rejects.toThrow(/YYYY-MM-DD/);
+    const leapDay = await startSandbox({ port: 0, ...paths, apiVersion: '2028-02-29' });
+    cleanups.push(leapDay.close);
+    expect(leapDay.apiBase).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 });
