@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { checkEnvelope, type DeliveryEnvelope, PING_EVENT_TYPE, sampleData, signPayload } from '../contract/index.js';
+import { checkEnvelope, type DeliveryEnvelope, maskSecret, PING_EVENT_TYPE, sampleData, signPayload } from '../contract/index.js';
 import { type Answer, describeAnswer, is2xx, is5xx, sendDelivery } from './send.js';
 
 export type CheckStatus = 'pass' | 'fail' | 'warn';
@@ -37,8 +37,6 @@ export interface CheckOptions {
   slowMs?: number;
   /** @default Date.now */
   now?: () => number;
-  /** Told as each check finishes. */
-  onResult?: (result: CheckResult) => void;
 }
 
 /** One type per area the contract names most: enough to show a handler that trips on a type. */
@@ -62,14 +60,18 @@ interface Battery {
   envelope(type: string, data?: Record<string, unknown>, apiVersion?: string): DeliveryEnvelope;
   /** Every answer's duration so far, for the response-time check. */
   durations: number[];
+  /** The answers to deliveries signed correctly and now, which the app should take. */
+  signedAnswers: Answer[];
 }
 
 function makeBattery(options: CheckOptions, results: CheckResult[]): Battery {
   const config = { ...options, apiVersion: options.apiVersion ?? '2026-11-01', timeoutMs: options.timeoutMs ?? CONTRACT_LIMIT_MS, now: options.now ?? Date.now };
   const durations: number[] = [];
+  const signedAnswers: Answer[] = [];
   return {
     options: config,
     durations,
+    signedAnswers,
     envelope: (type, data, apiVersion = config.apiVersion) => ({
       id: eventId(),
       object: 'event',
@@ -80,7 +82,6 @@ function makeBattery(options: CheckOptions, results: CheckResult[]): Battery {
     }),
     record(result) {
       results.push(result);
-      config.onResult?.(result);
     },
     async deliver(env, { header, body, timestamp } = {}) {
       // Whatever a check breaks on purpose, the envelope itself is always the contract's.
@@ -92,6 +93,7 @@ function makeBattery(options: CheckOptions, results: CheckResult[]): Battery {
       if (signature !== null) headers['x-service-signature'] = signature;
       const answer = await sendDelivery(config.target, { headers, body: raw }, config.timeoutMs);
       durations.push(answer.durationMs);
+      if (header === undefined && timestamp === undefined) signedAnswers.push(answer);
       return answer;
     },
   };
@@ -263,6 +265,25 @@ function checkResponseTime(b: Battery): void {
   });
 }
 
+/** The checks that send correctly signed deliveries the app must take. */
+const ACCEPTANCE_CHECKS = /^(valid:|raw-body$|duplicate$|envelope$|ping$)/;
+
+/**
+ * An app that refuses every correctly signed delivery as unauthorized, yet (most often) also refuses
+ * the forged ones, verifies with another secret than check signs with: the usual mistake, which would
+ * otherwise read as a list of unrelated failures (raw body, api_version, ping), each with its own advice.
+ * Their hints then say the one thing to fix.
+ */
+function diagnoseSecret(b: Battery, results: CheckResult[]): void {
+  const refusals = b.signedAnswers.map((a) => (a.kind === 'answer' && [400, 401, 403].includes(a.status) ? a.status : null));
+  if (refusals.length === 0 || refusals.includes(null)) return;
+  const statuses = [...new Set(refusals)].join(', ');
+  const hint = `The app refused every correctly signed delivery (${statuses}): it most likely verifies with another secret than ${maskSecret(b.options.secret)}, the one check signed with. Give check your app's secret (--secret), or give your app this one ("clockhook secret" prints the one clockhook listen registered in this folder).`;
+  for (const result of results) {
+    if (result.status === 'fail' && ACCEPTANCE_CHECKS.test(result.id)) result.hint = hint;
+  }
+}
+
 /**
  * Sends a battery of signed and deliberately mis-signed deliveries to the developer's app and
  * reports, check by check, whether it honours the contract.
@@ -279,6 +300,7 @@ export async function runChecks(options: CheckOptions): Promise<CheckReport> {
   await checkEnvelopeVersion(battery);
   await checkPing(battery);
   checkResponseTime(battery);
+  diagnoseSecret(battery, results);
   return { target: options.target.href, ok: results.every((r) => r.status !== 'fail'), checks: results };
 }
 

@@ -29,12 +29,21 @@ export function formatChecks(checks: CheckResult[], width: number | undefined): 
   return formatTable(['', 'CHECK', 'GOT'], checks.map((c) => [MARK[c.status], c.name, c.got]), width, 'wrap');
 }
 
-/** The "How to fix" lines, one per check; on a terminal each is wrapped to it, under its text. */
+/**
+ * The "How to fix" lines, one per piece of advice: checks that share one (the valid deliveries of every
+ * type, say) are named together before it. On a terminal each is wrapped to it, under its text.
+ */
 export function formatAdvice(checks: CheckResult[], width: number | undefined): string {
   const indent = '       '; // as wide as "  FAIL "
-  return checks
-    .map((check) => {
-      const text = `${check.id}: ${check.hint ?? ''}`;
+  const groups = new Map<string, CheckResult[]>();
+  for (const check of checks) {
+    const key = `${check.status}\n${check.hint ?? ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), check]);
+  }
+  return [...groups.values()]
+    .map((group) => {
+      const [check] = group;
+      const text = `${group.map((c) => c.id).join(', ')}: ${check.hint ?? ''}`;
       const lines = width === undefined ? [text] : wrapText(text, Math.max(20, width - indent.length));
       return lines.map((line, i) => (i === 0 ? `  ${MARK[check.status]} ${line}` : indent + line)).join('\n');
     })

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CheckReport, runChecks } from '../../src/check/index.js';
+import { verifySignature } from '../../src/contract/index.js';
 import { runCli } from '../helpers/cli.js';
 import { startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -76,6 +77,35 @@ describe('clockhook check', () => {
     expect(report.checks.find((c) => c.id === 'raw-body')?.hint).toMatch(/raw/);
     expect(report.ok).toBe(false);
     expect(code).toBe(1);
+  });
+
+  it('says once that an app refusing every signed delivery most likely has another secret, instead of nine unrelated fixes', async () => {
+    const url = await startFixture('correct-receiver.mjs', 'whsec_the_apps_own_secret');
+    const { code, report } = await check('--forward-to', url);
+    expect(code).toBe(1);
+    const failed = report.checks.filter((c) => c.status === 'fail');
+    expect(failed.map((c) => c.id)).toEqual(['valid:punch.created', 'valid:employee.updated', 'valid:time_card.approved', 'valid:pto_request.approved', 'valid:shift.published', 'raw-body', 'duplicate', 'envelope', 'ping']);
+    const hints = new Set(failed.map((c) => c.hint));
+    expect([...hints]).toEqual([
+      `The app refused every correctly signed delivery (400): it most likely verifies with another secret than whsec_…cret, the one check signed with. Give check your app's secret (--secret), or give your app this one ("clockhook secret" prints the one clockhook listen registered in this folder).`,
+    ]);
+    // The forged deliveries it refuses as it should.
+    expect(statusOf(report)['wrong-secret']).toBe('pass');
+    const dir = await tempDir();
+    stops.push(dir.remove);
+    const table = await runCli(['check', '--forward-to', url, '--secret', SECRET], { cwd: dir.path });
+    expect(table.stdout.match(/most likely verifies with another secret/g)).toHaveLength(1);
+    expect(table.stdout).toContain('FAIL valid:punch.created, valid:employee.updated, valid:time_card.approved, valid:pto_request.approved, valid:shift.published, raw-body, duplicate, envelope, ping: The app refused');
+  });
+
+  it('keeps each check\'s own advice when the app takes some signed deliveries', async () => {
+    const app = await startReceiver((request, res) => {
+      const type = (JSON.parse(request.body.toString()) as { type: string }).type;
+      res.writeHead(type === 'punch.created' && verifySignature({ header: String(request.headers['x-service-signature']), payload: request.body, secret: SECRET }).ok ? 200 : 401).end();
+    });
+    stops.push(() => app.close());
+    const { report } = await check('--forward-to', app.url, '--events', 'punch.created,shift.published');
+    expect(report.checks.find((c) => c.id === 'valid:shift.published')?.hint).toMatch(/^Answer 2xx to every delivery whose signature verifies/);
   });
 
   it('prints a table with hints for people', async () => {
@@ -177,7 +207,7 @@ describe('runChecks against misbehaving receivers', () => {
 
   it('fails duplicate processing reported by the probe, and a slow answer', async () => {
     let processed = 0;
-    app = await startReceiver((request, res) => {
+    const app = await startReceiver((request, res) => {
       if (request.url.startsWith('/dedupe')) return res.end(JSON.stringify({ count: processed }));
       if (request.headers['x-service-event'] === 'employee.created') processed += 1;
       if (request.headers['x-service-event'] === 'webhook_endpoint.ping') {
