@@ -378,7 +378,9 @@ async function copyCurl(capture) {
   const command = curlCommand(capture, state.listener ?? location.href);
   try {
     await navigator.clipboard.writeText(command);
-    showResult(capture.id, true, 'Copied a curl command that sends this request to the listener again.');
+    const signed = 'x-service-signature' in capture.headers;
+    const note = signed ? ', with its original signature: the listener refuses that once it is older than its tolerance (300 s unless --tolerance). Replay re-signs.' : '.';
+    showResult(capture.id, true, `Copied a curl command that sends this request to the listener again${note}`);
   } catch {
     showResult(capture.id, true, el('textarea', { readonly: true, rows: 4, class: 'mono' }, command));
   }

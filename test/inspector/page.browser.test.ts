@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -7,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
 import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
-import { postSigned } from '../helpers/listen.js';
+import { post, postSigned } from '../helpers/listen.js';
 import { answer200 } from '../helpers/receiver.js';
 
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
@@ -33,6 +36,30 @@ afterAll(async () => {
 });
 
 const api = () => t.session.client as ApiClient;
+
+/**
+ * What curl would send for `command`, as a POSIX shell reads it: a shell function stands in for curl
+ * (which a clean machine may lack) and writes down its arguments and standard input.
+ */
+function runInShell(command: string): { url: string; headers: Record<string, string>; body: Buffer } {
+  const dir = mkdtempSync(join(tmpdir(), 'clockhook-curl-'));
+  try {
+    const env = { ...process.env, ARGS: join(dir, 'args'), STDIN: join(dir, 'stdin') };
+    execFileSync('sh', ['-c', `curl() { printf '%s\\0' "$@" > "$ARGS"; cat > "$STDIN"; }\n${command}\n`], { env, input: '' });
+    const args = readFileSync(env.ARGS, 'utf8').split('\0').slice(0, -1);
+    expect(args.slice(0, 2)).toEqual(['-X', 'POST']);
+    const headers: Record<string, string> = {};
+    let body = Buffer.alloc(0);
+    for (let i = 3; i < args.length; i += 2) {
+      if (args[i] === '-H') headers[args[i + 1].slice(0, args[i + 1].indexOf(':'))] = args[i + 1].slice(args[i + 1].indexOf(':') + 2);
+      else if (args[i] === '--data-binary') body = args[i + 1] === '@-' ? readFileSync(env.STDIN) : Buffer.from(args[i + 1]);
+      else throw new Error(`unexpected curl argument ${args[i]}`);
+    }
+    return { url: args[2], headers, body };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 const rows = () => page.locator('#captures .capture');
 
 describe('the inspector page in Chromium', () => {
@@ -235,6 +262,28 @@ describe('the inspector page in Chromium', () => {
     await rows().filter({ hasText: taken }).filter({ hasText: '200 · ' }).click();
     await expect.poll(() => page.locator('#detail h2').textContent()).toContain(taken);
     expect(await page.locator('#detail .answer-note').count()).toBe(0);
+  });
+
+  it('copies a capture as a curl command that sends the same bytes and headers again, and says how long its signature holds', async () => {
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(t.session.ready.inspector as string).origin });
+    const secret = t.session.secret as string;
+    const text = JSON.stringify({ id: 'evt_curl_text', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { note: "it's Zoë's $HOME `x` \\ \"q\"" } });
+    const bytes = Buffer.concat([Buffer.from('{"id":"evt_curl_bytes","note":"'), Buffer.from([0xff, 0x00, 0x27, 0x0a]), Buffer.from('"}')]);
+    for (const body of [text, bytes]) {
+      expect((await postSigned(t.session.ready.listener, body, secret, { 'x-extra': "a 'quoted' value" })).status).toBe(200);
+      // Answered, so captured: the newest capture (the bytes are no envelope, so no row shows an id).
+      await page.locator(`#captures .capture[data-id="${t.session.store.newest(1)[0].id}"]`).click();
+      await page.getByRole('button', { name: 'Copy as curl' }).click();
+      await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('with its original signature');
+      const command = await page.evaluate(() => navigator.clipboard.readText());
+      const sent = runInShell(command);
+      const before = t.app.received.length;
+      expect((await post(sent.url, sent.body, sent.headers)).status).toBe(200);
+      const got = t.app.received[before];
+      expect(got.body.equals(Buffer.from(body))).toBe(true);
+      expect(got.headers['x-service-signature']).toBe(t.app.received[before - 1].headers['x-service-signature']);
+      expect(got.headers['x-extra']).toBe("a 'quoted' value");
+    }
   });
 
   it('moves with the arrow keys and replays with r', async () => {
