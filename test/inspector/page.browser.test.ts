@@ -414,4 +414,35 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(() => page.getByRole('button', { name: 'Replay', exact: true }).isVisible()).toBe(true);
     await page.screenshot({ path: join(await outputDir(), 'inspector-400.png'), fullPage: true });
   });
+
+  // Last: Clear empties the list the tests above use.
+  it('filters the list by body text, type and outcome, and keeps a pinned capture through Clear', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const envelope = (id: string, type: string, data: object) => JSON.stringify({ id, object: 'event', type, api_version: '2026-11-01', created: 1_790_000_000, data });
+    const secret = t.session.secret as string;
+    expect((await postSigned(t.session.ready.listener, envelope('evt_filter_a', 'punch.created', { note: 'Needle-XYZ' }), secret)).status).toBe(200);
+    expect((await postSigned(t.session.ready.listener, envelope('evt_filter_b', 'shift.published', {}), secret)).status).toBe(200);
+    expect((await post(t.session.ready.listener, envelope('evt_filter_c', 'shift.published', {}))).status).toBe(400);
+    await rows().filter({ hasText: 'evt_filter_c' }).waitFor();
+    const shownIds = () => rows().evaluateAll((items) => items.map((item) => item.textContent?.match(/evt_filter_\w/)?.[0] ?? 'other'));
+
+    await page.locator('#search').fill('needle-xyz');
+    await expect.poll(shownIds).toEqual(['evt_filter_a']);
+    await page.locator('#search').fill('');
+    await page.locator('#type-filter').selectOption('shift.published');
+    await expect.poll(async () => (await shownIds()).filter((id) => id.startsWith('evt_filter'))).toEqual(['evt_filter_c', 'evt_filter_b']);
+    await expect.poll(async () => (await rows().allTextContents()).every((text) => text.includes('shift.published'))).toBe(true);
+    await page.locator('#status-filter').selectOption('bad-signature');
+    await expect.poll(shownIds).toEqual(['evt_filter_c']);
+    await page.locator('#type-filter').selectOption('');
+    await page.locator('#status-filter').selectOption('all');
+
+    await rows().filter({ hasText: 'evt_filter_a' }).click();
+    await page.getByRole('button', { name: 'Pin', exact: true }).click();
+    await expect.poll(() => rows().filter({ hasText: 'evt_filter_a' }).textContent()).toContain('pinned');
+    await page.locator('#clear').click();
+    await expect.poll(shownIds).toEqual(['evt_filter_a']);
+    expect(t.session.store.all().map((c) => c.envelope?.id)).toEqual(['evt_filter_a']);
+    expect(problems).toEqual([]);
+  });
 });
