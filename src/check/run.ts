@@ -269,10 +269,10 @@ function checkResponseTime(b: Battery): void {
 const ACCEPTANCE_CHECKS = /^(valid:|raw-body$|duplicate$|envelope$|ping$)/;
 
 /**
- * An app that refuses every correctly signed delivery as unauthorized, yet (most often) also refuses
- * the forged ones, verifies with another secret than check signs with: the usual mistake, which would
- * otherwise read as a list of unrelated failures (raw body, api_version, ping), each with its own advice.
- * Their hints then say the one thing to fix.
+ * An app that refuses every correctly signed delivery with 400, 401 or 403 most likely verifies with
+ * another secret than check signs with: the usual mistake, which would otherwise read as a list of
+ * unrelated failures (raw body, api_version, ping), each with its own advice. Their hints then say the
+ * one thing to fix.
  */
 function diagnoseSecret(b: Battery, results: CheckResult[]): void {
   const refusals = b.signedAnswers.map((a) => (a.kind === 'answer' && [400, 401, 403].includes(a.status) ? a.status : null));

@@ -2,11 +2,11 @@ import type { Command } from 'commander';
 import { type CheckReport, type CheckResult, runChecks, TargetUnreachableError } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/index.js';
-import { describeRecord, RECORDS_PATH, recordsOnFile } from './secret.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
 import { fromEnv, parsePositiveInt, strayArgumentsError } from './process.js';
+import { describeRecord, RECORDS_PATH, recordsOnFile } from './secret.js';
 
 interface CheckFlags {
   forwardTo?: string;

@@ -24,6 +24,7 @@ const API_VERSION = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 export function isApiVersionLabel(value: unknown): value is string {
   return typeof value === 'string' && API_VERSION.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
 }
+
 /** Seconds, not milliseconds: a value this large is almost certainly a JS `Date.now()`. */
 const MAX_PLAUSIBLE_SECONDS = 100_000_000_000;
 
