@@ -101,10 +101,14 @@ function makeBattery(options: CheckOptions, results: CheckResult[]): Battery {
 
 /**
  * Pass on 2xx. A redirect fails with its own hint, whatever the check: the service follows none, so the
- * app must answer at the URL it is given (a trailing slash is the usual culprit).
+ * app must answer at the URL it is given (a trailing slash is the usual culprit). So does no answer at
+ * all: the check's own advice (about raw bodies, say) would send the developer looking in the wrong place.
  */
 function acceptance(answer: Answer, hint: string, target: URL) {
   if (is2xx(answer)) return { status: 'pass' as const };
+  if (answer.kind === 'error' && answer.code === 'ECONNRESET') {
+    return { status: 'fail' as const, hint: 'The app closed the connection without answering: it most likely crashed handling this delivery (see its log). Answer 2xx to every delivery whose signature verifies.' };
+  }
   if (answer.kind === 'answer' && answer.status >= 300 && answer.status < 400 && answer.location && URL.canParse(answer.location, target.href)) {
     const to = new URL(answer.location, target).href;
     return { status: 'fail' as const, hint: `The app redirects to ${to}, and the service does not follow redirects: it counts every such delivery as failed. Register (and check) the URL the app answers at: --forward-to ${to}` };

@@ -21,7 +21,7 @@ export async function sendDelivery(target: URL, { headers, body }: SentRequest, 
   } catch (caught) {
     const error = caught as NodeJS.ErrnoException;
     if (timeout.aborted) return { kind: 'error', error: `no answer within ${timeoutMs / 1000} s`, code: 'TIMEOUT', durationMs: elapsed() };
-    const text = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ECONNRESET' ? 'connection reset (the app crashed or closed it)' : error.message;
+    const text = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ECONNRESET' ? 'the app closed the connection without answering' : error.message;
     return { kind: 'error', error: text, code: error.code, durationMs: elapsed() };
   }
 }

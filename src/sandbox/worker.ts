@@ -208,7 +208,8 @@ function describeFailure(error: NodeJS.ErrnoException, timedOut: boolean, timeou
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ECONNRESET':
-      return 'connection reset by the receiver';
+      // Node's code for a reset and for a close without an answer alike, once the request went out.
+      return 'the receiver closed the connection without answering';
     case 'ENOTFOUND':
       return 'host not found';
     default:

@@ -193,6 +193,11 @@ describe('runChecks against misbehaving receivers', () => {
     app.setResponder((request, res) => res.writeHead(request.headers['x-service-signature']?.toString().includes('t=yesterday') ? 500 : 200).end());
     const crashing = await runChecks({ target: new URL(app.url), secret: SECRET });
     expect(crashing.checks.find((c) => c.id === 'malformed-bad-t')).toMatchObject({ status: 'fail', hint: expect.stringMatching(/do not crash/) });
+    // One that dies on every request, without an answer.
+    app.setResponder((_r, _res, req) => req.socket.destroy());
+    const dying = await runChecks({ target: new URL(app.url), secret: SECRET, events: ['punch.created'] });
+    expect(dying.checks.find((c) => c.id === 'valid:punch.created')).toMatchObject({ status: 'fail', got: expect.stringMatching(/^the app closed the connection without answering after \d+ ms$/), hint: expect.stringMatching(/^The app closed the connection without answering: it most likely crashed/) });
+    expect(dying.checks.find((c) => c.id === 'wrong-secret')).toMatchObject({ status: 'fail', hint: expect.stringMatching(/do not crash/) });
   });
 
   it('fails a receiver that redirects, saying why and which URL to use', async () => {

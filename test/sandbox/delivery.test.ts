@@ -220,7 +220,7 @@ describe('sandbox delivery worker', () => {
     const reports = await t.waitForAttempts(5);
     const byUrl = new Map(reports.map((r) => [r.url, r]));
     expect(byUrl.get(refused.url)).toMatchObject({ statusCode: null, error: 'connection refused', outcome: 'retrying' });
-    expect(byUrl.get(reset.url)).toMatchObject({ statusCode: null, outcome: 'retrying' });
+    expect(byUrl.get(reset.url)).toMatchObject({ statusCode: null, error: 'the receiver closed the connection without answering', outcome: 'retrying' });
     expect(byUrl.get(redirect.url)).toMatchObject({ statusCode: 302, outcome: 'retrying' });
     expect(byUrl.get(huge.url)).toMatchObject({ statusCode: 200, outcome: 'delivered' });
     expect(byUrl.get(binary.url)).toMatchObject({ statusCode: 200, outcome: 'delivered' });
