@@ -376,13 +376,14 @@ async function ping(capture) {
 
 async function copyCurl(capture) {
   const command = curlCommand(capture, state.listener ?? location.href);
+  const signed = 'x-service-signature' in capture.headers;
+  const note = signed ? ', with its original signature: the listener refuses that once it is older than its tolerance (300 s unless --tolerance). Replay re-signs.' : '.';
   try {
     await navigator.clipboard.writeText(command);
-    const signed = 'x-service-signature' in capture.headers;
-    const note = signed ? ', with its original signature: the listener refuses that once it is older than its tolerance (300 s unless --tolerance). Replay re-signs.' : '.';
     showResult(capture.id, true, `Copied a curl command that sends this request to the listener again${note}`);
   } catch {
-    showResult(capture.id, true, el('textarea', { readonly: true, rows: 4, class: 'mono' }, command));
+    // No clipboard for this page (a browser that refuses it): the command to copy by hand.
+    showResult(capture.id, true, el('span', {}, `This curl command sends the request to the listener again${note}`, el('textarea', { readonly: true, rows: 4, class: 'mono' }, command)));
   }
 }
 
