@@ -161,13 +161,13 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const first = await listen('--port', port);
     expect(await first.stop('SIGINT')).toBe(0);
     const path = join(dir.path, '.clockhook', 'endpoints.json');
-    const mended = `${(await readFile(path, 'utf8')).trimEnd().slice(0, -1)},\n]\n`; // a trailing comma, by hand
-    await writeFile(path, mended);
+    const broken = `${(await readFile(path, 'utf8')).trimEnd().slice(0, -1)},\n]\n`; // a trailing comma, by hand
+    await writeFile(path, broken);
     const res = await runCli(['listen', '--json', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open'], { cwd: dir.path });
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`cannot read .clockhook/endpoints.json (it is not valid JSON: `);
     expect(res.stderr).toContain('mend it, or move it aside, and listen then registers new endpoints, with new secrets for your app.');
-    expect(await readFile(path, 'utf8')).toBe(mended);
+    expect(await readFile(path, 'utf8')).toBe(broken);
     expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([first.ready.endpointId]);
     const secret = await runCli(['secret'], { cwd: dir.path });
     expect(secret.code).toBe(1);
