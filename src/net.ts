@@ -101,3 +101,21 @@ export function postBytes(target: URL, headers: Record<string, string>, body: st
     req.end(body);
   });
 }
+
+/**
+ * A failed request to a receiver in words, for the listener's forward, the sandbox's attempts and check
+ * alike; `peer` names who was asked ("the app", "the receiver").
+ */
+export function describeConnectionError(error: NodeJS.ErrnoException, peer: string): string {
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+      // Node's code both for a reset and for a close ("socket hang up"), after the request went out.
+      return `${peer} closed the connection without answering`;
+    case 'ENOTFOUND':
+      return 'host not found';
+    default:
+      return error.message;
+  }
+}

@@ -1,4 +1,4 @@
-import { postBytes } from '../net.js';
+import { describeConnectionError, postBytes } from '../net.js';
 
 export interface SentRequest {
   headers: Record<string, string>;
@@ -21,8 +21,7 @@ export async function sendDelivery(target: URL, { headers, body }: SentRequest, 
   } catch (caught) {
     const error = caught as NodeJS.ErrnoException;
     if (timeout.aborted) return { kind: 'error', error: `no answer within ${timeoutMs / 1000} s`, code: 'TIMEOUT', durationMs: elapsed() };
-    const text = error.code === 'ECONNREFUSED' ? 'connection refused' : error.code === 'ECONNRESET' ? 'the app closed the connection without answering' : error.message;
-    return { kind: 'error', error: text, code: error.code, durationMs: elapsed() };
+    return { kind: 'error', error: describeConnectionError(error, 'the app'), code: error.code, durationMs: elapsed() };
   }
 }
 

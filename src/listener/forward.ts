@@ -2,6 +2,7 @@ import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type Serv
 import { Agent as HttpsAgent } from 'node:https';
 import type { Stream } from 'node:stream';
 import httpProxy from 'http-proxy';
+import { describeConnectionError } from '../net.js';
 import { type CaptureForward, encodeBody, encodeBodyHead } from '../store/index.js';
 
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never passed on. */
@@ -91,19 +92,7 @@ function bodySource(body: Buffer): Stream {
   return { pipe: (destination: NodeJS.WritableStream) => destination.end(body) } as unknown as Stream;
 }
 
-function describeError(error: NodeJS.ErrnoException): string {
-  switch (error.code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-      // Node's code both for a reset and for a close ("socket hang up"), after the request went out.
-      return 'the app closed the connection without answering';
-    case 'ENOTFOUND':
-      return 'host not found';
-    default:
-      return error.message;
-  }
-}
+const describeError = (error: NodeJS.ErrnoException) => describeConnectionError(error, 'the app');
 
 export interface ProxyTarget {
   protocol: string;

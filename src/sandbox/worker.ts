@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Low } from 'lowdb';
 import { type DeliveryAttempt, type DeliveryEnvelope, LIMITS, signPayload } from '../contract/index.js';
-import { postBytes } from '../net.js';
+import { describeConnectionError, postBytes } from '../net.js';
 import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxData } from './state.js';
 
 export interface AttemptReport {
@@ -203,16 +203,5 @@ export class DeliveryWorker {
 }
 
 function describeFailure(error: NodeJS.ErrnoException, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timed out after ${timeoutMs} ms`;
-  switch (error.code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-      // Node's code for a reset and for a close without an answer alike, once the request went out.
-      return 'the receiver closed the connection without answering';
-    case 'ENOTFOUND':
-      return 'host not found';
-    default:
-      return error.message;
-  }
+  return timedOut ? `timed out after ${timeoutMs} ms` : describeConnectionError(error, 'the receiver');
 }
