@@ -73,12 +73,12 @@ export function deliveryLine(report: DeliveryReport): string {
  * The secret's line: masked unless asked; whether the app can keep it, as the endpoint stays for the next
  * run; how to see it whole without stopping this run, when it is on file.
  */
-function secretText(secret: string, printSecret: boolean, { kept, onFile }: { kept: boolean; onFile: boolean }): string {
-  const notes = [...(kept ? ['the same on the next run'] : []), ...(printSecret ? [] : [onFile ? 'npx clockhook secret prints it' : '--print-secret to show it'])];
+function secretText(secret: string, printSecret: boolean, { kept, printedBy }: { kept: boolean; printedBy: string | null }): string {
+  const notes = [...(kept ? ['the same on the next run'] : []), ...(printSecret ? [] : [printedBy ? `${printedBy} prints it` : '--print-secret to show it'])];
   return `${printSecret ? secret : maskSecret(secret)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
 }
 
-function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, secretNotes: { kept: boolean; onFile: boolean }, mode: string): void {
+function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, secretNotes: { kept: boolean; printedBy: string | null }, mode: string): void {
   const lines = [
     colour.cyan('clockhook listen is ready'),
     `  Listening   ${ready.listener}`,
@@ -180,7 +180,7 @@ export function registerListen(program: Command): void {
       stopRequested = () => session.close();
       const stopped = onShutdown(() => session.close());
       if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
-      else printReady(session.ready, session.secret, Boolean(flags.printSecret), { kept: session.endpointKept, onFile: session.secretOnFile }, session.mode);
+      else printReady(session.ready, session.secret, Boolean(flags.printSecret), { kept: session.endpointKept, printedBy: session.secretCommand }, session.mode);
       // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
       if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
         open(session.ready.inspector).catch(() => {});

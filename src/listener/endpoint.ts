@@ -26,6 +26,18 @@ export interface RegisteredEndpoint {
   secret: string;
   /** Whether this run may delete it on exit (it or an earlier run of listen created it). */
   owned: boolean;
+  /**
+   * What `clockhook secret` needs to pick this endpoint's record from the others on file (its id, or its
+   * URL when another record has the same id on another API); null when it is the only record.
+   */
+  recordName: string | null;
+}
+
+/** The argument that picks `record` among `records` for `clockhook secret`; null when there is no other. */
+function recordName(records: EndpointRecordOnFile[], record: EndpointRecordOnFile): string | null {
+  const others = records.filter((r) => r !== record);
+  if (others.length === 0) return null;
+  return others.some((r) => r.id === record.id) ? record.url : String(record.id);
 }
 
 /** `.clockhook/endpoints.json` exists but cannot be read as the records listen wrote. */
@@ -121,11 +133,13 @@ export async function registerEndpoint(options: {
           ...(isListenEndpoint(endpoint) && endpoint.description !== description ? { description } : {}),
         };
         if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
+        const record = { ...onFile, url };
+        const now = records.map((r) => (r === onFile ? record : r));
         if (onFile.url !== url) {
-          await writeRecords(recordsPath, records.map((r) => (r === onFile ? { ...r, url } : r)));
+          await writeRecords(recordsPath, now);
           logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
         }
-        return { endpoint, secret: onFile.secret, owned: true };
+        return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(now, record) };
       }
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
@@ -158,10 +172,11 @@ export async function registerEndpoint(options: {
     throw error;
   }
   const secret = endpoint.secret as string;
-  const kept = records.filter((r) => !(r.apiBase === apiBase && r.url === url));
-  await writeRecords(recordsPath, [...kept, { apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() }]);
+  const record = { apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() };
+  const now = [...records.filter((r) => !(r.apiBase === apiBase && r.url === url)), record];
+  await writeRecords(recordsPath, now);
   const { secret: _hidden, ...visible } = endpoint;
-  return { endpoint: visible as WebhookEndpoint, secret, owned: true };
+  return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(now, record) };
 }
 
 /** Deletes an endpoint listen registered and forgets its secret. An already-deleted one is fine. */

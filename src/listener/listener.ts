@@ -246,8 +246,8 @@ export class Listener {
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
-  /** Whether `#secret` is the registered endpoint's, kept in `.clockhook/endpoints.json`, not one given. */
-  #secretOnFile = false;
+  /** The command that prints `#secret` when it is the registered endpoint's, on file; null when it was given. */
+  #secretPrintedBy: string | null = null;
   #closing: Promise<void> | undefined;
   url = '';
   port = 0;
@@ -267,12 +267,12 @@ export class Listener {
   }
 
   /**
-   * The secret signatures are checked with (known once the endpoint is registered); `onFile` when it is
-   * the registered endpoint's, which `clockhook secret` prints, rather than one the user gave.
+   * The secret signatures are checked with (known once the endpoint is registered); `printedBy`, the
+   * command that prints it when it is the registered endpoint's (`npx clockhook secret`), not one the user gave.
    */
-  setSecret(secret: string | null, { onFile = false } = {}): void {
+  setSecret(secret: string | null, { printedBy = null }: { printedBy?: string | null } = {}): void {
     this.#secret = secret;
-    this.#secretOnFile = onFile;
+    this.#secretPrintedBy = printedBy;
   }
 
   get hasSecret(): boolean {
@@ -536,7 +536,7 @@ export class Listener {
     if (this.#secretAdvised || this.#secret === null) return;
     this.#secretAdvised = true;
     this.#options.logger.warn(
-      `The app answered ${status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(this.#secret)} (${this.#secretOnFile ? '"npx clockhook secret" prints it whole' : 'the one given to listen with --secret or $CLOCKHOOK_SECRET'}).`,
+      `The app answered ${status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(this.#secret)} (${this.#secretPrintedBy ? `"${this.#secretPrintedBy}" prints it whole` : 'the one given to listen with --secret or $CLOCKHOOK_SECRET'}).`,
     );
   }
 

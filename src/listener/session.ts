@@ -93,8 +93,11 @@ export interface ListenSession {
   mode: ListenMode;
   /** The secret in use, for `--print-secret` and the masked display; never sent to the page. */
   secret: string | null;
-  /** Whether `secret` is the registered endpoint's, in `.clockhook/endpoints.json` (`clockhook secret` prints it). */
-  secretOnFile: boolean;
+  /**
+   * The command that prints `secret` while this run goes on (`npx clockhook secret`, with the endpoint's id
+   * when several are on file); null when the secret is not on file (given with --secret, or none).
+   */
+  secretCommand: string | null;
   /** Whether the endpoint this run registered stays, with its secret, for the next run (see keepsEndpoint). */
   endpointKept: boolean;
   /** The endpoint deliveries come to, as last read (see EndpointWatch); null offline. */
@@ -238,15 +241,15 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
 }
 
 /** The endpoint deliveries come through: the one named, or one registered for `url`; and its secret. */
-async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretOnFile: boolean; kept: boolean }> {
+async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretCommand: string | null; kept: boolean }> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
-  if (!api) return { endpoint: null, secret: given, secretOnFile: false, kept: false };
+  if (!api) return { endpoint: null, secret: given, secretCommand: null, kept: false };
   const { client, recordsBase } = api;
-  if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given, secretOnFile: false, kept: false };
+  if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given, secretCommand: null, kept: false };
   if (!url) {
     logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
-    return { endpoint: null, secret: given, secretOnFile: false, kept: false };
+    return { endpoint: null, secret: given, secretCommand: null, kept: false };
   }
   const recordsPath = join(stateDir, 'endpoints.json');
   const kept = keepsEndpoint(options, setup.mode);
@@ -255,7 +258,8 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null):
   const movable = setup.mode === 'sandbox' && !options.relay ? (earlier: string) => URL.canParse(earlier) && new URL(earlier).origin === new URL(url).origin : undefined;
   const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], kept, movable, recordsPath, logger });
   if (!kept) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
-  return { endpoint: registered.endpoint, secret: given ?? registered.secret, secretOnFile: given === null, kept };
+  const secretCommand = given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
+  return { endpoint: registered.endpoint, secret: given ?? registered.secret, secretCommand, kept };
 }
 
 /**
@@ -302,11 +306,11 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     // The relay's channel URL reaches the listener's root; deliveries must arrive under --path.
     const basePath = normalizeBasePath(options.path ?? '/');
     const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
-    const { endpoint: registered, secret, secretOnFile, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
+    const { endpoint: registered, secret, secretCommand, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
     const watch = new EndpointWatch({ client, endpoint: registered, logger, now: options.now ?? Date.now, ...options.endpointCheck });
     endpointWatch = watch;
     cleanups.push(async () => watch.close());
-    listener.setSecret(secret, { onFile: secretOnFile });
+    listener.setSecret(secret, { printedBy: secretCommand });
 
     let inspector: Inspector | null = null;
     if (options.inspector !== false) {
@@ -342,7 +346,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       },
       mode,
       secret,
-      secretOnFile,
+      secretCommand,
       endpointKept,
       get endpoint() {
         return watch.current;

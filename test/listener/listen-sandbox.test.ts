@@ -130,6 +130,26 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(verifySignature({ header, payload: delivery.body, secret: printed.stdout.trim() })).toMatchObject({ ok: true });
   });
 
+  it('names the endpoint in the command that prints its secret when several are on file', async () => {
+    await folderSandbox();
+    const earlier = await listen('--keep-endpoint', '--port', '0');
+    expect(await earlier.stop('SIGINT')).toBe(0);
+    app.setResponder((_r, res) => res.writeHead(401).end('bad signature'));
+    const proc = spawnCli(['listen', '--forward-to', app.url, '--port', '0', '--inspector-port', '0', '--no-open'], { cwd: dir.path });
+    procs.push(proc);
+    const endpoint = await proc.waitForLine((l) => /^\s*Endpoint /.test(l.text ?? ''));
+    const id = /Endpoint\s+(\d+)/.exec(endpoint.text ?? '')?.[1] ?? 'no id';
+    expect(id).not.toBe(String(earlier.ready.endpointId));
+    const secret = await proc.waitForLine((l) => /^\s*Secret /.test(l.text ?? ''));
+    expect(secret.text).toMatch(new RegExp(`Secret {6}whsec_…\\S{4} \\(npx clockhook secret ${id} prints it\\)`));
+    await runCli(['trigger', 'punch.created'], { cwd: dir.path });
+    await expect.poll(() => proc.stderr).toContain(`"npx clockhook secret ${id}" prints it whole`);
+    const printed = await runCli(['secret', id], { cwd: dir.path });
+    expect(printed.code).toBe(0);
+    const [delivery] = app.received;
+    expect(verifySignature({ header: delivery.headers['x-service-signature'] as string, payload: delivery.body, secret: printed.stdout.trim() })).toMatchObject({ ok: true });
+  });
+
   it('keeps it with --keep-endpoint and reuses it (secret on file) on the next run', async () => {
     const { client } = await folderSandbox();
     const first = await listen('--keep-endpoint', '--port', '0');
