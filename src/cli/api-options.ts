@@ -15,6 +15,8 @@ export interface ResolvedApi {
   apiBase: string;
   /** True when the key and base came from a running sandbox's discovery file. */
   fromSandbox: boolean;
+  /** What the contract's retry delays are multiplied by: the sandbox's `--time-scale`, else 1. */
+  timeScale: number;
 }
 
 /** Adds the flags every API command shares. */
@@ -33,7 +35,7 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
     if (!apiBase) {
       throw new UsageError('an API key was given without a base URL: pass --api-base or set CLOCKHOOK_API_BASE to the service\'s API URL.');
     }
-    return { client: makeClient(apiBase, apiKey), apiBase, fromSandbox: false };
+    return { client: makeClient(apiBase, apiKey), apiBase, fromSandbox: false, timeScale: 1 };
   }
   const sandbox = await findRunningSandbox(DEFAULT_DISCOVERY_PATH);
   if (!sandbox) {
@@ -44,7 +46,8 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
   if (apiBase && apiBase.replace(/\/+$/, '') !== sandbox.apiBase) {
     throw new UsageError(`--api-base ${apiBase} was given without a key; the key on file is for the sandbox at ${sandbox.apiBase}. Pass --api-key too.`);
   }
-  return { client: makeClient(sandbox.apiBase, sandbox.apiKey), apiBase: sandbox.apiBase, fromSandbox: true };
+  const timeScale = typeof sandbox.timeScale === 'number' && sandbox.timeScale > 0 ? sandbox.timeScale : 1;
+  return { client: makeClient(sandbox.apiBase, sandbox.apiKey), apiBase: sandbox.apiBase, fromSandbox: true, timeScale };
 }
 
 function makeClient(baseUrl: string, apiKey: string): ApiClient {

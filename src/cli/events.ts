@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { EventRecord, RedeliveryAcknowledgement } from '../contract/index.js';
+import { type DeliveryAttempt, type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { textExcerpt } from '../listener/index.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
@@ -35,7 +35,41 @@ function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): 
   if (page.nextCursor) console.log(`\nMore: --cursor ${page.nextCursor}`);
 }
 
-function printEvent(event: EventRecord): void {
+const failed = (attempt: DeliveryAttempt) => attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300;
+
+/** A delay of the retry table (as scaled by a sandbox's --time-scale), in the unit a person reads it in. */
+function formatDelay(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${Math.round(ms / 360_000) / 10} h`;
+}
+
+/**
+ * What happens next to each endpoint whose latest attempt failed, by the contract's retry policy (the
+ * API says no more): when the next attempt is due, or that the delivery failed for good; then the
+ * command that sends the event again now. An endpoint whose latest attempt succeeded needs no line.
+ */
+export function deliveryOutlook(event: EventRecord, { now, timeScale }: { now: number; timeScale: number }): string[] {
+  const latest = new Map<number, DeliveryAttempt>();
+  for (const attempt of event.delivery_attempts) latest.set(attempt.endpointId, attempt);
+  const lines = [...latest.values()].filter(failed).map((last) => {
+    if (last.attempt >= LIMITS.deliveryAttempts) {
+      return `Endpoint ${last.endpointId}: the delivery failed after ${LIMITS.deliveryAttempts} attempts; the service does not try again.`;
+    }
+    const delay = LIMITS.retryDelaysMs[last.attempt] * timeScale;
+    const due = Date.parse(last.createdAt) + delay;
+    const policy = `${formatDelay(delay)} after attempt ${last.attempt} (the service's retry policy${timeScale === 1 ? '' : `, times the sandbox's --time-scale ${timeScale}`})`;
+    const next = `Endpoint ${last.endpointId}: attempt ${last.attempt + 1} of ${LIMITS.deliveryAttempts}`;
+    if (Number.isNaN(due)) return `${next} comes ${policy}.`;
+    const at = new Date(due).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return due > now ? `${next} is due at about ${at}, ${policy}.` : `${next} was due at about ${at}, ${policy}; it shows here once it completes.`;
+  });
+  if (lines.length === 0) return [];
+  return [...lines, `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver ${event.id}`];
+}
+
+function printEvent(event: EventRecord, outlook: { now: number; timeScale: number }): void {
   console.log(`${event.id}  ${event.type}  created ${formatCreated(event.created)}`);
   if (event.delivery_attempts.length === 0) {
     console.log('No delivery attempts yet (attempts appear once they complete).');
@@ -57,6 +91,8 @@ function printEvent(event: EventRecord): void {
       terminalWidth(),
     ),
   );
+  const next = deliveryOutlook(event, outlook);
+  if (next.length > 0) console.log(`\n${next.join('\n')}`);
 }
 
 /** `clockhook events …`: list, inspect and redeliver events. */
@@ -78,9 +114,10 @@ export function registerEvents(program: Command): void {
 
   withApiOptions(events.command('get <id>').description('show an event and its delivery attempts')).action(
     async (id: string, flags: EventFlags) => {
-      const event = await (await resolveApi(flags)).client.getEvent(id);
+      const { client, timeScale } = await resolveApi(flags);
+      const event = await client.getEvent(id);
       if (flags.json) printJson(event);
-      else printEvent(event);
+      else printEvent(event, { now: Date.now(), timeScale });
     },
   );
 

@@ -7,6 +7,8 @@ export interface SandboxDiscovery {
   apiKey: string;
   account: string;
   pid: number;
+  /** The sandbox's `--time-scale` (its retry delays are the contract's times this); 1 when absent. */
+  timeScale?: number;
 }
 
 export const DEFAULT_DISCOVERY_PATH = '.clockhook/sandbox.json';

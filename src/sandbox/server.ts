@@ -370,7 +370,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const apiBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   worker.resume();
   if (config.discoveryPath) {
-    await writeDiscovery(config.discoveryPath, { apiBase, apiKey: defaultKey.key, account: DEFAULT_ACCOUNT, pid: process.pid });
+    await writeDiscovery(config.discoveryPath, { apiBase, apiKey: defaultKey.key, account: DEFAULT_ACCOUNT, pid: process.pid, timeScale: config.timeScale });
   }
 
   let closing: Promise<void> | undefined;

@@ -96,7 +96,7 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     await cli('endpoints', 'delete', String(endpoint.id));
   });
 
-  it("shows what the receiver answered to each attempt, its error message when it refused", async () => {
+  it("shows what the receiver answered to each attempt, its error message when it refused, and when the service tries again", async () => {
     const refusing = await startReceiver((_r, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"No signatures found matching the expected signature"}}'));
     try {
       const endpoint = JSON.parse((await cli('endpoints', 'create', '--url', `${refusing.url}/r`, '--events', 'pay_period.reopened', '--json')).stdout);
@@ -104,6 +104,12 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
       await expect.poll(async () => (await cli('events', 'get', event.id)).stdout).toMatch(
         new RegExp(`1\\s+${endpoint.id}\\s+400\\s+\\d+ ms\\s+\\S+\\s+No signatures found matching the expected signature\\n`),
       );
+      // When the service tries again, by the contract's retry table, and how not to wait for it.
+      const [attempt] = JSON.parse((await cli('events', 'get', event.id, '--json')).stdout).delivery_attempts;
+      const due = new Date(Date.parse(attempt.createdAt) + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const shown = (await cli('events', 'get', event.id)).stdout;
+      expect(shown).toContain(`\nEndpoint ${endpoint.id}: attempt 2 of 5 is due at about ${due}, 1 min after attempt 1 (the service's retry policy).\n`);
+      expect(shown).toContain(`To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver ${event.id}\n`);
       await cli('endpoints', 'delete', String(endpoint.id));
     } finally {
       await refusing.close();
@@ -241,5 +247,56 @@ describe('clockhook sandbox', () => {
     await folder.remove();
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`port ${port}`);
+  });
+});
+
+describe('events get with a sandbox on a --time-scale', () => {
+  /** A sandbox of its own folder at `timeScale`, an endpoint whose every attempt is refused, and one event for it. */
+  async function refusedEvent(timeScale: number) {
+    const folder = await tempDir();
+    const scaled = await startSandbox({
+      port: 0,
+      timeScale,
+      dbPath: join(folder.path, '.clockhook', 'sandbox-db.json'),
+      discoveryPath: join(folder.path, '.clockhook', 'sandbox.json'),
+    });
+    const run = (...args: string[]) => runCli(args, { cwd: folder.path });
+    // Nothing listens on the port of a closed server.
+    const closed = await startReceiver();
+    await closed.close();
+    const endpoint = JSON.parse((await run('endpoints', 'create', '--url', `${closed.url}/gone`, '--json')).stdout);
+    const event = JSON.parse((await run('trigger', 'punch.created', '--json')).stdout);
+    const close = async () => {
+      await scaled.close();
+      await folder.remove();
+    };
+    return { shown: async () => (await run('events', 'get', event.id)).stdout, endpoint, close };
+  }
+
+  it('scales the retry times as that sandbox does', async () => {
+    const { shown, close } = await refusedEvent(0.001);
+    try {
+      // The contract's 1 min, 5 min, 30 min and 2 h before attempts 2 to 5, times 0.001. Which attempt is
+      // next when the command looks depends on how fast it starts.
+      const scaledDelays: Record<string, string> = { 2: '60 ms', 3: '300 ms', 4: '2 s', 5: '7 s' };
+      const next = /attempt (\d) of 5 (?:is|was) due at about \S+, (\d+ m?s) after attempt \d \(the service's retry policy, times the sandbox's --time-scale 0.001\)/;
+      let waiting: RegExpExecArray | null = null;
+      await expect.poll(async () => (waiting = next.exec(await shown())), { timeout: 10_000 }).not.toBeNull();
+      const [, attempt, delay] = waiting as unknown as RegExpExecArray;
+      expect(delay).toBe(scaledDelays[attempt]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('says when the service has given up', async () => {
+    const { shown, endpoint, close } = await refusedEvent(0.00001);
+    try {
+      await expect.poll(shown, { timeout: 10_000 }).toContain(
+        `\nEndpoint ${endpoint.id}: the delivery failed after 5 attempts; the service does not try again.\nTo send the event again now`,
+      );
+    } finally {
+      await close();
+    }
   });
 });

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { deliveryOutlook } from '../../src/cli/events.js';
+import type { DeliveryAttempt, EventRecord } from '../../src/contract/index.js';
+
+const attempt = (fields: Partial<DeliveryAttempt>): DeliveryAttempt => ({
+  attempt: 1,
+  endpointId: 1,
+  statusCode: 500,
+  responseBody: '',
+  durationMs: 3,
+  error: null,
+  createdAt: '2026-11-22T10:00:00.000Z',
+  ...fields,
+});
+const event = (attempts: DeliveryAttempt[]) => ({ id: 'evt_1', delivery_attempts: attempts }) as unknown as EventRecord;
+const at = (iso: string) => Date.parse(iso);
+
+describe('deliveryOutlook: what the service does next, by its retry policy', () => {
+  it('gives the time the next attempt is due, and says once that time has passed that it shows when done', () => {
+    const failedOnce = event([attempt({ attempt: 3 })]);
+    expect(deliveryOutlook(failedOnce, { now: at('2026-11-22T10:10:00Z'), timeScale: 1 })[0]).toBe(
+      "Endpoint 1: attempt 4 of 5 is due at about 2026-11-22T10:30:00Z, 30 min after attempt 3 (the service's retry policy).",
+    );
+    expect(deliveryOutlook(failedOnce, { now: at('2026-11-22T10:31:00Z'), timeScale: 1 })[0]).toBe(
+      "Endpoint 1: attempt 4 of 5 was due at about 2026-11-22T10:30:00Z, 30 min after attempt 3 (the service's retry policy); it shows here once it completes.",
+    );
+  });
+
+  it('has nothing to say of an endpoint whose latest attempt was answered 2xx, a redelivery included', () => {
+    const redelivered = event([attempt({ attempt: 5, endpointId: 1 }), attempt({ attempt: 1, endpointId: 1, statusCode: 204 }), attempt({ attempt: 1, endpointId: 2, statusCode: 200 })]);
+    expect(deliveryOutlook(redelivered, { now: at('2026-11-22T10:00:01Z'), timeScale: 1 })).toEqual([]);
+  });
+
+  it('speaks of each failing endpoint, then names the command that sends the event again once', () => {
+    const two = event([attempt({ endpointId: 1, statusCode: null, error: 'connection refused' }), attempt({ endpointId: 2, attempt: 4 }), attempt({ endpointId: 3, statusCode: 200 })]);
+    expect(deliveryOutlook(two, { now: at('2026-11-22T10:00:01Z'), timeScale: 1 })).toEqual([
+      "Endpoint 1: attempt 2 of 5 is due at about 2026-11-22T10:01:00Z, 1 min after attempt 1 (the service's retry policy).",
+      "Endpoint 2: attempt 5 of 5 is due at about 2026-11-22T12:00:00Z, 2 h after attempt 4 (the service's retry policy).",
+      'To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver evt_1',
+    ]);
+  });
+});
