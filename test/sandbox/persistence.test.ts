@@ -49,7 +49,7 @@ describe('sandbox state and discovery', () => {
     const paths = await folder();
     const sandbox = await startSandbox({ port: 0, ...paths });
     const info = JSON.parse(await readFile(paths.discoveryPath, 'utf8'));
-    expect(info).toEqual({ apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: sandbox.account, pid: process.pid });
+    expect(info).toEqual({ apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: sandbox.account, pid: process.pid, timeScale: 1 });
     expect(await findRunningSandbox(paths.discoveryPath)).toEqual(info);
     await sandbox.close();
     await sandbox.close();
