@@ -154,115 +154,47 @@ function refuse(socket: Socket, status: number, message: string): void {
 }
 
 /**
- * The public side of the tunnel. Listeners connect out to it over one WebSocket and claim a channel
- * with a token; requests to `/c/<channel>/…` travel to that listener and its answer comes back.
- * Nothing is stored: no bodies, no tokens, no state that a restart would lose.
+ * The relay's channels, by id: which listener holds each, its requests in flight and its heartbeat.
+ * A channel stays when its listener goes (senders then get 503, not 404) until room is needed.
  */
-export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
-  const maxBody = options.maxBody ?? 5 * 1024 * 1024;
-  /** Bytes of request bodies held now, all channels together (see maxBuffered). */
-  const budget = new ByteBudget(options.maxBuffered ?? 256 * 1024 * 1024);
-  const maxBufferedPerChannel = Math.floor(budget.limit / 4);
-  const maxChannels = options.maxChannels ?? 1000;
-  const maxInFlight = options.maxInFlight ?? 256;
-  const timeoutMs = options.responseTimeoutMs ?? 30_000;
-  const retryAfter = String(options.retryAfterSeconds ?? 10);
-  const logger = options.logger ?? silentLogger;
-  const onRequest = options.onRequest ?? (() => {});
-  /** Channels that have had a listener since start; a gone listener leaves its channel (503, not 404). */
-  const channels = new Map<string, Channel>();
+class Channels {
+  readonly #channels = new Map<string, Channel>();
+  readonly #limits: { maxChannels: number; maxInFlight: number; maxBufferedPerChannel: number };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://relay');
-    if (url.pathname === '/healthz') {
-      const body = JSON.stringify({ ok: true, channels: [...channels.values()].filter((c) => c.socket).length });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-      return;
-    }
-    const match = /^\/c\/([^/]+)(\/.*)?$/.exec(url.pathname);
-    if (!match) {
-      answer(res, 404, 'not_found', 'Deliveries go to /c/<channel>/…; see the public URL clockhook listen --relay printed.');
-      return;
-    }
-    const [, id, rest = '/'] = match;
-    const path = rest + url.search;
-    const started = performance.now();
-    const log = (status: number) => onRequest({ event: 'request', channel: id, method: req.method ?? '', path: rest, status, durationMs: Math.round(performance.now() - started) });
-    const channel = CHANNEL_PATTERN.test(id) ? channels.get(id) : undefined;
-    if (!channel) {
-      req.resume();
-      answer(res, 404, 'channel_not_found', 'No listener has connected to this channel since the relay started.');
-      log(404);
-      return;
-    }
-
-    // Every byte of the body counts against the relay's budget until the sender has its answer, or
-    // until the body is refused and its bytes dropped.
-    const lease = leaseFrom(budget, channel.budget);
-    try {
-      const body = await readLimited(req, maxBody, lease);
-      if (body === 'busy') {
-        const limits = `${formatMiB(budget.limit)} in all, ${formatMiB(maxBufferedPerChannel)} per channel`;
-        answer(res, 503, 'relay_busy', `The relay holds as many request bodies as it may (${limits}); retry later.`, { 'retry-after': retryAfter, connection: 'close' });
-        log(503);
-        return;
-      }
-      if (body === 'too-large') {
-        answer(res, 413, 'payload_too_large', `The body is over ${maxBody} bytes, the relay's limit.`, { connection: 'close' });
-        log(413);
-        return;
-      }
-      if (!channel.socket) {
-        // The service retries on its own schedule; the listener may be back by then.
-        answer(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', { 'retry-after': retryAfter });
-        log(503);
-        return;
-      }
-      const socket = channel.socket;
-      const pending: Pending = { resolve: () => {} };
-      const requestId = channel.pending.add(pending);
-      if (requestId === undefined) {
-        answer(res, 429, 'too_many_requests', `More than ${maxInFlight} requests in flight on this channel.`, { 'retry-after': '1' });
-        log(429);
-        return;
-      }
-      const response = await new Promise<ResponseFrame | null | 'timeout'>((resolve) => {
-        const timer = setTimeout(() => {
-          channel.pending.delete(requestId);
-          resolve('timeout');
-        }, timeoutMs);
-        pending.resolve = (frame) => {
-          clearTimeout(timer);
-          channel.pending.delete(requestId);
-          resolve(frame);
-        };
-        const headers = headersWithout(req.headers);
-        const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
-        if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
-        sendInTurn(socket, encodeFrame({ type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body }, channel.binary));
-      });
-
-      if (response === 'timeout') {
-        answer(res, 504, 'listener_timeout', `The listener did not answer within ${timeoutMs / 1000} s.`);
-        log(504);
-      } else if (response === null) {
-        answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', { 'retry-after': retryAfter });
-        log(503);
-      } else {
-        res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': response.body.length });
-        res.end(response.body);
-        log(response.status);
-      }
-    } finally {
-      lease.giveBack();
-    }
+  constructor(limits: { maxChannels: number; maxInFlight: number; maxBufferedPerChannel: number }) {
+    this.#limits = limits;
   }
 
-  function attach(socket: WebSocket, id: string, binary: boolean): void {
-    let channel = channels.get(id);
+  get(id: string): Channel | undefined {
+    return CHANNEL_PATTERN.test(id) ? this.#channels.get(id) : undefined;
+  }
+
+  /** Channels with a listener connected. */
+  get connected(): number {
+    let count = 0;
+    for (const channel of this.#channels.values()) if (channel.socket) count += 1;
+    return count;
+  }
+
+  /**
+   * Whether a listener may connect to channel `id`: a known channel always may; a new one when there is
+   * room, made from channels whose listener is gone, oldest first.
+   */
+  makeRoomFor(id: string): boolean {
+    if (this.#channels.has(id) || this.#channels.size < this.#limits.maxChannels) return true;
+    const idle = [...this.#channels.values()].find((c) => !c.socket);
+    if (!idle) return false;
+    this.#channels.delete(idle.id);
+    return true;
+  }
+
+  /** Gives channel `id` to the listener on `socket`; one that held it before is told, and let go. */
+  attach(socket: WebSocket, id: string, binary: boolean, publicUrl: string): void {
+    let channel = this.#channels.get(id);
     if (!channel) {
+      const { maxBufferedPerChannel, maxInFlight } = this.#limits;
       channel = { id, socket: null, binary, budget: new ByteBudget(maxBufferedPerChannel), pending: new InFlight(maxInFlight), alive: true };
-      channels.set(id, channel);
+      this.#channels.set(id, channel);
     }
     const previous = channel.socket;
     if (previous) {
@@ -295,44 +227,9 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
     socket.on('error', () => socket.terminate());
   }
 
-  const tls = options.tlsCert && options.tlsKey ? { cert: await readFile(options.tlsCert), key: await readFile(options.tlsKey) } : null;
-  const requestHandler = (req: IncomingMessage, res: ServerResponse) => {
-    handle(req, res).catch((error) => {
-      logger.error(`relay: ${error instanceof Error ? error.message : error}`);
-      answer(res, 500, 'internal_error', 'The relay failed unexpectedly.');
-    });
-  };
-  // Node 20 reads the time limits from the createServer options only.
-  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
-  const limits = {
-    headersTimeout: requestTimeoutMs,
-    requestTimeout: requestTimeoutMs,
-    keepAliveTimeout: 5_000,
-    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
-  };
-  const server: Server = tls ? createHttpsServer({ ...tls, ...limits }, requestHandler) : createHttpServer(limits, requestHandler);
-  server.on('clientError', answerClientError);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
-
-  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://relay');
-    if (url.pathname !== CONNECT_PATH) return refuse(socket, 401, 'Listeners connect at /connect.');
-    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
-    const claimed = req.headers['x-clockhook-channel'];
-    if (!TOKEN_PATTERN.test(token)) return refuse(socket, 401, 'A channel token of at least 128 random bits is required.');
-    const id = channelFor(token);
-    if (claimed !== undefined && claimed !== id) return refuse(socket, 401, 'This token does not own that channel.');
-    if (!channels.has(id) && channels.size >= maxChannels) {
-      // Make room from channels whose listener is gone, oldest first; refuse when all are live.
-      const idle = [...channels.values()].find((c) => !c.socket);
-      if (!idle) return refuse(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
-      channels.delete(idle.id);
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, id, req.headers[PROTOCOL_HEADER] === PROTOCOL_VERSION));
-  });
-
-  const heartbeat = setInterval(() => {
-    for (const channel of channels.values()) {
+  /** One heartbeat: a listener that did not answer the last ping is dropped; the others are pinged. */
+  beat(): void {
+    for (const channel of this.#channels.values()) {
       if (!channel.socket) continue;
       if (!channel.alive) {
         channel.socket.terminate();
@@ -341,7 +238,179 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       channel.alive = false;
       channel.socket.ping();
     }
-  }, options.heartbeatMs ?? 15_000);
+  }
+
+  closeAll(): void {
+    for (const channel of this.#channels.values()) channel.socket?.terminate();
+  }
+}
+
+/** What a request to the relay needs of it. */
+interface RelayContext {
+  channels: Channels;
+  /** Bytes of request bodies held now, all channels together (see maxBuffered). */
+  budget: ByteBudget;
+  maxBody: number;
+  maxInFlight: number;
+  timeoutMs: number;
+  retryAfter: string;
+  onRequest: (log: RelayRequestLog) => void;
+}
+
+/**
+ * Sends one request over the channel's WebSocket and waits for its answer: the response frame; null
+ * when the listener went away first; 'timeout'; or 'full' when the channel has no request slot free.
+ */
+function exchange(channel: Channel, socket: WebSocket, req: IncomingMessage, path: string, body: Buffer[], timeoutMs: number): Promise<ResponseFrame | null | 'timeout' | 'full'> {
+  const pending: Pending = { resolve: () => {} };
+  const requestId = channel.pending.add(pending);
+  if (requestId === undefined) return Promise.resolve('full');
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      channel.pending.delete(requestId);
+      resolve('timeout');
+    }, timeoutMs);
+    pending.resolve = (frame) => {
+      clearTimeout(timer);
+      channel.pending.delete(requestId);
+      resolve(frame);
+    };
+    const headers = headersWithout(req.headers);
+    const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
+    if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
+    sendInTurn(socket, encodeFrame({ type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body }, channel.binary));
+  });
+}
+
+/** An HTTP request to the relay: the health check, or a delivery to `/c/<channel>/…` for its listener. */
+async function handle(relay: RelayContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://relay');
+  if (url.pathname === '/healthz') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, channels: relay.channels.connected }));
+    return;
+  }
+  const match = /^\/c\/([^/]+)(\/.*)?$/.exec(url.pathname);
+  if (!match) {
+    answer(res, 404, 'not_found', 'Deliveries go to /c/<channel>/…; see the public URL clockhook listen --relay printed.');
+    return;
+  }
+  const [, id, rest = '/'] = match;
+  const started = performance.now();
+  const log = (status: number) => relay.onRequest({ event: 'request', channel: id, method: req.method ?? '', path: rest, status, durationMs: Math.round(performance.now() - started) });
+  const channel = relay.channels.get(id);
+  if (!channel) {
+    req.resume();
+    answer(res, 404, 'channel_not_found', 'No listener has connected to this channel since the relay started.');
+    log(404);
+    return;
+  }
+
+  // Every byte of the body counts against the relay's budget until the sender has its answer, or
+  // until the body is refused and its bytes dropped.
+  const lease = leaseFrom(relay.budget, channel.budget);
+  try {
+    const body = await readLimited(req, relay.maxBody, lease);
+    if (body === 'busy') {
+      const limits = `${formatMiB(relay.budget.limit)} in all, ${formatMiB(channel.budget.limit)} per channel`;
+      answer(res, 503, 'relay_busy', `The relay holds as many request bodies as it may (${limits}); retry later.`, { 'retry-after': relay.retryAfter, connection: 'close' });
+      log(503);
+      return;
+    }
+    if (body === 'too-large') {
+      answer(res, 413, 'payload_too_large', `The body is over ${relay.maxBody} bytes, the relay's limit.`, { connection: 'close' });
+      log(413);
+      return;
+    }
+    if (!channel.socket) {
+      // The service retries on its own schedule; the listener may be back by then.
+      answer(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', { 'retry-after': relay.retryAfter });
+      log(503);
+      return;
+    }
+    const response = await exchange(channel, channel.socket, req, rest + url.search, body, relay.timeoutMs);
+    if (response === 'full') {
+      answer(res, 429, 'too_many_requests', `More than ${relay.maxInFlight} requests in flight on this channel.`, { 'retry-after': '1' });
+      log(429);
+    } else if (response === 'timeout') {
+      answer(res, 504, 'listener_timeout', `The listener did not answer within ${relay.timeoutMs / 1000} s.`);
+      log(504);
+    } else if (response === null) {
+      answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', { 'retry-after': relay.retryAfter });
+      log(503);
+    } else {
+      res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': response.body.length });
+      res.end(response.body);
+      log(response.status);
+    }
+  } finally {
+    lease.giveBack();
+  }
+}
+
+/** The relay's HTTP or HTTPS server, with the time limits that drop slow senders (slowloris). */
+async function createRelayHttpServer(options: RelayServerOptions, onRequest: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; tls: boolean }> {
+  const tls = options.tlsCert && options.tlsKey ? { cert: await readFile(options.tlsCert), key: await readFile(options.tlsKey) } : null;
+  // Node 20 reads the time limits from the createServer options only.
+  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  const limits = {
+    headersTimeout: requestTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    keepAliveTimeout: 5_000,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
+  };
+  const server: Server = tls ? createHttpsServer({ ...tls, ...limits }, onRequest) : createHttpServer(limits, onRequest);
+  server.on('clientError', answerClientError);
+  return { server, tls: tls !== null };
+}
+
+/** Who may connect as a channel's listener: the holder of a token whose hash is the channel's id. */
+function channelOfUpgrade(req: IncomingMessage): { id: string } | { status: number; message: string } {
+  const url = new URL(req.url ?? '/', 'http://relay');
+  if (url.pathname !== CONNECT_PATH) return { status: 401, message: 'Listeners connect at /connect.' };
+  const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  const claimed = req.headers['x-clockhook-channel'];
+  if (!TOKEN_PATTERN.test(token)) return { status: 401, message: 'A channel token of at least 128 random bits is required.' };
+  const id = channelFor(token);
+  if (claimed !== undefined && claimed !== id) return { status: 401, message: 'This token does not own that channel.' };
+  return { id };
+}
+
+/**
+ * The public side of the tunnel. Listeners connect out to it over one WebSocket and claim a channel
+ * with a token; requests to `/c/<channel>/…` travel to that listener and its answer comes back.
+ * Nothing is stored: no bodies, no tokens, no state that a restart would lose.
+ */
+export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
+  const maxBody = options.maxBody ?? 5 * 1024 * 1024;
+  const budget = new ByteBudget(options.maxBuffered ?? 256 * 1024 * 1024);
+  const maxChannels = options.maxChannels ?? 1000;
+  const maxInFlight = options.maxInFlight ?? 256;
+  const logger = options.logger ?? silentLogger;
+  const channels = new Channels({ maxChannels, maxInFlight, maxBufferedPerChannel: Math.floor(budget.limit / 4) });
+  const relay: RelayContext = {
+    channels,
+    budget,
+    maxBody,
+    maxInFlight,
+    timeoutMs: options.responseTimeoutMs ?? 30_000,
+    retryAfter: String(options.retryAfterSeconds ?? 10),
+    onRequest: options.onRequest ?? (() => {}),
+  };
+
+  const { server, tls } = await createRelayHttpServer(options, (req, res) => {
+    handle(relay, req, res).catch((error) => {
+      logger.error(`relay: ${error instanceof Error ? error.message : error}`);
+      answer(res, 500, 'internal_error', 'The relay failed unexpectedly.');
+    });
+  });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const claim = channelOfUpgrade(req);
+    if ('status' in claim) return refuse(socket, claim.status, claim.message);
+    if (!channels.makeRoomFor(claim.id)) return refuse(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
+    wss.handleUpgrade(req, socket, head, (ws) => channels.attach(ws, claim.id, req.headers[PROTOCOL_HEADER] === PROTOCOL_VERSION, publicUrl));
+  });
+  const heartbeat = setInterval(() => channels.beat(), options.heartbeatMs ?? 15_000);
   heartbeat.unref();
 
   await listenOn(server, options.port ?? 8080, options.host ?? '0.0.0.0');
@@ -356,12 +425,12 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
     publicUrl,
     port,
     get connected() {
-      return [...channels.values()].filter((c) => c.socket).length;
+      return channels.connected;
     },
     close() {
       closing ??= (async () => {
         clearInterval(heartbeat);
-        for (const channel of channels.values()) channel.socket?.terminate();
+        channels.closeAll();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
         await closeNow(server);
       })();
