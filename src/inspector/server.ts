@@ -66,85 +66,117 @@ function refuseUpgrade(socket: Socket, status: 401 | 403 | 404, reason: string):
   socket.end(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(reason)}\r\n\r\n${reason}`);
 }
 
-/**
- * The inspector: serves ui/ and a WebSocket hub on 127.0.0.1 only. Every WebSocket carries the token;
- * a foreign Origin or a Host that is not this loopback address and port (DNS rebinding) is refused.
- */
-export async function startInspector(options: InspectorOptions): Promise<Inspector> {
-  const logger = options.logger ?? silentLogger;
-  const heartbeatMs = options.heartbeatMs ?? 15_000;
-  const maxBuffered = options.maxBufferedBytes ?? 4 * 1024 * 1024;
-  const files = await loadStaticFiles(options.uiDir ?? DEFAULT_UI_DIR);
-  const token = await loadOrCreateToken(options.tokenPath);
-  const clients = new Set<Client>();
-  let port = 0;
-
-  const allowedHosts = () => new Set([`${HOST}:${port}`, `localhost:${port}`]);
-  const allowedOrigins = () => new Set([`http://${HOST}:${port}`, `http://localhost:${port}`]);
-
-  function securityHeaders(): Record<string, string> {
-    return {
-      // No inline script anywhere: a payload that slipped into the DOM as HTML still could not run.
-      'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws://${HOST}:${port} ws://localhost:${port}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
-      'x-frame-options': 'DENY',
-      'cache-control': 'no-store',
-    };
-  }
-
-  function serve(req: IncomingMessage, res: ServerResponse): void {
-    if (!allowedHosts().has(req.headers.host ?? '')) {
-      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: the inspector answers only to its own loopback address.');
-      return;
-    }
-    const path = (req.url ?? '/').split('?', 1)[0];
-    const file: StaticFile | undefined = req.method === 'GET' || req.method === 'HEAD' ? files.get(path) : undefined;
-    if (!file) {
-      res.writeHead(404, { 'content-type': 'text/plain', ...securityHeaders() }).end('Not found');
-      return;
-    }
-    res.writeHead(200, { 'content-type': file.type, 'content-length': file.body.length, ...securityHeaders() });
-    res.end(req.method === 'HEAD' ? undefined : file.body);
-  }
-
-  const server: Server = createServer(serve);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
-
-  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-    const url = new URL(req.url ?? '/', `http://${HOST}`);
-    if (url.pathname !== '/ws') return refuseUpgrade(socket, 404, 'The inspector WebSocket is at /ws.');
-    if (!allowedHosts().has(req.headers.host ?? '')) return refuseUpgrade(socket, 403, 'Host refused (DNS rebinding protection).');
-    const origin = req.headers.origin;
-    // No Origin is a script, not a browser page: allowed with a valid token.
-    if (origin !== undefined && !allowedOrigins().has(origin)) return refuseUpgrade(socket, 403, 'Origin refused: only the inspector page may connect.');
-    if (!sameToken(url.searchParams.get('token'), token)) return refuseUpgrade(socket, 401, 'Missing or wrong token: open the URL clockhook listen printed.');
-    wss.handleUpgrade(req, socket, head, (ws) => connect(ws));
-  });
-
-  const send = (client: Client, message: InspectorMessage) => {
-    if (client.socket.readyState === client.socket.OPEN) client.socket.send(JSON.stringify(message));
+/** Who may reach the inspector at `port`: its own loopback address by IP or by name, never another host. */
+function loopbackOf(port: number) {
+  return {
+    hosts: new Set([`${HOST}:${port}`, `localhost:${port}`]),
+    origins: new Set([`http://${HOST}:${port}`, `http://localhost:${port}`]),
   };
+}
 
-  function connect(socket: WebSocket): void {
+function securityHeaders(port: number): Record<string, string> {
+  return {
+    // No inline script anywhere: a payload that slipped into the DOM as HTML still could not run.
+    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws://${HOST}:${port} ws://localhost:${port}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'cache-control': 'no-store',
+  };
+}
+
+/** Serves the files of ui/, read at start, to requests for this loopback address only (DNS rebinding). */
+function serveStatic(files: Map<string, StaticFile>, port: number, req: IncomingMessage, res: ServerResponse): void {
+  if (!loopbackOf(port).hosts.has(req.headers.host ?? '')) {
+    res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: the inspector answers only to its own loopback address.');
+    return;
+  }
+  const path = (req.url ?? '/').split('?', 1)[0];
+  const file: StaticFile | undefined = req.method === 'GET' || req.method === 'HEAD' ? files.get(path) : undefined;
+  if (!file) {
+    res.writeHead(404, { 'content-type': 'text/plain', ...securityHeaders(port) }).end('Not found');
+    return;
+  }
+  res.writeHead(200, { 'content-type': file.type, 'content-length': file.body.length, ...securityHeaders(port) });
+  res.end(req.method === 'HEAD' ? undefined : file.body);
+}
+
+/** Why a WebSocket handshake is refused, or null when it may connect. */
+function refusal(req: IncomingMessage, port: number, token: string): { status: 401 | 403 | 404; reason: string } | null {
+  const url = new URL(req.url ?? '/', `http://${HOST}`);
+  const allowed = loopbackOf(port);
+  if (url.pathname !== '/ws') return { status: 404, reason: 'The inspector WebSocket is at /ws.' };
+  if (!allowed.hosts.has(req.headers.host ?? '')) return { status: 403, reason: 'Host refused (DNS rebinding protection).' };
+  const origin = req.headers.origin;
+  // No Origin is a script, not a browser page: allowed with a valid token.
+  if (origin !== undefined && !allowed.origins.has(origin)) return { status: 403, reason: 'Origin refused: only the inspector page may connect.' };
+  if (!sameToken(url.searchParams.get('token'), token)) return { status: 401, reason: 'Missing or wrong token: open the URL clockhook listen printed.' };
+  return null;
+}
+
+/**
+ * The pages connected to the inspector: each gets a snapshot when it connects, then every change to
+ * a capture (batched per BROADCAST_MS) and to the endpoint; its actions are answered; a dead page is
+ * dropped by heartbeat, and a slow one skips captures until a resync snapshot.
+ */
+class PageHub {
+  readonly #options: InspectorOptions;
+  readonly #logger: Logger;
+  readonly #maxBuffered: number;
+  readonly #clients = new Set<Client>();
+  /** Changes to one capture within BROADCAST_MS go out once, in their latest state. */
+  readonly #changed = new Map<string, Capture>();
+  #flushTimer: NodeJS.Timeout | null = null;
+  readonly #timers: NodeJS.Timeout[];
+  readonly #unsubscribe: () => void;
+  #lastEndpoint: string;
+
+  constructor(options: InspectorOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? silentLogger;
+    this.#maxBuffered = options.maxBufferedBytes ?? 4 * 1024 * 1024;
+    this.#lastEndpoint = JSON.stringify(this.#currentEndpoint());
+    this.#unsubscribe = options.store.subscribe((capture) => this.#captureChanged(capture));
+    this.#timers = [
+      setInterval(() => this.#heartbeat(), options.heartbeatMs ?? 15_000),
+      setInterval(() => this.#resync(), 250),
+      // The service may disable the endpoint (10 failed deliveries): re-read it, on an interval and
+      // whenever a page connects, so pages show its real status.
+      setInterval(() => void this.#refreshEndpoint(), options.endpointPollMs ?? 15_000),
+    ];
+    for (const timer of this.#timers) timer.unref();
+  }
+
+  get size(): number {
+    return this.#clients.size;
+  }
+
+  connect(socket: WebSocket): void {
     const client: Client = { socket, alive: true, stale: false };
-    clients.add(client);
+    this.#clients.add(client);
     socket.on('pong', () => {
       client.alive = true;
     });
-    socket.on('close', () => clients.delete(client));
-    socket.on('error', () => clients.delete(client));
+    socket.on('close', () => this.#clients.delete(client));
+    socket.on('error', () => this.#clients.delete(client));
     socket.on('message', (data) => {
-      handleAction(String(data), options, broadcast)
-        .then((reply) => reply && send(client, reply))
-        .catch((error) => logger.error(`inspector: ${error instanceof Error ? error.stack : error}`));
+      handleAction(String(data), this.#options, (message) => this.#broadcast([message]))
+        .then((reply) => reply && this.#send(client, reply))
+        .catch((error) => this.#logger.error(`inspector: ${error instanceof Error ? error.stack : error}`));
     });
-    send(client, snapshotMessage(options));
-    void refreshEndpoint();
+    this.#send(client, snapshotMessage(this.#options));
+    void this.#refreshEndpoint();
   }
 
-  function broadcast(message: InspectorMessage): void {
-    broadcastAll([message]);
+  close(): void {
+    for (const timer of this.#timers) clearInterval(timer);
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#unsubscribe();
+    for (const client of this.#clients) client.socket.terminate();
+  }
+
+  #send(client: Client, message: InspectorMessage): void {
+    if (client.socket.readyState === client.socket.OPEN) client.socket.send(JSON.stringify(message));
   }
 
   /**
@@ -152,72 +184,90 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
    * Whether a page is too slow is decided before the flush, from what the kernel has not taken yet:
    * a page gets a whole flush or, once it is behind, no more captures until a resync.
    */
-  function broadcastAll(messages: InspectorMessage[]): void {
+  #broadcast(messages: InspectorMessage[]): void {
     const texts = messages.map((message) => JSON.stringify(message));
-    for (const client of clients) {
+    for (const client of this.#clients) {
       if (client.socket.readyState !== client.socket.OPEN) continue;
       // a slow page: never buffer without bound, resync it later
-      if (client.socket.bufferedAmount > maxBuffered) client.stale = true;
+      if (client.socket.bufferedAmount > this.#maxBuffered) client.stale = true;
       for (const [i, text] of texts.entries()) if (!(client.stale && messages[i].type === 'capture')) sendInTurn(client.socket, text);
     }
   }
 
-  // Changes to one capture within BROADCAST_MS go out once, in their latest state: a delivery and
-  // its forward result a few ms later cost one message, not two, in a burst.
-  const changed = new Map<string, Capture>();
-  let flushTimer: NodeJS.Timeout | null = null;
-  const flushChanges = () => {
-    flushTimer = null;
-    const captures = [...changed.values()];
-    changed.clear();
-    broadcastAll(captures.map((capture) => ({ type: 'capture', capture })));
-  };
-  const unsubscribe = options.store.subscribe((capture) => {
-    if (clients.size === 0) return;
-    changed.delete(capture.id); // re-inserted last: pages get captures in the order they last changed
-    changed.set(capture.id, capture);
-    flushTimer ??= setTimeout(flushChanges, BROADCAST_MS);
-  });
+  // A delivery and its forward result a few ms later cost one message, not two, in a burst.
+  #captureChanged(capture: Capture): void {
+    if (this.#clients.size === 0) return;
+    this.#changed.delete(capture.id); // re-inserted last: pages get captures in the order they last changed
+    this.#changed.set(capture.id, capture);
+    this.#flushTimer ??= setTimeout(() => this.#flushChanges(), BROADCAST_MS);
+  }
 
-  const heartbeat = setInterval(() => {
-    for (const client of clients) {
+  #flushChanges(): void {
+    this.#flushTimer = null;
+    const captures = [...this.#changed.values()];
+    this.#changed.clear();
+    this.#broadcast(captures.map((capture) => ({ type: 'capture', capture })));
+  }
+
+  #heartbeat(): void {
+    for (const client of this.#clients) {
       if (!client.alive) {
         client.socket.terminate();
-        clients.delete(client);
+        this.#clients.delete(client);
         continue;
       }
       client.alive = false;
       client.socket.ping();
     }
-  }, heartbeatMs);
-  heartbeat.unref();
-  const resync = setInterval(() => {
-    for (const client of clients) {
-      if (client.stale && client.socket.bufferedAmount < maxBuffered / 4) {
+  }
+
+  #resync(): void {
+    for (const client of this.#clients) {
+      if (client.stale && client.socket.bufferedAmount < this.#maxBuffered / 4) {
         client.stale = false;
-        send(client, { ...snapshotMessage(options), resync: true });
+        this.#send(client, { ...snapshotMessage(this.#options), resync: true });
       }
     }
-  }, 250);
-  resync.unref();
+  }
 
-  // The service may disable the endpoint (10 failed deliveries): re-read it, on an interval and
-  // whenever a page connects, so pages show its real status.
-  const currentEndpoint = () => publicEndpoint(options.getEndpoint(), options.secretHint);
-  let lastEndpoint = JSON.stringify(currentEndpoint());
-  async function refreshEndpoint(): Promise<void> {
-    if (clients.size === 0 || !options.refreshEndpoint) return;
-    await options.refreshEndpoint().catch(() => undefined);
-    const next = JSON.stringify(currentEndpoint());
-    if (next !== lastEndpoint) {
-      lastEndpoint = next;
-      broadcast({ type: 'endpoint', endpoint: currentEndpoint() });
+  #currentEndpoint() {
+    return publicEndpoint(this.#options.getEndpoint(), this.#options.secretHint);
+  }
+
+  async #refreshEndpoint(): Promise<void> {
+    if (this.#clients.size === 0 || !this.#options.refreshEndpoint) return;
+    await this.#options.refreshEndpoint().catch(() => undefined);
+    const next = JSON.stringify(this.#currentEndpoint());
+    if (next !== this.#lastEndpoint) {
+      this.#lastEndpoint = next;
+      this.#broadcast([{ type: 'endpoint', endpoint: this.#currentEndpoint() }]);
     }
   }
-  const poll = setInterval(refreshEndpoint, options.endpointPollMs ?? 15_000);
-  poll.unref();
+}
 
-  await listenOn(server, options.port ?? 4301, HOST);
+/**
+ * The inspector: serves ui/ and a WebSocket hub on 127.0.0.1 only. Every WebSocket carries the token;
+ * a foreign Origin or a Host that is not this loopback address and port (DNS rebinding) is refused.
+ */
+export async function startInspector(options: InspectorOptions): Promise<Inspector> {
+  const files = await loadStaticFiles(options.uiDir ?? DEFAULT_UI_DIR);
+  const token = await loadOrCreateToken(options.tokenPath);
+  let port = 0;
+  const server: Server = createServer((req, res) => serveStatic(files, port, req, res));
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
+  const pages = new PageHub(options);
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const refused = refusal(req, port, token);
+    if (refused) return refuseUpgrade(socket, refused.status, refused.reason);
+    wss.handleUpgrade(req, socket, head, (ws) => pages.connect(ws));
+  });
+
+  try {
+    await listenOn(server, options.port ?? 4301, HOST);
+  } catch (error) {
+    pages.close();
+    throw error;
+  }
   port = (server.address() as AddressInfo).port;
 
   let closing: Promise<void> | undefined;
@@ -225,16 +275,11 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     url: `http://${HOST}:${port}/?token=${token}`,
     port,
     get clients() {
-      return clients.size;
+      return pages.size;
     },
     close() {
       closing ??= (async () => {
-        clearInterval(heartbeat);
-        clearInterval(resync);
-        clearInterval(poll);
-        if (flushTimer) clearTimeout(flushTimer);
-        unsubscribe();
-        for (const client of clients) client.socket.terminate();
+        pages.close();
         await new Promise<void>((resolve) => {
           wss.close(() => resolve());
         });
