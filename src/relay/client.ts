@@ -65,67 +65,74 @@ function websocketUrl(relayUrl: string): string {
   return url.href;
 }
 
+/** The outcome of one connection: it got as far as ready, it did not, or another listener took the channel. */
+type ConnectionEnd = 'connected' | 'failed' | 'replaced';
+
 /**
  * Keeps one WebSocket to the relay open: reconnects with capped exponential backoff and jitter,
  * pings both ways, and hands each relayed request to the local listener in this process, where it
  * goes through exactly the path of a delivery over HTTP.
  */
 export function connectRelay(options: RelayClientOptions): RelayClient {
-  const logger = options.logger ?? silentLogger;
-  const sleep = options.sleep ?? realSleep;
-  const minBackoff = options.minBackoffMs ?? 250;
-  const maxBackoff = options.maxBackoffMs ?? 15_000;
-  const heartbeatMs = options.heartbeatMs ?? 15_000;
-  const channel = channelFor(options.token);
-  const encrypted = new URL(options.relayUrl).protocol === 'https:';
-  let socket: WebSocket | null = null;
-  let closed = false;
-  let disconnectedSince: number | null = null;
-  let lastFailure = '';
-  let resolveReady: (url: string) => void = () => {};
-  let rejectReady: (error: Error) => void = () => {};
-  const ready = new Promise<string>((resolve, reject) => {
-    resolveReady = resolve;
-    rejectReady = reject;
-  });
-  ready.catch(() => {});
+  return new RelayConnection(options);
+}
 
-  /**
-   * `hop`: the relay's address as this side sees it; `encrypted`: reached over TLS; `binary`: the
-   * request came as a binary message, so the answer goes as one (text to a version-1 relay).
-   */
-  function forward(frame: RequestFrame, ws: WebSocket, hop: string | undefined, binary: boolean): void {
-    const reply = ({ status, headers, body }: DirectAnswer) => {
-      if (ws.readyState === WebSocket.OPEN) sendInTurn(ws, encodeFrame({ type: 'response', id: frame.id, status, headers, body }, binary));
-    };
-    const request = { method: frame.method, path: frame.path, headers: frame.headers, body: frame.body, remoteAddress: hop, encrypted };
-    // Promise first: a handler that throws at once must not take the connection (or the process) down.
-    Promise.resolve()
-      .then(() => options.handle(request))
-      .then(reply, (error: Error) => {
-        const message = JSON.stringify({ error: { type: 'api_error', code: 'listener_failed', message: `The local listener failed on this request: ${error.message}` } });
-        reply({ status: 502, headers: { 'content-type': 'application/json' }, body: Buffer.from(message) });
-      });
+class RelayConnection implements RelayClient {
+  readonly ready: Promise<string>;
+  readonly #options: RelayClientOptions;
+  readonly #logger: Logger;
+  readonly #channel: string;
+  readonly #encrypted: boolean;
+  readonly #running: Promise<void>;
+  #socket: WebSocket | null = null;
+  #closed = false;
+  #disconnectedSince: number | null = null;
+  #lastFailure = '';
+  #resolveReady: (url: string) => void = () => {};
+  #rejectReady: (error: Error) => void = () => {};
+
+  constructor(options: RelayClientOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? silentLogger;
+    this.#channel = channelFor(options.token);
+    this.#encrypted = new URL(options.relayUrl).protocol === 'https:';
+    this.ready = new Promise<string>((resolve, reject) => {
+      this.#resolveReady = resolve;
+      this.#rejectReady = reject;
+    });
+    this.ready.catch(() => {});
+    this.#running = this.#run();
   }
 
-  async function run(): Promise<void> {
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#socket?.terminate();
+    this.#rejectReady(new Error('closed'));
+    await this.#running;
+  }
+
+  async #run(): Promise<void> {
+    const { relayUrl, maxDisconnectedMs } = this.#options;
+    const sleep = this.#options.sleep ?? realSleep;
+    const minBackoff = this.#options.minBackoffMs ?? 250;
+    const maxBackoff = this.#options.maxBackoffMs ?? 15_000;
     let attempt = 0;
     let everConnected = false;
-    while (!closed) {
-      const outcome = await connectOnce();
-      if (closed || outcome === 'replaced') return;
+    while (!this.#closed) {
+      const outcome = await this.#connectOnce();
+      if (this.#closed || outcome === 'replaced') return;
       if (outcome === 'connected') {
         attempt = 0;
         everConnected = true;
       } else if (!everConnected) {
         // At start a relay that cannot be reached is an error to report, not to wait out.
-        rejectReady(new Error(`could not connect to the relay at ${options.relayUrl}: ${lastFailure}`));
+        this.#rejectReady(new Error(`could not connect to the relay at ${relayUrl}: ${this.#lastFailure}`));
         return;
       }
-      disconnectedSince ??= Date.now();
-      if (options.maxDisconnectedMs !== undefined && Date.now() - disconnectedSince >= options.maxDisconnectedMs) {
-        options.onGiveUp?.();
-        rejectReady(new Error(`could not reach the relay at ${options.relayUrl} for ${options.maxDisconnectedMs / 1000} s`));
+      this.#disconnectedSince ??= Date.now();
+      if (maxDisconnectedMs !== undefined && Date.now() - this.#disconnectedSince >= maxDisconnectedMs) {
+        this.#options.onGiveUp?.();
+        this.#rejectReady(new Error(`could not reach the relay at ${relayUrl} for ${maxDisconnectedMs / 1000} s`));
         return;
       }
       // Full jitter: many listeners that lost one relay do not come back in lockstep.
@@ -134,89 +141,104 @@ export function connectRelay(options: RelayClientOptions): RelayClient {
     }
   }
 
-  /** One connection, until it ends: 'connected' if it got as far as ready, 'failed' if not. */
-  function connectOnce(): Promise<'connected' | 'failed' | 'replaced'> {
+  /** One connection, until it ends. */
+  #connectOnce(): Promise<ConnectionEnd> {
+    const { relayUrl, token } = this.#options;
     return new Promise((resolve) => {
-      const ws = new WebSocket(websocketUrl(options.relayUrl), {
-        headers: { authorization: `Bearer ${options.token}`, 'x-clockhook-channel': channel, [PROTOCOL_HEADER]: PROTOCOL_VERSION },
+      const ws = new WebSocket(websocketUrl(relayUrl), {
+        headers: { authorization: `Bearer ${token}`, 'x-clockhook-channel': this.#channel, [PROTOCOL_HEADER]: PROTOCOL_VERSION },
         maxPayload: 64 * 1024 * 1024,
         handshakeTimeout: 10_000,
       });
-      socket = ws;
-      let wasReady = false;
-      let replaced = false;
-      let alive = true;
-      let failure = '';
-      let hop: string | undefined;
+      this.#socket = ws;
+      const state = { wasReady: false, replaced: false, failure: '', hop: undefined as string | undefined };
       ws.on('upgrade', (res) => {
-        hop = res.socket.remoteAddress;
+        state.hop = res.socket.remoteAddress;
       });
-      const heartbeat = setInterval(() => {
-        if (!alive) {
-          ws.terminate();
-          return;
-        }
-        alive = false;
-        ws.ping();
-      }, heartbeatMs);
-      ws.on('pong', () => {
-        alive = true;
-      });
-      ws.on('ping', () => {
-        alive = true;
-      });
+      const stopHeartbeat = this.#heartbeat(ws);
       ws.on('unexpected-response', (_req, res) => {
-        failure = `the relay refused the connection (HTTP ${res.statusCode})`;
-        if (res.statusCode === 401) logger.error(`The relay at ${options.relayUrl} refused the channel token (401). Delete .clockhook/relay.json to make a new one.`);
+        state.failure = `the relay refused the connection (HTTP ${res.statusCode})`;
+        if (res.statusCode === 401) this.#logger.error(`The relay at ${relayUrl} refused the channel token (401). Delete .clockhook/relay.json to make a new one.`);
         ws.terminate();
       });
-      ws.on('message', (data, isBinary) => {
-        alive = true;
-        const frame = decodeFrame(data, isBinary);
-        if (frame?.type === 'ready' && typeof frame.publicUrl === 'string') {
-          wasReady = true;
-          if (disconnectedSince !== null) logger.info(`Reconnected to the relay at ${options.relayUrl}.`);
-          disconnectedSince = null;
-          resolveReady(frame.publicUrl);
-          options.onConnected?.(frame.publicUrl);
-        } else if (frame?.type === 'replaced') {
-          replaced = true;
-          options.onReplaced?.(String(frame.message));
-        } else if (frame?.type === 'request' || isBinary) {
-          const request = frame && parseRequestFrame(frame);
-          if (request) forward(request, ws, hop, isBinary);
-          else logger.warn(`The relay at ${options.relayUrl} sent a malformed request frame; ignored. Is it a clockhook relay of this version?`);
-        }
-      });
+      ws.on('message', (data, isBinary) => this.#onMessage(ws, state, decodeFrame(data, isBinary), isBinary));
       ws.on('error', (error) => {
-        failure ||= error.message;
+        state.failure ||= error.message;
       });
       ws.on('close', (code) => {
-        clearInterval(heartbeat);
-        if (closed) return resolve('failed');
-        if (replaced || code === 4001) {
-          if (!replaced) options.onReplaced?.('Another clockhook listen connected with this channel token.');
-          return resolve('replaced');
-        }
-        const reason = failure || `connection closed (${code})`;
-        lastFailure = reason;
-        if (wasReady) {
-          logger.warn(`Lost the relay at ${options.relayUrl} (${reason}); reconnecting. Deliveries meanwhile get 503 and the service retries them.`);
-          options.onDisconnected?.(reason);
-        }
-        resolve(wasReady ? 'connected' : 'failed');
+        stopHeartbeat();
+        resolve(this.#ended(state, code));
       });
     });
   }
 
-  const running = run();
-  return {
-    ready,
-    async close() {
-      closed = true;
-      socket?.terminate();
-      rejectReady(new Error('closed'));
-      await running;
-    },
-  };
+  /** Pings the relay; a relay that sent nothing for two intervals is dropped. Returns the stop. */
+  #heartbeat(ws: WebSocket): () => void {
+    let alive = true;
+    const heard = () => {
+      alive = true;
+    };
+    ws.on('pong', heard);
+    ws.on('ping', heard);
+    ws.on('message', heard);
+    const timer = setInterval(() => {
+      if (!alive) {
+        ws.terminate();
+        return;
+      }
+      alive = false;
+      ws.ping();
+    }, this.#options.heartbeatMs ?? 15_000);
+    return () => clearInterval(timer);
+  }
+
+  #onMessage(ws: WebSocket, state: { wasReady: boolean; replaced: boolean; hop: string | undefined }, frame: ReturnType<typeof decodeFrame>, isBinary: boolean): void {
+    if (frame?.type === 'ready' && typeof frame.publicUrl === 'string') {
+      state.wasReady = true;
+      if (this.#disconnectedSince !== null) this.#logger.info(`Reconnected to the relay at ${this.#options.relayUrl}.`);
+      this.#disconnectedSince = null;
+      this.#resolveReady(frame.publicUrl);
+      this.#options.onConnected?.(frame.publicUrl);
+    } else if (frame?.type === 'replaced') {
+      state.replaced = true;
+      this.#options.onReplaced?.(String(frame.message));
+    } else if (frame?.type === 'request' || isBinary) {
+      const request = frame && parseRequestFrame(frame);
+      if (request) this.#forward(request, ws, state.hop, isBinary);
+      else this.#logger.warn(`The relay at ${this.#options.relayUrl} sent a malformed request frame; ignored. Is it a clockhook relay of this version?`);
+    }
+  }
+
+  /** What a closed connection means for the loop, said to the user when it had been ready. */
+  #ended(state: { wasReady: boolean; replaced: boolean; failure: string }, code: number): ConnectionEnd {
+    if (this.#closed) return 'failed';
+    if (state.replaced || code === 4001) {
+      if (!state.replaced) this.#options.onReplaced?.('Another clockhook listen connected with this channel token.');
+      return 'replaced';
+    }
+    const reason = state.failure || `connection closed (${code})`;
+    this.#lastFailure = reason;
+    if (!state.wasReady) return 'failed';
+    this.#logger.warn(`Lost the relay at ${this.#options.relayUrl} (${reason}); reconnecting. Deliveries meanwhile get 503 and the service retries them.`);
+    this.#options.onDisconnected?.(reason);
+    return 'connected';
+  }
+
+  /**
+   * `hop`: the relay's address as this side sees it; `binary`: the request came as a binary message,
+   * so the answer goes as one (text to a version-1 relay).
+   */
+  #forward(frame: RequestFrame, ws: WebSocket, hop: string | undefined, binary: boolean): void {
+    const reply = ({ status, headers, body }: DirectAnswer) => {
+      if (ws.readyState === WebSocket.OPEN) sendInTurn(ws, encodeFrame({ type: 'response', id: frame.id, status, headers, body }, binary));
+    };
+    const request = { method: frame.method, path: frame.path, headers: frame.headers, body: frame.body, remoteAddress: hop, encrypted: this.#encrypted };
+    // Promise first: a handler that throws at once must not take the connection (or the process) down.
+    Promise.resolve()
+      .then(() => this.#options.handle(request))
+      .then(reply, (error: Error) => {
+        const message = JSON.stringify({ error: { type: 'api_error', code: 'listener_failed', message: `The local listener failed on this request: ${error.message}` } });
+        reply({ status: 502, headers: { 'content-type': 'application/json' }, body: Buffer.from(message) });
+      });
+  }
 }
