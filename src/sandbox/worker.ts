@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Low } from 'lowdb';
-import { type DeliveryAttempt, type DeliveryEnvelope, LIMITS, signPayload } from '../contract/index.js';
+import { type DeliveryAttempt, type DeliveryEnvelope, LIMITS, PING_EVENT_TYPE, signPayload } from '../contract/index.js';
 import { describeConnectionError, postBytes } from '../net.js';
 import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxData } from './state.js';
 
@@ -112,6 +112,15 @@ export class DeliveryWorker {
     const endpoint = db.data.endpoints.find((e) => e.id === delivery.endpointId);
     if (!event || !endpoint || delivery.state !== 'pending') {
       delivery.state = delivery.state === 'pending' ? 'cancelled' : delivery.state;
+      return;
+    }
+    // Contract: a disabled endpoint is excluded from deliveries, so a retry that comes due while it is
+    // disabled is not made (nor any later one). A ping still goes: it is the diagnostic for a broken
+    // endpoint (DESIGN.md).
+    if (endpoint.status !== 'enabled' && event.type !== PING_EVENT_TYPE) {
+      delivery.state = 'cancelled';
+      delivery.nextAttemptAt = null;
+      await this.#options.persist();
       return;
     }
     const started = performance.now();

@@ -169,6 +169,22 @@ describe('sandbox delivery worker', () => {
     expect(app.received).toHaveLength(before + 1);
   }, 30_000);
 
+  it('makes no retry to an endpoint disabled meanwhile (it is excluded from deliveries), but still pings it', async () => {
+    t = await startTestSandbox({ timeScale: 0.001 }); // 60 ms before attempt 2
+    const app = await failWith(500);
+    const endpoint = await endpointFor(app.url);
+    const { body: event } = await emit('punch.created');
+    await t.waitForAttempts(1);
+    expect((await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { body: { status: 'disabled' } })).body.status).toBe('disabled');
+    // Attempt 2 was due 60 ms after the first; wait well past it, and past attempt 3's 300 ms.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(app.received).toHaveLength(1);
+    expect((await t.call('GET', `/event/${event.id}`)).body.delivery_attempts).toHaveLength(1);
+    await t.call('POST', `/webhookEndpoint/${endpoint.id}/ping`);
+    await app.waitFor(2);
+    expect(app.received[1].headers['x-service-event']).toBe('webhook_endpoint.ping');
+  });
+
   it('runs deliveries concurrently: a slow endpoint does not delay another', async () => {
     t = await startTestSandbox({ deliveryTimeoutMs: 5_000 });
     let releaseSlow: () => void = () => {};
