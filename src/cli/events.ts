@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { type ApiClient, ApiError } from '../api/index.js';
 import { type DeliveryAttempt, type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { textExcerpt } from '../listener/index.js';
@@ -45,15 +46,43 @@ function formatDelay(ms: number): string {
   return `${Math.round(ms / 360_000) / 10} h`;
 }
 
-/**
- * What happens next to each endpoint whose latest attempt failed, by the contract's retry policy (the
- * API says no more): when the next attempt is due, or that the delivery failed for good; then the
- * command that sends the event again now. An endpoint whose latest attempt succeeded needs no line.
- */
-export function deliveryOutlook(event: EventRecord, { now, timeScale }: { now: number; timeScale: number }): string[] {
+/** An endpoint's state as far as its deliveries go; unknown when it could not be read. */
+export type EndpointState = 'enabled' | 'disabled' | 'deleted' | 'unknown';
+
+/** The latest attempt for each endpoint of the event whose latest attempt failed. */
+function latestFailures(event: EventRecord): DeliveryAttempt[] {
   const latest = new Map<number, DeliveryAttempt>();
   for (const attempt of event.delivery_attempts) latest.set(attempt.endpointId, attempt);
-  const lines = [...latest.values()].filter(failed).map((last) => {
+  return [...latest.values()].filter(failed);
+}
+
+/** The state of each endpoint the event's failures went to, read from the API (one request each). */
+async function failingEndpointStates(client: ApiClient, event: EventRecord): Promise<Map<number, EndpointState>> {
+  const ids = latestFailures(event).map((attempt) => attempt.endpointId);
+  const states = await Promise.all(
+    ids.map((id) =>
+      client.getEndpoint(id).then(
+        (endpoint): EndpointState => (endpoint.status === 'disabled' ? 'disabled' : 'enabled'),
+        (error: unknown): EndpointState => (error instanceof ApiError && error.status === 404 ? 'deleted' : 'unknown'),
+      ),
+    ),
+  );
+  return new Map(ids.map((id, i) => [id, states[i]]));
+}
+
+/**
+ * What happens next to each endpoint whose latest attempt failed, by the contract's retry policy (the
+ * API says no more): when the next attempt is due, that the delivery failed for good, or that the
+ * endpoint, disabled or deleted, gets no more; then the command that sends the event again now. An
+ * endpoint whose latest attempt succeeded needs no line.
+ */
+export function deliveryOutlook(event: EventRecord, { now, timeScale, endpoints = new Map() }: { now: number; timeScale: number; endpoints?: Map<number, EndpointState> }): string[] {
+  const lines = latestFailures(event).map((last) => {
+    const state = endpoints.get(last.endpointId);
+    if (state === 'deleted') return `Endpoint ${last.endpointId} no longer exists: nothing more is sent to it.`;
+    if (state === 'disabled') {
+      return `Endpoint ${last.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable ${last.endpointId}" enables it.`;
+    }
     if (last.attempt >= LIMITS.deliveryAttempts) {
       return `Endpoint ${last.endpointId}: the delivery failed after ${LIMITS.deliveryAttempts} attempts; the service does not try again.`;
     }
@@ -69,7 +98,7 @@ export function deliveryOutlook(event: EventRecord, { now, timeScale }: { now: n
   return [...lines, `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver ${event.id}`];
 }
 
-function printEvent(event: EventRecord, outlook: { now: number; timeScale: number }): void {
+function printEvent(event: EventRecord, outlook: Parameters<typeof deliveryOutlook>[1]): void {
   console.log(`${event.id}  ${event.type}  created ${formatCreated(event.created)}`);
   if (event.delivery_attempts.length === 0) {
     console.log('No delivery attempts yet (attempts appear once they complete).');
@@ -117,7 +146,7 @@ export function registerEvents(program: Command): void {
       const { client, timeScale } = await resolveApi(flags);
       const event = await client.getEvent(id);
       if (flags.json) printJson(event);
-      else printEvent(event, { now: Date.now(), timeScale });
+      else printEvent(event, { now: Date.now(), timeScale, endpoints: await failingEndpointStates(client, event) });
     },
   );
 

@@ -110,7 +110,13 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
       const shown = (await cli('events', 'get', event.id)).stdout;
       expect(shown).toContain(`\nEndpoint ${endpoint.id}: attempt 2 of 5 is due at about ${due}, 1 min after attempt 1 (the service's retry policy).\n`);
       expect(shown).toContain(`To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver ${event.id}\n`);
+      // A disabled endpoint gets no more attempts, a deleted one nothing at all: then no time is promised.
+      await cli('endpoints', 'disable', String(endpoint.id));
+      const disabled = (await cli('events', 'get', event.id)).stdout;
+      expect(disabled).toContain(`\nEndpoint ${endpoint.id} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable ${endpoint.id}" enables it.\n`);
+      expect(disabled).not.toContain('is due');
       await cli('endpoints', 'delete', String(endpoint.id));
+      expect((await cli('events', 'get', event.id)).stdout).toContain(`\nEndpoint ${endpoint.id} no longer exists: nothing more is sent to it.\n`);
     } finally {
       await refusing.close();
     }

@@ -39,4 +39,14 @@ describe('deliveryOutlook: what the service does next, by its retry policy', () 
       'To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver evt_1',
     ]);
   });
+
+  it('promises no time to an endpoint that is disabled or deleted', () => {
+    const three = event([attempt({ endpointId: 1 }), attempt({ endpointId: 2 }), attempt({ endpointId: 3 })]);
+    const endpoints = new Map([[1, 'disabled' as const], [2, 'deleted' as const], [3, 'unknown' as const]]);
+    expect(deliveryOutlook(three, { now: at('2026-11-22T10:00:01Z'), timeScale: 1, endpoints }).slice(0, 3)).toEqual([
+      'Endpoint 1 is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable 1" enables it.',
+      'Endpoint 2 no longer exists: nothing more is sent to it.',
+      "Endpoint 3: attempt 2 of 5 is due at about 2026-11-22T10:01:00Z, 1 min after attempt 1 (the service's retry policy).",
+    ]);
+  });
 });
