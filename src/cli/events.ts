@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { type ApiClient, ApiError } from '../api/index.js';
-import { type DeliveryAttempt, type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../contract/index.js';
+import { type DeliveryAttempt, type EventRecord, LIMITS, PING_EVENT_TYPE, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { textExcerpt } from '../listener/index.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
@@ -80,7 +80,8 @@ export function deliveryOutlook(event: EventRecord, { now, timeScale, endpoints 
   const lines = latestFailures(event).map((last) => {
     const state = endpoints.get(last.endpointId);
     if (state === 'deleted') return `Endpoint ${last.endpointId} no longer exists: nothing more is sent to it.`;
-    if (state === 'disabled') {
+    // A ping reaches a disabled endpoint too: it is the diagnostic for a broken one (DESIGN.md).
+    if (state === 'disabled' && event.type !== PING_EVENT_TYPE) {
       return `Endpoint ${last.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable ${last.endpointId}" enables it.`;
     }
     if (last.attempt >= LIMITS.deliveryAttempts) {

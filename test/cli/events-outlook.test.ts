@@ -48,5 +48,8 @@ describe('deliveryOutlook: what the service does next, by its retry policy', () 
       'Endpoint 2 no longer exists: nothing more is sent to it.',
       "Endpoint 3: attempt 2 of 5 is due at about 2026-11-22T10:01:00Z, 1 min after attempt 1 (the service's retry policy).",
     ]);
+    // A ping's retries reach a disabled endpoint all the same.
+    const ping = { ...event([attempt({ endpointId: 1 })]), type: 'webhook_endpoint.ping' } as EventRecord;
+    expect(deliveryOutlook(ping, { now: at('2026-11-22T10:00:01Z'), timeScale: 1, endpoints })[0]).toMatch(/^Endpoint 1: attempt 2 of 5 is due/);
   });
 });
