@@ -516,8 +516,24 @@ function attemptsSection(capture) {
     rows.length === 0
       ? el('p', { class: 'muted' }, 'No completed attempts yet (the service lists an attempt once it is complete).')
       : el('table', { class: 'attempts' }, el('tr', {}, ['#', 'Endpoint', 'Status', 'Duration', 'At', 'Answer'].map((h) => el('th', {}, h))), rows),
+    (record.outlook ?? []).map((o) => el('p', { class: 'outlook' }, outlookText(o))),
     refresh,
   );
+}
+
+/** What comes next for an endpoint whose latest attempt failed (the server reads it: see deliveryOutlook). */
+function outlookText(o) {
+  if (o.next === 'none') {
+    if (o.reason === 'deleted') return `Endpoint #${o.endpointId} no longer exists: nothing more is sent to it.`;
+    if (o.reason === 'disabled') return `Endpoint #${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is.`;
+    return `Endpoint #${o.endpointId}: the delivery failed after 5 attempts; the service does not try again. Redeliver sends the event again.`;
+  }
+  const next = `Endpoint #${o.endpointId}: attempt ${o.attempt} of 5`;
+  if (o.dueAt === null) return `${next} comes later, by the service's retry policy.`;
+  const at = new Date(o.dueAt).toLocaleTimeString();
+  return o.dueAt > Date.now()
+    ? `${next} is due at about ${at}, by the service's retry policy. Redeliver sends the event again now.`
+    : `${next} was due at about ${at}; it shows here once it completes.`;
 }
 
 /** What the receiver answered: its first line, with the whole of it (the service keeps 4000 characters) a click away. */

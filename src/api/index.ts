@@ -1,2 +1,3 @@
 export * from './client.js';
 export * from './error.js';
+export * from './outlook.js';

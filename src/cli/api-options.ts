@@ -46,8 +46,7 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
   if (apiBase && apiBase.replace(/\/+$/, '') !== sandbox.apiBase) {
     throw new UsageError(`--api-base ${apiBase} was given without a key; the key on file is for the sandbox at ${sandbox.apiBase}. Pass --api-key too.`);
   }
-  const timeScale = typeof sandbox.timeScale === 'number' && sandbox.timeScale > 0 ? sandbox.timeScale : 1;
-  return { client: makeClient(sandbox.apiBase, sandbox.apiKey), apiBase: sandbox.apiBase, fromSandbox: true, timeScale };
+  return { client: makeClient(sandbox.apiBase, sandbox.apiKey), apiBase: sandbox.apiBase, fromSandbox: true, timeScale: sandbox.timeScale ?? 1 };
 }
 
 function makeClient(baseUrl: string, apiKey: string): ApiClient {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { type ApiClient, ApiError } from '../api/index.js';
-import { type DeliveryAttempt, type EventRecord, LIMITS, PING_EVENT_TYPE, type RedeliveryAcknowledgement } from '../contract/index.js';
+import { type DeliveryOutlook, readDeliveryOutlook } from '../api/index.js';
+import { type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { textExcerpt } from '../listener/index.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
@@ -36,8 +36,6 @@ function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): 
   if (page.nextCursor) console.log(`\nMore: --cursor ${page.nextCursor}`);
 }
 
-const failed = (attempt: DeliveryAttempt) => attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300;
-
 /** A delay of the retry table (as scaled by a sandbox's --time-scale), in the unit a person reads it in. */
 function formatDelay(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -46,60 +44,30 @@ function formatDelay(ms: number): string {
   return `${Math.round(ms / 360_000) / 10} h`;
 }
 
-/** An endpoint's state as far as its deliveries go; unknown when it could not be read. */
-export type EndpointState = 'enabled' | 'disabled' | 'deleted' | 'unknown';
-
-/** The latest attempt for each endpoint of the event whose latest attempt failed. */
-function latestFailures(event: EventRecord): DeliveryAttempt[] {
-  const latest = new Map<number, DeliveryAttempt>();
-  for (const attempt of event.delivery_attempts) latest.set(attempt.endpointId, attempt);
-  return [...latest.values()].filter(failed);
-}
-
-/** The state of each endpoint the event's failures went to, read from the API (one request each). */
-async function failingEndpointStates(client: ApiClient, event: EventRecord): Promise<Map<number, EndpointState>> {
-  const ids = latestFailures(event).map((attempt) => attempt.endpointId);
-  const states = await Promise.all(
-    ids.map((id) =>
-      client.getEndpoint(id).then(
-        (endpoint): EndpointState => (endpoint.status === 'disabled' ? 'disabled' : 'enabled'),
-        (error: unknown): EndpointState => (error instanceof ApiError && error.status === 404 ? 'deleted' : 'unknown'),
-      ),
-    ),
-  );
-  return new Map(ids.map((id, i) => [id, states[i]]));
-}
-
 /**
- * What happens next to each endpoint whose latest attempt failed, by the contract's retry policy (the
- * API says no more): when the next attempt is due, that the delivery failed for good, or that the
- * endpoint, disabled or deleted, gets no more; then the command that sends the event again now. An
- * endpoint whose latest attempt succeeded needs no line.
+ * What happens next to each endpoint whose latest attempt failed (see deliveryOutlook), one line each,
+ * then the command that sends the event again now; nothing when every endpoint took it.
  */
-export function deliveryOutlook(event: EventRecord, { now, timeScale, endpoints = new Map() }: { now: number; timeScale: number; endpoints?: Map<number, EndpointState> }): string[] {
-  const lines = latestFailures(event).map((last) => {
-    const state = endpoints.get(last.endpointId);
-    if (state === 'deleted') return `Endpoint ${last.endpointId} no longer exists: nothing more is sent to it.`;
-    // A ping reaches a disabled endpoint too: it is the diagnostic for a broken one (DESIGN.md).
-    if (state === 'disabled' && event.type !== PING_EVENT_TYPE) {
-      return `Endpoint ${last.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable ${last.endpointId}" enables it.`;
+export function outlookLines(eventId: string, outlook: DeliveryOutlook[], { now, timeScale }: { now: number; timeScale: number }): string[] {
+  const lines = outlook.map((o) => {
+    if (o.next === 'none') {
+      if (o.reason === 'deleted') return `Endpoint ${o.endpointId} no longer exists: nothing more is sent to it.`;
+      if (o.reason === 'disabled') {
+        return `Endpoint ${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable ${o.endpointId}" enables it.`;
+      }
+      return `Endpoint ${o.endpointId}: the delivery failed after ${LIMITS.deliveryAttempts} attempts; the service does not try again.`;
     }
-    if (last.attempt >= LIMITS.deliveryAttempts) {
-      return `Endpoint ${last.endpointId}: the delivery failed after ${LIMITS.deliveryAttempts} attempts; the service does not try again.`;
-    }
-    const delay = LIMITS.retryDelaysMs[last.attempt] * timeScale;
-    const due = Date.parse(last.createdAt) + delay;
-    const policy = `${formatDelay(delay)} after attempt ${last.attempt} (the service's retry policy${timeScale === 1 ? '' : `, times the sandbox's --time-scale ${timeScale}`})`;
-    const next = `Endpoint ${last.endpointId}: attempt ${last.attempt + 1} of ${LIMITS.deliveryAttempts}`;
-    if (Number.isNaN(due)) return `${next} comes ${policy}.`;
-    const at = new Date(due).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    return due > now ? `${next} is due at about ${at}, ${policy}.` : `${next} was due at about ${at}, ${policy}; it shows here once it completes.`;
+    const policy = `${formatDelay(o.delayMs)} after attempt ${o.after} (the service's retry policy${timeScale === 1 ? '' : `, times the sandbox's --time-scale ${timeScale}`})`;
+    const next = `Endpoint ${o.endpointId}: attempt ${o.attempt} of ${LIMITS.deliveryAttempts}`;
+    if (o.dueAt === null) return `${next} comes ${policy}.`;
+    const at = new Date(o.dueAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return o.dueAt > now ? `${next} is due at about ${at}, ${policy}.` : `${next} was due at about ${at}, ${policy}; it shows here once it completes.`;
   });
   if (lines.length === 0) return [];
-  return [...lines, `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver ${event.id}`];
+  return [...lines, `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver ${eventId}`];
 }
 
-function printEvent(event: EventRecord, outlook: Parameters<typeof deliveryOutlook>[1]): void {
+function printEvent(event: EventRecord, outlook: DeliveryOutlook[], timeScale: number): void {
   console.log(`${event.id}  ${event.type}  created ${formatCreated(event.created)}`);
   if (event.delivery_attempts.length === 0) {
     console.log('No delivery attempts yet (attempts appear once they complete).');
@@ -121,7 +89,7 @@ function printEvent(event: EventRecord, outlook: Parameters<typeof deliveryOutlo
       terminalWidth(),
     ),
   );
-  const next = deliveryOutlook(event, outlook);
+  const next = outlookLines(event.id, outlook, { now: Date.now(), timeScale });
   if (next.length > 0) console.log(`\n${next.join('\n')}`);
 }
 
@@ -147,7 +115,7 @@ export function registerEvents(program: Command): void {
       const { client, timeScale } = await resolveApi(flags);
       const event = await client.getEvent(id);
       if (flags.json) printJson(event);
-      else printEvent(event, { now: Date.now(), timeScale, endpoints: await failingEndpointStates(client, event) });
+      else printEvent(event, await readDeliveryOutlook(client, event, timeScale), timeScale);
     },
   );
 

@@ -1,4 +1,4 @@
-import { type ApiClient, ApiError } from '../api/index.js';
+import { type ApiClient, ApiError, readDeliveryOutlook } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import { ReplayError, type Listener } from '../listener/index.js';
 import { type Capture, type CaptureStore, encodeBody } from '../store/index.js';
@@ -18,6 +18,8 @@ export interface ActionContext {
   refreshEndpoint?(): Promise<WebhookEndpoint | null>;
   /** Records a new endpoint state (after enable-endpoint). */
   setEndpoint(endpoint: WebhookEndpoint): void;
+  /** What the API's retry delays are multiplied by: a sandbox's --time-scale. @default 1 */
+  timeScale?: number;
 }
 
 export type InspectorMessage =
@@ -101,8 +103,12 @@ async function run(type: string, message: Record<string, unknown>, ctx: ActionCo
       return requireApi(ctx).pingEndpoint(requireEndpoint(ctx).id);
     case 'redeliver':
       return requireApi(ctx).redeliverEvent(requireString(message, 'eventId'));
-    case 'attempts':
-      return requireApi(ctx).getEvent(requireString(message, 'eventId'));
+    case 'attempts': {
+      // With what comes next for each endpoint that failed it (when the service tries again, or that it will not).
+      const client = requireApi(ctx);
+      const event = await client.getEvent(requireString(message, 'eventId'));
+      return { ...event, outlook: await readDeliveryOutlook(client, event, ctx.timeScale) };
+    }
     case 'enable-endpoint': {
       const endpoint = await requireApi(ctx).updateEndpoint(requireEndpoint(ctx).id, { status: 'enabled' });
       ctx.setEndpoint(endpoint);

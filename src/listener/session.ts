@@ -197,6 +197,8 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
 interface Api {
   client: ApiClient;
   recordsBase: string;
+  /** What the contract's retry delays are multiplied by: the folder's sandbox's --time-scale, else 1. */
+  timeScale: number;
 }
 
 /**
@@ -207,11 +209,11 @@ interface Api {
  * again, with a new secret, whenever port 4302 happened to be busy.
  */
 async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<Api | null> {
-  const connect = (baseUrl: string, apiKey: string, recordsBase = baseUrl) => ({ client: new ApiClient({ baseUrl, apiKey, logger }), recordsBase });
+  const connect = (baseUrl: string, apiKey: string, recordsBase = baseUrl, timeScale = 1) => ({ client: new ApiClient({ baseUrl, apiKey, logger }), recordsBase, timeScale });
   if (mode === 'api') return connect(options.apiBase as string, options.apiKey as string);
   if (mode === 'offline') return null;
   const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
-  if (running) return connect(running.apiBase, running.apiKey);
+  if (running) return connect(running.apiBase, running.apiKey, running.apiBase, running.timeScale);
   const port = options.sandboxPort ?? 4302;
   const sandbox = await startEmbeddedSandbox(port, stateDir, logger);
   cleanups.push(() => sandbox.close());
@@ -321,6 +323,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
         mode,
         forwardTo: forwardTo?.href ?? null,
         secretHint: secret ? maskSecret(secret) : null,
+        timeScale: api?.timeScale,
         tokenPath: join(setup.stateDir, 'inspector-token'),
         logger,
         getEndpoint: () => watch.current,

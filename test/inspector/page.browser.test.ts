@@ -254,6 +254,12 @@ describe('the inspector page in Chromium', () => {
       expect(await inView()).toBe(false);
       await note.getByRole('button', { name: 'See its response' }).click();
       await expect.poll(inView).toBe(true);
+      // Under the service's attempts: when it tries again (the embedded sandbox keeps the contract's 1 minute).
+      const outlook = page.locator('#detail .outlook');
+      await expect.poll(() => outlook.textContent(), { timeout: 10_000 }).toMatch(/^Endpoint #\d+: attempt 2 of 5 is due at about .+, by the service's retry policy\. Redeliver sends the event again now\.$/);
+      const [attempt] = (await api().getEvent(eventId)).delivery_attempts;
+      const due = new Date(Date.parse(attempt.createdAt) + 60_000);
+      expect(await outlook.textContent()).toContain(await page.evaluate((ms) => new Date(ms).toLocaleTimeString(), due.getTime()));
     } finally {
       t.app.setResponder(answer200);
     }

@@ -7,6 +7,7 @@ import { signPayload } from '../../src/contract/index.js';
 import { INLINE_BODY_CHARS } from '../../src/store/index.js';
 import { connectClient, handshakeStatus, startInspectedSession } from '../helpers/inspector.js';
 import { post } from '../helpers/listen.js';
+import { answer200 } from '../helpers/receiver.js';
 
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let api: ApiClient;
@@ -151,6 +152,22 @@ describe('inspector protocol', () => {
     expect(attempts.ok).toBe(true);
     expect(attempts.data.delivery_attempts.length).toBeGreaterThanOrEqual(1);
     client.close();
+  });
+
+  it('gives, with the attempts, when the service tries a failed delivery again', async () => {
+    t.app.setResponder((_r, res) => res.writeHead(500).end('boom'));
+    const client = await connectClient(t.wsUrl);
+    try {
+      const event = await emit('employee.updated');
+      const attempts = async () => (await client.act({ type: 'attempts', eventId: event.id })).data;
+      await expect.poll(async () => (await attempts()).delivery_attempts.length, { timeout: 10_000 }).toBe(1);
+      const { delivery_attempts: [attempt], outlook } = await attempts();
+      // The embedded sandbox keeps the contract's times: attempt 2 comes 1 minute after the first.
+      expect(outlook).toEqual([{ endpointId: t.session.ready.endpointId, next: 'attempt', attempt: 2, after: 1, delayMs: 60_000, dueAt: Date.parse(attempt.createdAt) + 60_000 }]);
+    } finally {
+      client.close();
+      t.app.setResponder(answer200);
+    }
   });
 
   it('re-enables a disabled endpoint and tells every page', async () => {

@@ -1,0 +1,56 @@
+import { type DeliveryAttempt, type EventRecord, LIMITS, PING_EVENT_TYPE } from '../contract/index.js';
+import type { ApiClient } from './client.js';
+import { ApiError } from './error.js';
+
+/** An endpoint's state as far as its deliveries go; unknown when it could not be read. */
+export type EndpointState = 'enabled' | 'disabled' | 'deleted' | 'unknown';
+
+/**
+ * What comes next for one endpoint whose latest attempt at an event failed, by the contract's retry
+ * policy (the API itself does not say): the next attempt and when it is due (`dueAt` null when the
+ * attempt's time cannot be read), or none: the fifth attempt failed, or the endpoint is disabled (a
+ * disabled endpoint is excluded from deliveries; a ping reaches it all the same) or deleted.
+ */
+export type DeliveryOutlook =
+  | { endpointId: number; next: 'attempt'; attempt: number; after: number; delayMs: number; dueAt: number | null }
+  | { endpointId: number; next: 'none'; reason: 'gave-up' | 'disabled' | 'deleted' };
+
+const failed = (attempt: DeliveryAttempt) => attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300;
+
+/** The latest attempt for each endpoint of the event, where that attempt failed. */
+function latestFailures(event: EventRecord): DeliveryAttempt[] {
+  const latest = new Map<number, DeliveryAttempt>();
+  for (const attempt of event.delivery_attempts) latest.set(attempt.endpointId, attempt);
+  return [...latest.values()].filter(failed);
+}
+
+/**
+ * What comes next for each endpoint whose latest attempt at `event` failed. `timeScale` multiplies the
+ * contract's delays (a sandbox's --time-scale); `endpoints` holds what is known of their state.
+ */
+export function deliveryOutlook(event: EventRecord, { timeScale = 1, endpoints = new Map() }: { timeScale?: number; endpoints?: Map<number, EndpointState> } = {}): DeliveryOutlook[] {
+  return latestFailures(event).map((last): DeliveryOutlook => {
+    const { endpointId } = last;
+    const state = endpoints.get(endpointId);
+    if (state === 'deleted') return { endpointId, next: 'none', reason: 'deleted' };
+    if (state === 'disabled' && event.type !== PING_EVENT_TYPE) return { endpointId, next: 'none', reason: 'disabled' };
+    if (last.attempt >= LIMITS.deliveryAttempts) return { endpointId, next: 'none', reason: 'gave-up' };
+    const delayMs = LIMITS.retryDelaysMs[last.attempt] * timeScale;
+    const dueAt = Date.parse(last.createdAt) + delayMs;
+    return { endpointId, next: 'attempt', attempt: last.attempt + 1, after: last.attempt, delayMs, dueAt: Number.isNaN(dueAt) ? null : dueAt };
+  });
+}
+
+/** The outlook of `event`, with the state of each endpoint it failed at read from the API (one request each). */
+export async function readDeliveryOutlook(client: ApiClient, event: EventRecord, timeScale = 1): Promise<DeliveryOutlook[]> {
+  const ids = latestFailures(event).map((attempt) => attempt.endpointId);
+  const states = await Promise.all(
+    ids.map((id) =>
+      client.getEndpoint(id).then(
+        (endpoint): EndpointState => (endpoint.status === 'disabled' ? 'disabled' : 'enabled'),
+        (error: unknown): EndpointState => (error instanceof ApiError && error.status === 404 ? 'deleted' : 'unknown'),
+      ),
+    ),
+  );
+  return deliveryOutlook(event, { timeScale, endpoints: new Map(ids.map((id, i) => [id, states[i]])) });
+}
