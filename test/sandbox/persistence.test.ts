@@ -1,4 +1,4 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findRunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -55,6 +55,18 @@ describe('sandbox state and discovery', () => {
     await sandbox.close();
     expect(await findRunningSandbox(paths.discoveryPath)).toBeNull();
     await expect(stat(paths.discoveryPath)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("reads a discovery file without a usable time scale as the contract's times", async () => {
+    const paths = await folder();
+    await mkdir(join(paths.dir, '.clockhook'), { recursive: true });
+    const fields = { apiBase: 'http://127.0.0.1:4302', apiKey: 'tt_live_x', account: 'acct_default', pid: process.pid };
+    for (const timeScale of [undefined, -1, 0, 'fast', null]) {
+      await writeFile(paths.discoveryPath, JSON.stringify({ ...fields, timeScale }));
+      expect(await findRunningSandbox(paths.discoveryPath)).toEqual(fields);
+    }
+    await writeFile(paths.discoveryPath, JSON.stringify({ ...fields, timeScale: 0.01 }));
+    expect(await findRunningSandbox(paths.discoveryPath)).toEqual({ ...fields, timeScale: 0.01 });
   });
 
   it('ignores a discovery file whose pid is gone', async () => {
