@@ -98,6 +98,12 @@ describe('ApiClient', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('says which commands free an endpoint when the account holds its most', async () => {
+    const { client } = await clientFor([envelope(400, 'invalid_request_error', 'endpoint_limit_reached')]);
+    const error = await client.createEndpoint({ url: 'https://example.com/h', enabledEvents: ['*'] }).catch((e) => e);
+    expect(error.describe()).toContain('"clockhook endpoints list" shows them, with the URL each was made for; "clockhook endpoints delete <id>" deletes one');
+  });
+
   it('keeps param and per-field errors of a validation failure', async () => {
     const { client } = await clientFor([
       envelope(400, 'invalid_request_error', 'parameter_invalid', { param: 'url', errors: [{ field: 'url', message: 'must be https' }] }),

@@ -34,7 +34,7 @@ function hintFor(init: ApiErrorInit): string {
       return 'Resolve the conflict first (an endpoint with this URL exists already?); a new Idempotency-Key alone does not help.';
     case 'endpoint_limit_reached':
     case 'trial_resource_limit_exceeded':
-      return 'Delete endpoints you no longer use, or upgrade the plan.';
+      return 'Delete endpoints you no longer use ("clockhook endpoints list" shows them, with the URL each was made for; "clockhook endpoints delete <id>" deletes one), or upgrade the plan.';
     case 'trial_resource_daily_limit_exceeded':
     case 'trial_daily_writes_exceeded':
       return 'Wait for the rolling 24-hour window to free up, or upgrade the plan.';
