@@ -1,10 +1,16 @@
-import type { Socket } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
-import { answerExcerpt, type DeliveryReport } from '../../src/listener/index.js';
+import { answerExcerpt, type DeliveryReport, Listener } from '../../src/listener/index.js';
+import { CaptureStore } from '../../src/store/index.js';
 import { post } from '../helpers/listen.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 import { answer200, type Responder } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
 
 const SECRET = 'whsec_forward_test_secret';
 const delivery = (id: string) => {
@@ -136,5 +142,38 @@ describe("the excerpt of an app's answer on a delivery's line", () => {
       ['evt_ok', 200, undefined],
       ['evt_refused', 400, 'signature mismatch'],
     ]);
+  });
+});
+
+describe('forwarding to an https app', () => {
+  it("takes a self-signed certificate, as local apps have, and keeps the exact bytes", async () => {
+    // test/fixtures/localhost-*.pem: a self-signed certificate for localhost and 127.0.0.1, for tests only.
+    const fixture = (name: string) => readFile(fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url)));
+    const received: { path: string; body: Buffer; proto: unknown }[] = [];
+    const app = createHttpsServer({ cert: await fixture('localhost-cert.pem'), key: await fixture('localhost-key.pem') }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        received.push({ path: req.url ?? '', body: Buffer.concat(chunks), proto: req.headers['x-forwarded-proto'] });
+        res.writeHead(202, { 'content-type': 'text/plain' }).end('queued over TLS');
+      });
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const dir = await tempDir();
+    const store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
+    const listener = new Listener({ store, secret: SECRET, port: 0, forwardTo: new URL(`https://localhost:${(app.address() as AddressInfo).port}/hooks`) });
+    await listener.start();
+    try {
+      const sent = delivery('evt_tls');
+      const answer = await post(listener.url, sent.body, sent.headers);
+      expect(answer).toMatchObject({ status: 202, text: 'queued over TLS' });
+      expect(received).toEqual([{ path: '/hooks', body: Buffer.from(sent.body), proto: 'http' }]);
+      await expect.poll(() => store.newest(1)[0]?.forward?.statusCode).toBe(202);
+    } finally {
+      await listener.close(100);
+      await store.close();
+      await new Promise((resolve) => app.close(resolve));
+      await dir.remove();
+    }
   });
 });
