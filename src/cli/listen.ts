@@ -4,6 +4,8 @@ import { ApiError } from '../api/index.js';
 import { type DeliveryReport, EndpointRecordsError, ListenUsageError, MAX_BODY_BYTES, type ReadyInfo, type RelayEvent, startListen } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
 import { StoreLockedError } from '../store/index.js';
+import { RelayUnreachableError } from '../relay/index.js';
+import { isCertificateError } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
@@ -205,12 +207,19 @@ function stopWith(event: RelayEvent): void {
   });
 }
 
+/** What to do about a relay listen could not connect to, by the failure's code. */
+function relayAdvice(code: string | undefined): string {
+  if (isCertificateError(code)) {
+    return "This machine does not trust the relay's TLS certificate. Give the relay one from a public authority (behind Caddy it gets one itself), or trust a self-signed one of your own relay: NODE_EXTRA_CA_CERTS=its-cert.pem npx clockhook listen --relay …";
+  }
+  if (code === 'EPROTO') return 'A relay that serves plain HTTP (no --tls-cert, no TLS proxy in front) is reached with --relay http://…';
+  return 'Is the relay running (clockhook relay) and is --relay its base URL?';
+}
+
 function explainStartFailure(error: unknown, host: string, port: number): unknown {
   if (error instanceof ListenUsageError || error instanceof TypeError) return new UsageError(error.message);
   if (error instanceof StoreLockedError || error instanceof EndpointRecordsError) return new CliError(error.message);
-  if (error instanceof Error && error.message.startsWith('could not connect to the relay')) {
-    return new CliError(`${error.message}. Is the relay running (clockhook relay) and is --relay its base URL?`);
-  }
+  if (error instanceof RelayUnreachableError) return new CliError(`${error.message}. ${relayAdvice(error.code)}`);
   if (error instanceof ApiError) {
     if (error.status === 401 || error.status === 403) {
       return new CliError(`the API refused the key (${error.status} ${error.code}): ${error.message} ${error.hint}`);

@@ -5,7 +5,7 @@ import { type Logger, realSleep, silentLogger } from '../logger.js';
 import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
 import { writePrivateFile } from '../store/index.js';
 import { CONNECT_PATH, channelFor, decodeFrame, encodeFrame, parseRequestFrame, PROTOCOL_HEADER, PROTOCOL_VERSION, type RequestFrame } from './protocol.js';
-import { sendInTurn } from '../net.js';
+import { describeConnectionError, sendInTurn } from '../net.js';
 
 /** `.clockhook/relay.json`: the token made by listen, so a restart gets the same public URL. */
 export interface RelayRecord {
@@ -36,6 +36,17 @@ export interface RelayClientOptions {
   /** Another listener took the channel: this one must stop. */
   onReplaced?: (message: string) => void;
   onGiveUp?: () => void;
+}
+
+/** The relay could not be reached when listen started; `code` is the last failure's (ECONNREFUSED, a TLS code…). */
+export class RelayUnreachableError extends Error {
+  override readonly name = 'RelayUnreachableError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
 }
 
 export interface RelayClient {
@@ -87,7 +98,7 @@ class RelayConnection implements RelayClient {
   #socket: WebSocket | null = null;
   #closed = false;
   #disconnectedSince: number | null = null;
-  #lastFailure = '';
+  #lastFailure: { reason: string; code?: string } = { reason: '' };
   #resolveReady: (url: string) => void = () => {};
   #rejectReady: (error: Error) => void = () => {};
 
@@ -126,7 +137,7 @@ class RelayConnection implements RelayClient {
         everConnected = true;
       } else if (!everConnected) {
         // At start a relay that cannot be reached is an error to report, not to wait out.
-        this.#rejectReady(new Error(`could not connect to the relay at ${relayUrl}: ${this.#lastFailure}`));
+        this.#rejectReady(new RelayUnreachableError(`could not connect to the relay at ${relayUrl}: ${this.#lastFailure.reason}`, this.#lastFailure.code));
         return;
       }
       this.#disconnectedSince ??= Date.now();
@@ -151,7 +162,7 @@ class RelayConnection implements RelayClient {
         handshakeTimeout: 10_000,
       });
       this.#socket = ws;
-      const state = { wasReady: false, replaced: false, failure: '', hop: undefined as string | undefined };
+      const state = { wasReady: false, replaced: false, failure: '', code: undefined as string | undefined, hop: undefined as string | undefined };
       ws.on('upgrade', (res) => {
         state.hop = res.socket.remoteAddress;
       });
@@ -163,7 +174,8 @@ class RelayConnection implements RelayClient {
       });
       ws.on('message', (data, isBinary) => this.#onMessage(ws, state, decodeFrame(data, isBinary), isBinary));
       ws.on('error', (error) => {
-        state.failure ||= error.message;
+        state.failure ||= describeConnectionError(error, 'the relay');
+        state.code ??= (error as NodeJS.ErrnoException).code;
       });
       ws.on('close', (code) => {
         stopHeartbeat();
@@ -210,14 +222,14 @@ class RelayConnection implements RelayClient {
   }
 
   /** What a closed connection means for the loop, said to the user when it had been ready. */
-  #ended(state: { wasReady: boolean; replaced: boolean; failure: string }, code: number): ConnectionEnd {
+  #ended(state: { wasReady: boolean; replaced: boolean; failure: string; code?: string }, code: number): ConnectionEnd {
     if (this.#closed) return 'failed';
     if (state.replaced || code === 4001) {
       if (!state.replaced) this.#options.onReplaced?.('Another clockhook listen connected with this channel token.');
       return 'replaced';
     }
     const reason = state.failure || `connection closed (${code})`;
-    this.#lastFailure = reason;
+    this.#lastFailure = { reason, code: state.code };
     if (!state.wasReady) return 'failed';
     this.#logger.warn(`Lost the relay at ${this.#options.relayUrl} (${reason}); reconnecting. Deliveries meanwhile get 503 and the service retries them.`);
     this.#options.onDisconnected?.(reason);

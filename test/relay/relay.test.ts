@@ -1,6 +1,8 @@
-import { cp, mkdir } from 'node:fs/promises';
+import { cp, mkdir, readFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { signPayload } from '../../src/contract/index.js';
@@ -400,6 +402,48 @@ async function startFakeRelay(): Promise<{ fake: WebSocketServer; relayUrl: stri
   await new Promise((resolve) => fake.once('listening', resolve));
   return { fake, relayUrl: `http://127.0.0.1:${(fake.address() as { port: number }).port}` };
 }
+
+describe('a relay that serves TLS itself (--tls-cert, --tls-key)', () => {
+  // test/fixtures/localhost-*.pem: a self-signed certificate for localhost and 127.0.0.1, for tests only.
+  const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+  const listenArgs = (relayUrl: string) => ['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--relay', relayUrl, '--json'];
+
+  it("relays over https to a listener that trusts its certificate, and tells one that does not what to do", async () => {
+    const tls = await relayOn(0, { tlsCert: fixture('localhost-cert.pem'), tlsKey: fixture('localhost-key.pem') });
+    try {
+      expect(tls.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const untrusted = await runCli(listenArgs(tls.url), { cwd: dir.path });
+      expect(untrusted.code).toBe(1);
+      expect(untrusted.stderr).toContain(`could not connect to the relay at ${tls.url}: self-signed certificate. This machine does not trust the relay's TLS certificate.`);
+      expect(untrusted.stderr).toContain('NODE_EXTRA_CA_CERTS=its-cert.pem npx clockhook listen --relay');
+
+      const proc = await startListenProcess(['--relay', tls.url, '--forward-to', app.url, '--print-secret'], dir.path, { NODE_EXTRA_CA_CERTS: fixture('localhost-cert.pem') });
+      procs.push(proc);
+      expect(proc.ready.publicUrl.startsWith(`${tls.url}/c/`)).toBe(true);
+      const body = envelope('evt_over_tls');
+      const ca = await readFile(fixture('localhost-cert.pem'));
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpsRequest(proc.ready.publicUrl, { method: 'POST', ca, headers: { 'content-type': 'application/json', ...signed(body, proc.ready.secret) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(answer).toEqual({ status: 201, text: body });
+      expect(app.received.at(-1)?.headers['x-forwarded-proto']).toBe('https');
+    } finally {
+      await tls.close();
+    }
+  });
+
+  it('tells a listener given https:// for a relay that serves plain HTTP to give http://', async () => {
+    const res = await runCli(listenArgs(relay.url.replace(/^http:/, 'https:')), { cwd: dir.path });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('the TLS handshake failed: the relay does not seem to speak TLS (is its address http://?). A relay that serves plain HTTP (no --tls-cert, no TLS proxy in front) is reached with --relay http://…');
+  });
+});
 
 describe('the relay client, against a relay that misbehaves', () => {
   // A version-1 relay: text frames, bodies in base64; the client answers in kind.
