@@ -292,6 +292,27 @@ describe('the inspector page in Chromium', () => {
     }
   });
 
+  it('shows the curl command to copy by hand in a browser without a clipboard for the page', async () => {
+    // A browser that gives the page no Clipboard API (an older one, or one where it is turned off).
+    const bare = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await bare.addInitScript(() => Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }));
+      await bare.goto(t.session.ready.inspector as string);
+      const body = JSON.stringify({ id: 'evt_curl_by_hand', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { note: "Zoë's" } });
+      expect((await postSigned(t.session.ready.listener, body, t.session.secret as string)).status).toBe(200);
+      await bare.locator('#captures .capture').filter({ hasText: 'evt_curl_by_hand' }).click();
+      await bare.getByRole('button', { name: 'Copy as curl' }).click();
+      const shown = bare.locator('#detail .result.ok');
+      await expect.poll(() => shown.textContent()).toContain('This curl command sends the request to the listener again, with its original signature');
+      const sent = runInShell(await shown.locator('textarea').inputValue());
+      const before = t.app.received.length;
+      expect((await post(sent.url, sent.body, sent.headers)).status).toBe(200);
+      expect(t.app.received[before].body.toString()).toBe(body);
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('moves with the arrow keys and replays with r', async () => {
     await rows().first().click();
     // The selected row, not the first: a capture arriving meanwhile (a sandbox retry of an earlier
