@@ -26,7 +26,16 @@ const state = {
    * captures arrive with only its beginning. { id, body, bodyEncoding } | { id, error } | { id } while loading.
    */
   wholeBody: null,
+  /**
+   * What the listener found for the search box's text over its whole store (the page holds only the
+   * newest captures, and only the first 16 KiB of a large body): { query, ids, found: id → capture,
+   * truncated, partial } | { query, error } | null.
+   */
+  search: null,
 };
+
+/** A capture the page holds: the list's, or one the search found among older ones. */
+const heldCapture = (id) => state.captures.get(id) ?? state.search?.found?.get(id);
 
 // ---- connection ---------------------------------------------------------------------------
 
@@ -84,7 +93,9 @@ function receive(message) {
       state.mode = message.mode;
       state.forwardTo = message.forwardTo;
       state.listener = message.listener;
-      if (state.selected && !state.captures.has(state.selected)) state.selected = null;
+      // Captures may have gone (Clear, retention, a restart): a search in the box is asked again.
+      if (searchText()) searchStore(searchText());
+      if (state.selected && !heldCapture(state.selected)) state.selected = null;
       // A whole body that could not be fetched while the connection was down is fetched now.
       if (state.selected && state.wholeBody?.id === state.selected && state.wholeBody.error) loadWholeBody(state.selected);
       scheduleRender({ detail: true });
@@ -130,8 +141,28 @@ function scheduleRender({ detail }) {
   });
 }
 
+const newestFirst = (a, b) => (a.id < b.id ? 1 : -1);
+
 function sortedCaptures() {
-  return [...state.captures.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
+  return [...state.captures.values()].sort(newestFirst);
+}
+
+/** The search box's text as the filter compares it. */
+const searchText = () => $('search').value.trim().toLowerCase();
+
+/** The search's answer for the text now in the box, or null while there is none (or none yet). */
+function currentSearch() {
+  const query = searchText();
+  return query && state.search?.query === query && state.search.ids ? state.search : null;
+}
+
+/** The captures the list is made from: those held, and while searching, the older ones the listener found. */
+function listedCaptures() {
+  const search = currentSearch();
+  if (!search) return sortedCaptures();
+  const merged = new Map(state.captures);
+  for (const [id, capture] of search.found) if (!merged.has(id)) merged.set(id, capture);
+  return [...merged.values()].sort(newestFirst);
 }
 
 function renderHeader() {
@@ -180,12 +211,12 @@ function matchesFilters(capture) {
   if (status === 'bad-signature' && !(capture.signature.status === 'invalid' || capture.signature.status === 'missing')) return false;
   if (status === 'replay' && capture.source !== 'replay') return false;
   if (status === 'duplicate' && !capture.duplicateOf) return false;
-  if (query && !capture.body.toLowerCase().includes(query) && !(capture.envelope?.id ?? '').toLowerCase().includes(query)) return false;
+  if (query && !capture.body.toLowerCase().includes(query) && !(capture.envelope?.id ?? '').toLowerCase().includes(query) && !currentSearch()?.ids.has(capture.id)) return false;
   return true;
 }
 
 function visibleCaptures() {
-  return sortedCaptures().filter(matchesFilters);
+  return listedCaptures().filter(matchesFilters);
 }
 
 function renderTypeFilter(captures) {
@@ -202,7 +233,8 @@ function renderList() {
   drawChart($('chart'), all);
   const list = $('captures');
   clear(list);
-  const visible = all.filter(matchesFilters);
+  const visible = visibleCaptures();
+  renderSearchNote();
   for (const capture of visible) {
     const markers = [signatureBadge(capture.signature), forwardBadge(capture)];
     if (capture.source === 'replay') markers.push(el('span', { class: 'badge info' }, 'replay'));
@@ -223,9 +255,43 @@ function renderList() {
   $('older').hidden = !state.hasMore;
 }
 
+// ---- search over the whole store ----------------------------------------------------------
+
+let searchTimer = 0;
+/** Filters what the page holds at once; asks the listener about the rest once typing pauses. */
+function searchChanged() {
+  clearTimeout(searchTimer);
+  const query = searchText();
+  if (!query) state.search = null;
+  else searchTimer = setTimeout(() => searchStore(query), 250);
+  scheduleRender({});
+}
+
+async function searchStore(query) {
+  const result = await act({ type: 'search', query });
+  if (searchText() !== query) return; // typed on meanwhile
+  state.search = result.ok
+    ? { query, ids: new Set(result.data.captures.map((c) => c.id)), found: new Map(result.data.captures.map((c) => [c.id, c])), truncated: result.data.truncated, partial: result.data.partial }
+    : { query, error: errorText(result.error) };
+  scheduleRender({});
+}
+
+/** Says when the search could not cover everything: too many matches, large bodies read in part, or a failure. */
+function renderSearchNote() {
+  const note = $('search-note');
+  const search = searchText() && state.search?.query === searchText() ? state.search : null;
+  const text = !search
+    ? ''
+    : search.error
+      ? `Only the captures shown were searched: ${search.error}`
+      : [search.truncated ? `Showing the newest ${search.ids.size} matches.` : '', search.partial ? 'Some large bodies were searched in their first 16 KiB only.' : ''].filter(Boolean).join(' ');
+  note.textContent = text;
+  note.hidden = text === '';
+}
+
 /** Selects another capture; its id alone when the page does not hold it (retention dropped it, or it is on an older page). */
 function captureLink(id) {
-  const other = state.captures.get(id);
+  const other = heldCapture(id);
   if (!other) return el('span', { class: 'mono' }, id);
   return el('button', { type: 'button', class: 'link', onclick: () => select(id) }, `the capture of ${new Date(other.receivedAt).toLocaleTimeString()}`);
 }
@@ -235,7 +301,7 @@ function select(id) {
   state.selected = id;
   state.editing = null;
   scheduleRender({ detail: true });
-  const capture = state.captures.get(id);
+  const capture = heldCapture(id);
   if (capture?.bodyFile) loadWholeBody(id);
   const eventId = capture?.envelope?.id;
   if (eventId && state.mode !== 'offline' && !state.attempts.has(eventId)) {
@@ -547,7 +613,7 @@ function answerPreview(body) {
 function renderDetail() {
   const pane = $('detail');
   clear(pane);
-  const capture = state.selected ? state.captures.get(state.selected) : null;
+  const capture = state.selected ? heldCapture(state.selected) : null;
   if (!capture) {
     pane.append(el('p', { class: 'empty' }, 'Select a capture.'));
     return;
@@ -648,12 +714,13 @@ document.addEventListener('keydown', (event) => {
     move(-1);
     event.preventDefault();
   } else if (event.key === 'r' && state.selected) {
-    const capture = state.captures.get(state.selected);
+    const capture = heldCapture(state.selected);
     if (capture && state.forwardTo) replay(capture, 'resign');
   }
 });
 
-for (const id of ['search', 'type-filter', 'status-filter']) $(id).addEventListener('input', () => scheduleRender({}));
+for (const id of ['type-filter', 'status-filter']) $(id).addEventListener('input', () => scheduleRender({}));
+$('search').addEventListener('input', searchChanged);
 $('clear').addEventListener('click', () => act({ type: 'clear' }));
 $('reenable').addEventListener('click', reenable);
 $('older').addEventListener('click', () => {

@@ -2,6 +2,7 @@ import { type ApiClient, ApiError, readDeliveryOutlook } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import { ReplayError, type Listener } from '../listener/index.js';
 import { type Capture, type CaptureStore, encodeBody } from '../store/index.js';
+import { searchCaptures } from './search.js';
 
 /** Everything the hub acts on. The API key stays inside `client`; the secret never enters here. */
 export interface ActionContext {
@@ -128,6 +129,11 @@ async function run(type: string, message: Record<string, unknown>, ctx: ActionCo
         throw new ActionError('body_unavailable', error.message);
       });
       return { captureId: capture.id, ...encodeBody(bytes) };
+    }
+    case 'search': {
+      const query = requireString(message, 'query');
+      if (query.trim() === '') throw new ActionError('parameter_invalid', 'query must hold something to search for.');
+      return searchCaptures(ctx.store, query);
     }
     case 'pin': {
       const capture = await ctx.store.update(requireString(message, 'captureId'), { pinned: message.pinned !== false });

@@ -474,4 +474,27 @@ describe('the inspector page in Chromium', () => {
     expect(t.session.store.all().map((c) => c.envelope?.id)).toEqual(['evt_filter_a']);
     expect(problems).toEqual([]);
   });
+
+  it('searches the whole store through the listener: captures the page does not hold, and the tails of large bodies', async () => {
+    const envelope = (id: string, data: object) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data });
+    const secret = t.session.secret as string;
+    expect((await postSigned(t.session.ready.listener, envelope('evt_search_old', { note: 'needle-old-one' }), secret)).status).toBe(200);
+    for (let i = 0; i < 205; i++) expect((await postSigned(t.session.ready.listener, envelope(`evt_search_filler_${i}`, {}), secret)).status).toBe(200);
+    expect((await postSigned(t.session.ready.listener, envelope('evt_search_large', { pad: 'p'.repeat(100_000), tail: 'needle-in-the-tail' }), secret)).status).toBe(200);
+    // A page opened now holds the newest 200 captures; the old one is not among them.
+    await page.reload();
+    await rows().filter({ hasText: 'evt_search_large' }).waitFor();
+    expect(await rows().filter({ hasText: 'evt_search_old' }).count()).toBe(0);
+    const shownIds = () => rows().evaluateAll((items) => items.map((item) => item.textContent?.match(/evt_search_(old|large|filler_\d+)/)?.[0] ?? 'other'));
+
+    await page.locator('#search').fill('NEEDLE-OLD-ONE');
+    await expect.poll(shownIds).toEqual(['evt_search_old']);
+    await rows().filter({ hasText: 'evt_search_old' }).click();
+    await expect.poll(() => page.locator('#detail').textContent()).toContain('needle-old-one');
+    await page.locator('#search').fill('needle-in-the-tail');
+    await expect.poll(shownIds).toEqual(['evt_search_large']);
+    await page.locator('#search').fill('');
+    await expect.poll(async () => (await shownIds()).length).toBe(200);
+    expect(problems).toEqual([]);
+  });
 });

@@ -238,6 +238,7 @@ describe('inspector protocol', () => {
   it('answers unknown or malformed messages with an error result', async () => {
     const client = await connectClient(t.wsUrl);
     expect(await client.act({ type: 'format-disk' })).toMatchObject({ ok: false, error: { code: 'unknown_action' } });
+    expect(await client.act({ type: 'search', query: '  ' })).toMatchObject({ ok: false, error: { code: 'parameter_invalid', message: 'query must hold something to search for.' } });
     client.socket.send('not json');
     await client.waitFor((m) => m.type === 'result' && m.id === null && m.error.code === 'parameter_invalid');
     client.close();
