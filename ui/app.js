@@ -10,6 +10,11 @@ const state = {
   captures: new Map(),
   selected: null,
   hasMore: false,
+  /**
+   * The id of the oldest capture of the pages loaded (the snapshot, then each "Load older"): the next page
+   * is older than it. Not the oldest held: a capture the search found further back may be held too.
+   */
+  oldestLoaded: null,
   endpoint: null,
   mode: null,
   forwardTo: null,
@@ -89,6 +94,7 @@ function receive(message) {
     case 'snapshot':
       state.captures = new Map(message.captures.map((c) => [c.id, c]));
       state.hasMore = message.hasMore;
+      state.oldestLoaded = message.captures.at(-1)?.id ?? null;
       state.endpoint = message.endpoint;
       state.mode = message.mode;
       state.forwardTo = message.forwardTo;
@@ -110,6 +116,7 @@ function receive(message) {
     case 'history':
       for (const capture of message.captures) state.captures.set(capture.id, capture);
       state.hasMore = message.hasMore;
+      state.oldestLoaded = message.captures.at(-1)?.id ?? state.oldestLoaded;
       scheduleRender({});
       break;
     case 'endpoint':
@@ -724,8 +731,7 @@ $('search').addEventListener('input', searchChanged);
 $('clear').addEventListener('click', () => act({ type: 'clear' }));
 $('reenable').addEventListener('click', reenable);
 $('older').addEventListener('click', () => {
-  const oldest = sortedCaptures().at(-1);
-  if (oldest && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'history', before: oldest.id }));
+  if (state.oldestLoaded && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'history', before: state.oldestLoaded }));
 });
 setInterval(() => scheduleRender({}), 30_000); // the chart's minutes move on
 

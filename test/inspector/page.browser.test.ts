@@ -314,13 +314,16 @@ describe('the inspector page in Chromium', () => {
   });
 
   it('moves with the arrow keys and replays with r', async () => {
-    await rows().first().click();
-    // The selected row, not the first: a capture arriving meanwhile (a sandbox retry of an earlier
-    // test's delivery) goes on top.
-    const first = await page.locator('#captures .capture.selected').getAttribute('data-id');
+    // By its id: a capture arriving meanwhile (a sandbox retry of an earlier test's delivery) goes on
+    // top, where a click on "the first row" could land; and the page marks the selection a frame later.
+    const first = (await rows().first().getAttribute('data-id')) as string;
+    const selectedId = () => page.locator('#captures .capture.selected').getAttribute('data-id');
+    await page.locator(`#captures .capture[data-id="${first}"]`).click();
+    await expect.poll(selectedId).toBe(first);
     await page.keyboard.press('ArrowDown');
+    await expect.poll(selectedId).not.toBe(first);
     await page.keyboard.press('ArrowUp');
-    await expect.poll(() => page.locator('#captures .capture.selected').getAttribute('data-id')).toBe(first as string);
+    await expect.poll(selectedId).toBe(first);
     const before = t.app.received.length;
     await page.keyboard.press('r');
     await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Replayed');
@@ -495,6 +498,16 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(shownIds).toEqual(['evt_search_large']);
     await page.locator('#search').fill('');
     await expect.poll(async () => (await shownIds()).length).toBe(200);
+
+    // An old capture found and pinned stays in the list; "Load older" still goes on from the 200 loaded.
+    await page.locator('#search').fill('needle-old-one');
+    await rows().filter({ hasText: 'evt_search_old' }).click();
+    await page.getByRole('button', { name: 'Pin', exact: true }).click();
+    await expect.poll(() => rows().filter({ hasText: 'evt_search_old' }).textContent()).toContain('pinned');
+    await page.locator('#search').fill('');
+    await expect.poll(async () => (await shownIds()).length).toBe(201);
+    await page.locator('#older').click();
+    await expect.poll(async () => (await shownIds()).filter((id) => id.startsWith('evt_search_filler_')).length).toBe(205);
     expect(problems).toEqual([]);
   });
 });
