@@ -2,7 +2,8 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { searchCaptures } from '../../src/inspector/search.js';
-import { type Capture, CaptureStore, encodeBody, newCaptureId } from '../../src/store/index.js';
+import { type Capture, CaptureStore, encodeBody } from '../../src/store/index.js';
+import { sampleCapture } from '../helpers/capture.js';
 import { tempDir } from '../helpers/sandbox.js';
 
 let dir: { path: string; remove: () => Promise<void> };
@@ -19,21 +20,7 @@ afterEach(async () => {
 /** A delivery of event `eventId` whose body is `text`. */
 async function deliver(eventId: string, text: string): Promise<Capture> {
   const bytes = Buffer.from(text);
-  const capture: Capture = {
-    id: newCaptureId(),
-    receivedAt: new Date().toISOString(),
-    source: 'delivery',
-    method: 'POST',
-    path: '/',
-    headers: {},
-    ...encodeBody(bytes),
-    bodySize: bytes.length,
-    signature: { status: 'valid' },
-    envelope: { id: eventId, type: 'punch.created', api_version: '2026-11-01', created: 1 },
-    contractProblems: [],
-    duplicateOf: null,
-    rejected: null,
-  };
+  const capture = sampleCapture(eventId, { ...encodeBody(bytes), bodySize: bytes.length });
   await store.add(capture);
   return store.get(capture.id) as Capture;
 }

@@ -8,6 +8,7 @@ import { bodyPreview, type Capture, CaptureStore, encodeBody, encodeBodyHead, IN
 import { silentLogger } from '../../src/logger.js';
 import { JournalAdapter } from '../../src/store/journal.js';
 import { readCaptures } from '../helpers/listen.js';
+import { sampleCapture } from '../helpers/capture.js';
 import { tempDir } from '../helpers/sandbox.js';
 
 const run = promisify(execFile);
@@ -20,25 +21,7 @@ beforeEach(async () => {
 });
 afterEach(() => dir.remove());
 
-function capture(eventId: string, extra: Partial<Capture> = {}): Capture {
-  return {
-    id: newCaptureId(),
-    receivedAt: new Date().toISOString(),
-    source: 'delivery',
-    method: 'POST',
-    path: '/',
-    headers: {},
-    body: '{}',
-    bodyEncoding: 'utf8',
-    bodySize: 2,
-    signature: { status: 'valid' },
-    envelope: { id: eventId, type: 'punch.created', api_version: '2026-11-01', created: 1 },
-    contractProblems: [],
-    duplicateOf: null,
-    rejected: null,
-    ...extra,
-  };
-}
+const capture = sampleCapture;
 
 describe('CaptureStore', () => {
   it('creates the file 0600 in a 0700 folder at open', async () => {
