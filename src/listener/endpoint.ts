@@ -134,12 +134,12 @@ export async function registerEndpoint(options: {
         };
         if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
         const record = { ...onFile, url };
-        const now = records.map((r) => (r === onFile ? record : r));
+        const recordsNow = records.map((r) => (r === onFile ? record : r));
         if (onFile.url !== url) {
-          await writeRecords(recordsPath, now);
+          await writeRecords(recordsPath, recordsNow);
           logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
         }
-        return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(now, record) };
+        return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) };
       }
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
@@ -173,10 +173,10 @@ export async function registerEndpoint(options: {
   }
   const secret = endpoint.secret as string;
   const record = { apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() };
-  const now = [...records.filter((r) => !(r.apiBase === apiBase && r.url === url)), record];
-  await writeRecords(recordsPath, now);
+  const recordsNow = [...records.filter((r) => !(r.apiBase === apiBase && r.url === url)), record];
+  await writeRecords(recordsPath, recordsNow);
   const { secret: _hidden, ...visible } = endpoint;
-  return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(now, record) };
+  return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(recordsNow, record) };
 }
 
 /** Deletes an endpoint listen registered and forgets its secret. An already-deleted one is fine. */
