@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryOutlook, type EndpointState } from '../../src/api/index.js';
+import { ApiClient, deliveryOutlook, type EndpointState, readDeliveryOutlook } from '../../src/api/index.js';
 import { outlookLines } from '../../src/cli/events.js';
 import type { DeliveryAttempt, EventRecord } from '../../src/contract/index.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
 
 const attempt = (fields: Partial<DeliveryAttempt>): DeliveryAttempt => ({
   attempt: 1,
@@ -55,5 +56,24 @@ describe('deliveryOutlook: what the service does next, by its retry policy', () 
     // A ping's retries reach a disabled endpoint all the same.
     const ping = { ...event([attempt({ endpointId: 1 })]), type: 'webhook_endpoint.ping' } as EventRecord;
     expect(outlook(ping, { now: at('2026-11-22T10:00:01Z'), endpoints })[0]).toMatch(/^Endpoint 1: attempt 2 of 5 is due/);
+  });
+
+  it('says nothing of an attempt whose number the service did not give (the contract does not show the field names)', () => {
+    const unnumbered = event([attempt({ attempt: undefined as unknown as number })]);
+    expect(outlook(unnumbered, { now: at('2026-11-22T10:00:01Z') })).toEqual([]);
+    expect(outlook(unnumbered, { now: at('2026-11-22T10:00:01Z'), endpoints: new Map([[1, 'disabled' as const]]) })[0]).toMatch(/^Endpoint 1 is disabled/);
+  });
+
+  it('reads the state of each failing endpoint named by its id, and of no other', async () => {
+    const server = await startScriptedServer([{ status: 200, body: { id: 7, url: 'https://example.com/h', enabledEvents: ['*'], status: 'disabled' } }]);
+    try {
+      const client = new ApiClient({ baseUrl: server.url, apiKey: 'tt_live_testkey' });
+      const record = event([attempt({ endpointId: 7 }), attempt({ endpointId: 'https://example.com/other' as unknown as number }), attempt({ endpointId: 8, statusCode: 200 })]);
+      const read = await readDeliveryOutlook(client, record);
+      expect(server.requests.map((r) => r.url)).toEqual(['/webhookEndpoint/7']);
+      expect(read[0]).toEqual({ endpointId: 7, next: 'none', reason: 'disabled' });
+    } finally {
+      await server.close();
+    }
   });
 });
