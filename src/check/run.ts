@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { checkEnvelope, type DeliveryEnvelope, maskSecret, PING_EVENT_TYPE, sampleData, signPayload } from '../contract/index.js';
-import { type Answer, describeAnswer, is2xx, is5xx, sendDelivery } from './send.js';
+import { type Answer, describeAnswer, is2xx, is5xx, redirectTo, sendDelivery } from './send.js';
 
 export type CheckStatus = 'pass' | 'fail' | 'warn';
 
@@ -109,8 +109,9 @@ function acceptance(answer: Answer, hint: string, target: URL) {
   if (answer.kind === 'error' && answer.code === 'ECONNRESET') {
     return { status: 'fail' as const, hint: 'The app closed the connection without answering: it most likely crashed handling this delivery (see its log). Answer 2xx to every delivery whose signature verifies.' };
   }
-  if (answer.kind === 'answer' && answer.status >= 300 && answer.status < 400 && answer.location && URL.canParse(answer.location, target.href)) {
-    const to = new URL(answer.location, target).href;
+  const location = redirectTo(answer);
+  if (location && URL.canParse(location, target.href)) {
+    const to = new URL(location, target).href;
     return { status: 'fail' as const, hint: `The app redirects to ${to}, and the service does not follow redirects: it counts every such delivery as failed. Register (and check) the URL the app answers at: --forward-to ${to}` };
   }
   return { status: 'fail' as const, hint };

@@ -25,9 +25,13 @@ export async function sendDelivery(target: URL, { headers, body }: SentRequest, 
   }
 }
 
+/** Where a 3xx answer sends the sender (its Location, as given); undefined for any other answer. */
+export const redirectTo = (answer: Answer) => (answer.kind === 'answer' && answer.status >= 300 && answer.status < 400 ? answer.location : undefined);
+
 export function describeAnswer(answer: Answer): string {
   if (answer.kind === 'error') return `${answer.error} after ${answer.durationMs} ms`;
-  return `${answer.status} in ${answer.durationMs} ms${answer.location && answer.status >= 300 && answer.status < 400 ? `, redirecting to ${answer.location}` : ''}`;
+  const location = redirectTo(answer);
+  return `${answer.status} in ${answer.durationMs} ms${location ? `, redirecting to ${location}` : ''}`;
 }
 
 export const is2xx = (answer: Answer) => answer.kind === 'answer' && answer.status >= 200 && answer.status < 300;

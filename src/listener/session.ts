@@ -131,12 +131,14 @@ async function isAnswering(url: URL, timeoutMs = 1000): Promise<boolean> {
 }
 
 /** Checks the combination of options and picks where deliveries come from. */
+const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
+
 function chooseMode(options: ListenOptions): ListenMode {
   if (options.relay && options.publicUrl) throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
-  if (options.relay && !/^https?:$/.test(URL.canParse(options.relay) ? new URL(options.relay).protocol : '')) {
+  if (options.relay && !isHttpUrl(options.relay)) {
     throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`);
   }
-  if (options.publicUrl !== undefined && !/^https?:$/.test(URL.canParse(options.publicUrl) ? new URL(options.publicUrl).protocol : '')) {
+  if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl)) {
     throw new ListenUsageError(`--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL; give the URL your tunnel serves, e.g. https://abc123.ngrok.app`);
   }
   if (options.endpointId !== undefined && !options.secret) {
