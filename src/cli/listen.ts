@@ -229,18 +229,12 @@ function explainStartFailure(error: unknown, host: string, port: number): unknow
   }
   const { code, path, syscall } = error as NodeJS.ErrnoException;
   if (path && syscall) {
-    const reasons: Record<string, string> = {
-      EROFS: 'the file system is read-only',
-      ENOSPC: 'the disk is full',
-      EACCES: 'permission denied',
-      EPERM: 'permission denied',
-      ENOTDIR: 'part of that path is a file, not a folder',
-      // mkdir's answer when a file stands where the folder should be
-      ...(syscall === 'mkdir' ? { EEXIST: 'part of that path is a file, not a folder' } : {}),
-    };
+    const reasons: Record<string, string> = { EROFS: 'the file system is read-only', ENOSPC: 'the disk is full', EACCES: 'permission denied', EPERM: 'permission denied' };
+    // EEXIST is mkdir's answer when a file stands where the folder should be.
     const throughFile = code === 'ENOTDIR' || (code === 'EEXIST' && syscall === 'mkdir');
+    const reason = throughFile ? 'part of that path is a file, not a folder' : (reasons[code ?? ''] ?? (error as Error).message);
     const next = code === 'ENOSPC' ? 'Free some space, or run in a folder on another disk' : throughFile ? 'Give a path under a folder' : 'Run in a folder you can write to';
-    return new CliError(`cannot write ${path}: ${reasons[code ?? ''] ?? (error as Error).message}. ${next} (the store can go elsewhere with --db).`);
+    return new CliError(`cannot write ${path}: ${reason}. ${next} (the store can go elsewhere with --db).`);
   }
   return bindFailure(error, host, port, 'another clockhook listen') ?? error;
 }
