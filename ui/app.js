@@ -157,11 +157,14 @@ function sortedCaptures() {
 /** The search box's text as the filter compares it. */
 const searchText = () => $('search').value.trim().toLowerCase();
 
-/** The search's answer for the text now in the box, or null while there is none (or none yet). */
-function currentSearch() {
+/** The listener's answer for the text now in the box (its matches, or why there are none), or null while there is none yet. */
+function searchAnswer() {
   const query = searchText();
-  return query && state.search?.query === query && state.search.ids ? state.search : null;
+  return query && state.search?.query === query ? state.search : null;
 }
+
+/** The matches the listener found for the text now in the box, or null. */
+const currentSearch = () => (searchAnswer()?.ids ? state.search : null);
 
 /** The captures the list is made from: those held, and while searching, the older ones the listener found. */
 function listedCaptures() {
@@ -286,7 +289,7 @@ async function searchStore(query) {
 /** Says when the search could not cover everything: too many matches, large bodies read in part, or a failure. */
 function renderSearchNote() {
   const note = $('search-note');
-  const search = searchText() && state.search?.query === searchText() ? state.search : null;
+  const search = searchAnswer();
   const text = !search
     ? ''
     : search.error
