@@ -380,7 +380,7 @@ function deliveriesAnswered(eventId) {
 function deliveryAnswered(capture) {
   const eventId = capture.envelope?.id;
   if (capture.source !== 'delivery' || !eventId || !state.attempts.has(eventId)) return;
-  if (state.captures.get(state.selected)?.envelope?.id === eventId) awaitAttempts(eventId);
+  if (heldCapture(state.selected)?.envelope?.id === eventId) awaitAttempts(eventId);
   else state.attempts.delete(eventId);
 }
 
