@@ -359,6 +359,12 @@ function answered(capture) {
   return capture.forward !== undefined || capture.rejected !== null;
 }
 
+/** Every capture the page holds, once: the list's, then those only the search found. */
+function* heldCaptures() {
+  yield* state.captures.values();
+  for (const [id, capture] of state.search?.found ?? []) if (!state.captures.has(id)) yield capture;
+}
+
 /**
  * The service must list at least one attempt for each delivery of the event that the page holds and that was
  * answered (it may list more: to other endpoints, or deliveries retention dropped). A replay is not the
@@ -366,7 +372,7 @@ function answered(capture) {
  */
 function deliveriesAnswered(eventId) {
   let count = 0;
-  for (const capture of state.captures.values()) {
+  for (const capture of heldCaptures()) {
     if (capture.source === 'delivery' && capture.envelope?.id === eventId && answered(capture)) count++;
   }
   return count;

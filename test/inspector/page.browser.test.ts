@@ -481,6 +481,9 @@ describe('the inspector page in Chromium', () => {
   it('searches the whole store through the listener: captures the page does not hold, and the tails of large bodies', async () => {
     const envelope = (id: string, data: object) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data });
     const secret = t.session.secret as string;
+    // An event of the service's, soon older than the page's 200 (its attempts are looked at last).
+    const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.deleted' } });
+    await rows().filter({ hasText: event.id }).waitFor();
     expect((await postSigned(t.session.ready.listener, envelope('evt_search_old', { note: 'needle-old-one' }), secret)).status).toBe(200);
     for (let i = 0; i < 205; i++) expect((await postSigned(t.session.ready.listener, envelope(`evt_search_filler_${i}`, {}), secret)).status).toBe(200);
     expect((await postSigned(t.session.ready.listener, envelope('evt_search_large', { pad: 'p'.repeat(100_000), tail: 'needle-in-the-tail' }), secret)).status).toBe(200);
@@ -508,6 +511,19 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(async () => (await shownIds()).length).toBe(201);
     await page.locator('#older').click();
     await expect.poll(async () => (await shownIds()).filter((id) => id.startsWith('evt_search_filler_')).length).toBe(205);
+
+    // The service's attempts of an event that only the search found follow a new delivery of it, like
+    // those of an event in the list: the page counts the deliveries it holds through the search too.
+    await page.reload();
+    await rows().filter({ hasText: 'evt_search_large' }).waitFor();
+    expect(await rows().filter({ hasText: event.id }).count()).toBe(0);
+    await page.locator('#search').fill(event.id);
+    await rows().filter({ hasText: event.id }).click();
+    const attempts = page.locator('#detail table.attempts tr:has(td)');
+    await expect.poll(() => attempts.count()).toBe(1);
+    await api().redeliverEvent(event.id);
+    await expect.poll(() => rows().filter({ hasText: event.id }).count()).toBe(2);
+    await expect.poll(() => attempts.count()).toBe(2);
     expect(problems).toEqual([]);
   });
 });
