@@ -576,6 +576,7 @@ function attemptsSection(capture) {
   const refresh = el('button', { type: 'button', onclick: () => loadAttempts(eventId) }, 'Refresh');
   if (!record) return el('p', { class: 'muted' }, 'Loading…');
   if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)), refresh);
+  renderAgainWhenDue(record.outlook);
   // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
   // The API client has read the fields whatever the service names them (see normalizeAttempt).
   const rows = record.delivery_attempts.map((a, i) => {
@@ -601,6 +602,16 @@ function attemptsSection(capture) {
     (record.outlook ?? []).map((o) => el('p', { class: 'outlook' }, outlookText(o))),
     refresh,
   );
+}
+
+let dueTimer = 0;
+/** Shows the detail again when the soonest attempt it says "is due" falls due, to say "was due" from then on. */
+function renderAgainWhenDue(outlook) {
+  clearTimeout(dueTimer);
+  const now = Date.now();
+  const soonest = Math.min(...(outlook ?? []).filter((o) => o.next !== 'none' && o.dueAt > now).map((o) => o.dueAt));
+  // setTimeout takes at most 2^31 - 1 ms (~24.8 days); a later due time is looked at again after that.
+  if (Number.isFinite(soonest)) dueTimer = setTimeout(() => scheduleRender({ detail: true }), Math.min(soonest - now, 2 ** 31 - 1));
 }
 
 /** What comes next for an endpoint whose latest attempt failed (the server reads it: see deliveryOutlook). */
@@ -629,6 +640,7 @@ function answerPreview(body) {
 function renderDetail() {
   const pane = $('detail');
   clear(pane);
+  clearTimeout(dueTimer); // the attempts shown, if any, set it again
   const capture = state.selected ? heldCapture(state.selected) : null;
   if (!capture) {
     pane.append(el('p', { class: 'empty' }, 'Select a capture.'));

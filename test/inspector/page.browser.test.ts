@@ -260,6 +260,19 @@ describe('the inspector page in Chromium', () => {
       const [attempt] = (await api().getEvent(eventId)).delivery_attempts;
       const due = new Date(Date.parse(attempt.createdAt) + 60_000);
       expect(await outlook.textContent()).toContain(await page.evaluate((ms) => new Date(ms).toLocaleTimeString(), due.getTime()));
+      // Once that time has passed the page says so by itself (a page whose clock the test moves on).
+      const later = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      try {
+        await later.clock.install();
+        await later.goto(t.session.ready.inspector as string);
+        await later.locator('#captures .capture').filter({ hasText: eventId }).click();
+        const shown = later.locator('#detail .outlook');
+        await expect.poll(() => shown.textContent()).toContain('is due at about');
+        await later.clock.fastForward(due.getTime() - Date.now() + 1_000);
+        await expect.poll(() => shown.textContent()).toMatch(/^Endpoint #\d+: attempt 2 of 5 was due at about .+; it shows here once it completes\.$/);
+      } finally {
+        await later.close();
+      }
     } finally {
       t.app.setResponder(answer200);
     }
