@@ -1,8 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { chmod, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 
-/** Creates the folder (and parents) as 0700; tightens an existing one. */
+/** The folder clockhook keeps its state in, in the project folder it runs from. */
+const STATE_DIR_NAME = '.clockhook';
+
+/**
+ * What clockhook writes into its own `.clockhook/` folder as `.gitignore`: it holds signing secrets, API
+ * keys and tokens, and captures of what the service sent, none of which belongs in a repository. Git then
+ * ignores the folder without a line in the project's own `.gitignore` (as pytest's and mypy's caches do).
+ */
+const STATE_DIR_GITIGNORE = '# Written by clockhook: secrets, tokens and captures stay out of git.\n*\n';
+
+/**
+ * Creates the folder (and parents) as 0700; tightens an existing one. A folder named `.clockhook` also
+ * gets its `.gitignore` (STATE_DIR_GITIGNORE) when it has none: never overwritten, so an edit of it
+ * stays, and made again if deleted. A folder of another name, which a user chose with `--db`, gets none.
+ */
 export async function ensurePrivateDir(dir: string): Promise<void> {
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -13,6 +27,8 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
     });
   }
   await chmod(dir, 0o700).catch(() => {});
+  // Best effort: a folder it cannot write to fails the write that follows, with a message about that file.
+  if (basename(dir) === STATE_DIR_NAME) await writeFile(join(dir, '.gitignore'), STATE_DIR_GITIGNORE, { flag: 'wx', mode: 0o600 }).catch(() => {});
 }
 
 /**

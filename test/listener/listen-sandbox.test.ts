@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
@@ -157,8 +158,21 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect((await client.listEndpoints()).data).toHaveLength(1);
     const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
     expect(records).toEqual([expect.objectContaining({ id: first.ready.endpointId, secret: expect.stringMatching(/^whsec_/) })]);
-    const { stat } = await import('node:fs/promises');
     expect((await stat(join(dir.path, '.clockhook', 'endpoints.json'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('keeps its folder out of git: .clockhook/ ignores itself, secrets and captures included', async () => {
+    execFileSync('git', ['init', '-q'], { cwd: dir.path });
+    const proc = await listen('--keep-endpoint', '--port', '0');
+    await runCli(['trigger', 'punch.created'], { cwd: dir.path });
+    await proc.waitForLine((l) => l.event === 'delivery');
+    expect(await proc.stop('SIGINT')).toBe(0);
+    expect(await readdir(join(dir.path, '.clockhook'))).toEqual(expect.arrayContaining(['.gitignore', 'endpoints.json', 'captures.json', 'sandbox-db.json']));
+    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir.path, encoding: 'utf8' })).toBe('');
+    expect((await stat(join(dir.path, '.clockhook', '.gitignore'))).mode & 0o777).toBe(0o600);
+    // A file of the project's own beside it is seen as ever.
+    await writeFile(join(dir.path, 'app.js'), '');
+    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir.path, encoding: 'utf8' })).toBe('?? app.js\n');
   });
 
   it('after a crash, reuses the endpoint whose secret is on file', async () => {
