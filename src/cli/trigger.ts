@@ -9,23 +9,32 @@ interface TriggerFlags extends ApiFlags {
   data?: string;
 }
 
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The data object of `--data <file>`; `-` reads it from standard input (`… | clockhook trigger <type> --data -`). */
 async function readData(path: string): Promise<Record<string, unknown>> {
+  const name = path === '-' ? '- (standard input)' : path;
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = path === '-' ? await readStdin() : await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-    throw new UsageError(`cannot read --data ${path}: ${why}. Pass a JSON file holding the data object.`);
+    throw new UsageError(`cannot read --data ${name}: ${why}. Pass a JSON file holding the data object.`);
   }
+  if (text.trim() === '') throw new UsageError(`--data ${name} is empty. Pass a JSON file holding the data object, such as {"id": 42}.`);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`--data ${path} is not valid JSON (${(error as Error).message}).`);
+    throw new UsageError(`--data ${name} is not valid JSON (${(error as Error).message}).`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UsageError(`--data ${path} must hold a JSON object: the resource that goes in the envelope's data.`);
+    throw new UsageError(`--data ${name} must hold a JSON object: the resource that goes in the envelope's data.`);
   }
   return value as Record<string, unknown>;
 }
@@ -47,7 +56,7 @@ export function registerTrigger(program: Command): void {
     program
       .command('trigger <event-type>')
       .description('emit an event on the sandbox (sample data, or --data file.json)')
-      .option('--data <file>', 'JSON file holding the data object (default: sample data for the type)'),
+      .option('--data <file>', 'JSON file holding the data object, - for standard input (default: sample data for the type)'),
   ).action(async (type: string, flags: TriggerFlags) => {
     if (type === PING_EVENT_TYPE) throw new UsageError(`${PING_EVENT_TYPE} is not an event to emit: send one to an endpoint with "clockhook endpoints ping <id>".`);
     if (!isDomainEventType(type)) {

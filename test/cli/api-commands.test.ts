@@ -134,6 +134,17 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     const missing = await cli('trigger', 'employee.created', '--data', 'missing.json');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe('clockhook: cannot read --data missing.json: no such file. Pass a JSON file holding the data object.\n');
+    await writeFile(join(dir.path, 'empty.json'), '\n');
+    const empty = await cli('trigger', 'employee.created', '--data', 'empty.json');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe('clockhook: --data empty.json is empty. Pass a JSON file holding the data object, such as {"id": 42}.\n');
+    // - is standard input.
+    const piped = await runCli(['trigger', 'employee.created', '--data', '-', '--json'], { cwd: dir.path, input: '{"id": 7, "firstName": "Ada"}' });
+    expect(piped.code).toBe(0);
+    expect(JSON.parse(piped.stdout).data).toEqual({ id: 7, firstName: 'Ada' });
+    const pipedBad = await runCli(['trigger', 'employee.created', '--data', '-'], { cwd: dir.path, input: '{"id": 7,' });
+    expect(pipedBad.code).toBe(2);
+    expect(pipedBad.stderr).toMatch(/^clockhook: --data - \(standard input\) is not valid JSON \(.+\)\.\n$/);
   });
 
   it('prints type, code, message, field errors and requestId of an API error, exit 1', async () => {

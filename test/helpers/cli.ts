@@ -16,13 +16,14 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs a short command to completion. */
-export function runCli(args: string[], { cwd, env = {} }: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+/** Runs a short command to completion; `input`, when given, is its standard input. */
+export function runCli(args: string[], { cwd, env = {}, input }: { cwd: string; env?: Record<string, string>; input?: string }): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd, env: cleanEnv(env), timeout: 30_000 }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [BIN, ...args], { cwd, env: cleanEnv(env), timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
+    if (input !== undefined) child.stdin?.end(input);
   });
 }
 
