@@ -101,7 +101,7 @@ describe('ApiClient', () => {
   it('says which commands free an endpoint when the account holds its most', async () => {
     const { client } = await clientFor([envelope(400, 'invalid_request_error', 'endpoint_limit_reached')]);
     const error = await client.createEndpoint({ url: 'https://example.com/h', enabledEvents: ['*'] }).catch((e) => e);
-    expect(error.describe()).toContain('"clockhook endpoints list" shows them, with the URL each was made for; "clockhook endpoints delete <id>" deletes one');
+    expect(error.describe()).toContain('"npx clockhook endpoints list" shows them, with the URL each was made for; "npx clockhook endpoints delete <id>" deletes one');
   });
 
   it('keeps param and per-field errors of a validation failure', async () => {

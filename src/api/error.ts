@@ -12,9 +12,9 @@ export interface ApiErrorInit extends ErrorBody {
 /** Names the list where the ids of the resource asked for are, by the operation's path. */
 function notFoundHint(url: string): string {
   const path = URL.canParse(url) ? new URL(url).pathname : url;
-  if (/\/event(\/|$)/.test(path)) return 'No event with this id in this account: "clockhook events list" shows the ids there are.';
-  if (/\/webhookEndpoint(\/|$)/.test(path)) return 'No endpoint with this id in this account: "clockhook endpoints list" shows the ids there are.';
-  return 'The id does not exist in this account: list them with "clockhook endpoints list" or "clockhook events list".';
+  if (/\/event(\/|$)/.test(path)) return 'No event with this id in this account: "npx clockhook events list" shows the ids there are.';
+  if (/\/webhookEndpoint(\/|$)/.test(path)) return 'No endpoint with this id in this account: "npx clockhook endpoints list" shows the ids there are.';
+  return 'The id does not exist in this account: list them with "npx clockhook endpoints list" or "npx clockhook events list".';
 }
 
 /** What to do next, by type and code. Unknown codes fall back to the type's advice. */
@@ -29,12 +29,12 @@ function hintFor(init: ApiErrorInit): string {
     case 'resource_not_found':
       return notFoundHint(init.url);
     case 'cannot_redeliver_synthetic_event':
-      return 'A ping cannot be redelivered: send a new ping with "clockhook endpoints ping <id>".';
+      return 'A ping cannot be redelivered: send a new ping with "npx clockhook endpoints ping <id>".';
     case 'idempotency_conflict':
       return 'Resolve the conflict first (an endpoint with this URL exists already?); a new Idempotency-Key alone does not help.';
     case 'endpoint_limit_reached':
     case 'trial_resource_limit_exceeded':
-      return 'Delete endpoints you no longer use ("clockhook endpoints list" shows them, with the URL each was made for; "clockhook endpoints delete <id>" deletes one), or upgrade the plan.';
+      return 'Delete endpoints you no longer use ("npx clockhook endpoints list" shows them, with the URL each was made for; "npx clockhook endpoints delete <id>" deletes one), or upgrade the plan.';
     case 'trial_resource_daily_limit_exceeded':
     case 'trial_daily_writes_exceeded':
       return 'Wait for the rolling 24-hour window to free up, or upgrade the plan.';
@@ -42,7 +42,7 @@ function hintFor(init: ApiErrorInit): string {
     case 'account_rate_limit_exceeded':
       return `Slow down; retry after ${init.retryAfter ?? 'a few'} seconds.`;
     case 'connection_failed':
-      return 'Is the service reachable? Check --api-base / CLOCKHOOK_API_BASE, or start a sandbox with "clockhook sandbox".';
+      return 'Is the service reachable? Check --api-base / CLOCKHOOK_API_BASE, or start a sandbox with "npx clockhook sandbox".';
     default:
       if (init.type === 'invalid_request_error') return 'Correct the request and try again.';
       if (init.status >= 500) return 'The service failed; try again later and quote the requestId if it persists.';

@@ -283,7 +283,7 @@ function diagnoseSecret(b: Battery, results: CheckResult[]): void {
   const refusals = b.signedAnswers.map((a) => (a.kind === 'answer' && [400, 401, 403].includes(a.status) ? a.status : null));
   if (refusals.length === 0 || refusals.includes(null)) return;
   const statuses = [...new Set(refusals)].join(', ');
-  const hint = `The app refused every correctly signed delivery (${statuses}): it most likely verifies with another secret than ${maskSecret(b.options.secret)}, the one check signed with. Give check your app's secret (--secret), or give your app this one ("clockhook secret" prints the one clockhook listen registered in this folder).`;
+  const hint = `The app refused every correctly signed delivery (${statuses}): it most likely verifies with another secret than ${maskSecret(b.options.secret)}, the one check signed with. Give check your app's secret (--secret), or give your app this one ("npx clockhook secret" prints the one clockhook listen registered in this folder).`;
   for (const result of results) {
     if (result.status === 'fail' && ACCEPTANCE_CHECKS.test(result.id)) result.hint = hint;
   }

@@ -40,7 +40,7 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
   const sandbox = await findRunningSandbox(DEFAULT_DISCOVERY_PATH);
   if (!sandbox) {
     throw new CliError(
-      'no API key and no running sandbox in this folder (.clockhook/sandbox.json). Start one with "clockhook sandbox" (or "clockhook listen") in this folder, or pass --api-key and --api-base (or set CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE).',
+      'no API key and no running sandbox in this folder (.clockhook/sandbox.json). Start one with "npx clockhook sandbox" (or "npx clockhook listen") in this folder, or pass --api-key and --api-base (or set CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE).',
     );
   }
   if (apiBase && apiBase.replace(/\/+$/, '') !== sandbox.apiBase) {

@@ -84,7 +84,7 @@ async function secretOnFile(): Promise<string> {
   const need = '--secret is required (or set CLOCKHOOK_SECRET): the secret your receiver verifies signatures with';
   if (records.length === 0) throw new UsageError(`${need}. Or run check in the folder where clockhook listen runs: it then uses the secret of the endpoint listen registered.`);
   const listed = records.map(describeRecord).join(', ');
-  throw new UsageError(`${need}: ${RECORDS_PATH} holds the secrets of ${records.length} endpoints, ${listed}; pass the one your receiver uses (clockhook secret <id> prints it).`);
+  throw new UsageError(`${need}: ${RECORDS_PATH} holds the secrets of ${records.length} endpoints, ${listed}; pass the one your receiver uses (npx clockhook secret <id> prints it).`);
 }
 
 /** `clockhook check`: a conformance test of the developer's receiver; exit 1 when a check fails. */

@@ -16,7 +16,7 @@ interface EndpointFlags extends ApiFlags {
 /** `width`: the terminal's, to fit a list to it; undefined for one endpoint, whose URL is never cut. */
 function printEndpoints(endpoints: WebhookEndpoint[], width: number | undefined): void {
   if (endpoints.length === 0) {
-    console.log('No webhook endpoints. Create one with "clockhook endpoints create --url https://… --events \'*\'".');
+    console.log('No webhook endpoints. Create one with "npx clockhook endpoints create --url https://… --events \'*\'".');
     return;
   }
   console.log(
@@ -34,11 +34,11 @@ function printEndpoint(endpoint: WebhookEndpoint): void {
     console.log(`\nSigning secret: ${endpoint.secret}`);
     console.log('Store it now: it is shown only in this response and cannot be retrieved later.');
   }
-  if (endpoint.status === 'disabled') console.log(`\nThis endpoint is disabled. Re-enable it with "clockhook endpoints enable ${endpoint.id}".`);
+  if (endpoint.status === 'disabled') console.log(`\nThis endpoint is disabled. Re-enable it with "npx clockhook endpoints enable ${endpoint.id}".`);
 }
 
 function parseId(id: string): string {
-  if (!/^\d+$/.test(id)) throw new UsageError(`endpoint id must be a number (got ${JSON.stringify(id)}); see "clockhook endpoints list".`);
+  if (!/^\d+$/.test(id)) throw new UsageError(`endpoint id must be a number (got ${JSON.stringify(id)}); see "npx clockhook endpoints list".`);
   return id;
 }
 
@@ -117,7 +117,7 @@ export function registerEndpoints(program: Command): void {
     action(
       async (flags, id) => (await resolveApi(flags)).client.pingEndpoint(id),
       (ack: { eventId: string; endpointId: number }) =>
-        console.log(`Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "clockhook events get ${ack.eventId}".`),
+        console.log(`Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "npx clockhook events get ${ack.eventId}".`),
     ),
   );
 

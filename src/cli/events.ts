@@ -23,7 +23,7 @@ function lastStatus(event: EventRecord): string {
 
 function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): void {
   if (page.data.length === 0) {
-    console.log('No events. Emit one on the sandbox with "clockhook trigger punch.created".');
+    console.log('No events. Emit one on the sandbox with "npx clockhook trigger punch.created".');
     return;
   }
   console.log(
@@ -53,7 +53,7 @@ export function outlookLines(eventId: string, outlook: DeliveryOutlook[], { now,
     if (o.next === 'none') {
       if (o.reason === 'deleted') return `Endpoint ${o.endpointId} no longer exists: nothing more is sent to it.`;
       if (o.reason === 'disabled') {
-        return `Endpoint ${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable ${o.endpointId}" enables it.`;
+        return `Endpoint ${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "npx clockhook endpoints enable ${o.endpointId}" enables it.`;
       }
       return `Endpoint ${o.endpointId}: the delivery failed after ${LIMITS.deliveryAttempts} attempts; the service does not try again.`;
     }
@@ -64,7 +64,7 @@ export function outlookLines(eventId: string, outlook: DeliveryOutlook[], { now,
     return o.dueAt > now ? `${next} is due at about ${at}, ${policy}.` : `${next} was due at about ${at}, ${policy}; it shows here once it completes.`;
   });
   if (lines.length === 0) return [];
-  return [...lines, `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver ${eventId}`];
+  return [...lines, `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): npx clockhook events redeliver ${eventId}`];
 }
 
 function printEvent(event: EventRecord, outlook: DeliveryOutlook[], timeScale: number): void {

@@ -213,7 +213,7 @@ function relayAdvice(code: string | undefined): string {
     return "This machine does not trust the relay's TLS certificate. Give the relay one from a public authority (behind Caddy it gets one itself), or trust a self-signed one of your own relay: NODE_EXTRA_CA_CERTS=its-cert.pem npx clockhook listen --relay …";
   }
   if (code === 'EPROTO') return 'A relay that serves plain HTTP (no --tls-cert, no TLS proxy in front) is reached with --relay http://…';
-  return 'Is the relay running (clockhook relay) and is --relay its base URL?';
+  return 'Is the relay running (npx clockhook relay) and is --relay its base URL?';
 }
 
 function explainStartFailure(error: unknown, host: string, port: number): unknown {

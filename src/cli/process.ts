@@ -61,8 +61,8 @@ export function strayArgumentsError(command: string, args: readonly string[], fo
   // A port, host:port or a URL; a lone word is more likely a mistyped command than a host name.
   const looksLikeApp = forwardTo === undefined && args.length === 1 && /^\d{1,5}(\/|$)|^[\w.-]+:\d|^https?:\/\//.test(given);
   return new UsageError(looksLikeApp
-    ? `${command} takes your app's address as a flag: clockhook ${command} --forward-to ${given}`
-    : `${command} takes no arguments (got ${JSON.stringify(given)}); see clockhook ${command} --help.`);
+    ? `${command} takes your app's address as a flag: npx clockhook ${command} --forward-to ${given}`
+    : `${command} takes no arguments (got ${JSON.stringify(given)}); see npx clockhook ${command} --help.`);
 }
 
 /** An environment variable's value; an empty one counts as unset (`export CLOCKHOOK_SECRET=`). */

@@ -74,7 +74,7 @@ export function registerRelay(program: Command): void {
       if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
       else {
         console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);
-        console.log(`Listeners connect with: clockhook listen --relay ${relay.publicUrl}`);
+        console.log(`Listeners connect with: npx clockhook listen --relay ${relay.publicUrl}`);
       }
       await stopped;
     });

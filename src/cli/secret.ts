@@ -34,7 +34,7 @@ export async function endpointRecordOnFile(which: string | undefined): Promise<E
   const chosen = which === undefined ? records : records.filter((record) => matches(record, which));
   if (chosen.length === 1) return chosen[0];
   const listed = (some: EndpointRecordOnFile[]) => some.map((record) => `${describeRecord(record)} on ${record.apiBase}`).join(', ');
-  if (which === undefined) throw new UsageError(`${RECORDS_PATH} holds ${records.length} endpoints: ${listed(records)}. Name one by its id or URL: clockhook secret <id|url>.`);
+  if (which === undefined) throw new UsageError(`${RECORDS_PATH} holds ${records.length} endpoints: ${listed(records)}. Name one by its id or URL: npx clockhook secret <id|url>.`);
   if (chosen.length === 0) throw new UsageError(`no endpoint ${JSON.stringify(which)} in ${RECORDS_PATH}, which holds ${listed(records)}. Name one by its id or URL.`);
   throw new UsageError(`${JSON.stringify(which)} names ${chosen.length} endpoints in ${RECORDS_PATH}: ${listed(chosen)}. Name one by its URL.`);
 }

@@ -58,7 +58,7 @@ export function registerTrigger(program: Command): void {
       .description('emit an event on the sandbox (sample data, or --data file.json)')
       .option('--data <file>', 'JSON file holding the data object, - for standard input (default: sample data for the type)'),
   ).action(async (type: string, flags: TriggerFlags) => {
-    if (type === PING_EVENT_TYPE) throw new UsageError(`${PING_EVENT_TYPE} is not an event to emit: send one to an endpoint with "clockhook endpoints ping <id>".`);
+    if (type === PING_EVENT_TYPE) throw new UsageError(`${PING_EVENT_TYPE} is not an event to emit: send one to an endpoint with "npx clockhook endpoints ping <id>".`);
     if (!isDomainEventType(type)) {
       throw new UsageError(`unknown event type ${withSuggestion(type, JSON.stringify(type))}. Valid types: ${EVENT_TYPES.join(', ')}`);
     }
@@ -66,11 +66,11 @@ export function registerTrigger(program: Command): void {
     const api = await resolveApi(flags);
     if (!(await isSandbox(api))) {
       throw new CliError(
-        `${api.apiBase} is the real service, which emits events only from real actions (punching in, approving a time card, …). To send a test delivery there, use "clockhook endpoints ping <id>"; to emit any event type, run "clockhook sandbox".`,
+        `${api.apiBase} is the real service, which emits events only from real actions (punching in, approving a time card, …). To send a test delivery there, use "npx clockhook endpoints ping <id>"; to emit any event type, run "npx clockhook sandbox".`,
       );
     }
     const event = await api.client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data } });
     if (flags.json) printJson(event);
-    else console.log(`Emitted ${event.type} ${event.id}. Its deliveries: "clockhook events get ${event.id}".`);
+    else console.log(`Emitted ${event.type} ${event.id}. Its deliveries: "npx clockhook events get ${event.id}".`);
   });
 }

@@ -232,7 +232,7 @@ export class EndpointWatch {
     if (!before || before.status === next.status) return;
     const { logger } = this.#options;
     if (next.status === 'disabled') {
-      logger.warn(`Endpoint ${next.id} is now disabled: the service stops delivering to an endpoint after 10 failed deliveries in a row. Fix what failed, re-enable it (clockhook endpoints enable ${next.id}, or Re-enable in the inspector), and send what it missed again with clockhook events redeliver <event id>.`);
+      logger.warn(`Endpoint ${next.id} is now disabled: the service stops delivering to an endpoint after 10 failed deliveries in a row. Fix what failed, re-enable it (npx clockhook endpoints enable ${next.id}, or Re-enable in the inspector), and send what it missed again with npx clockhook events redeliver <event id>.`);
     } else if (next.status === 'enabled') logger.warn(`Endpoint ${next.id} is enabled again; the service delivers to it.`);
     else logger.warn(`Endpoint ${next.id} is now ${next.status} (it was ${before.status}).`);
   }

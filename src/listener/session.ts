@@ -375,7 +375,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
 async function warnAboutSetup(logger: Logger, secret: string | null, endpoint: WebhookEndpoint | null, forwardTo: URL | null): Promise<void> {
   if (!secret) logger.warn('No endpoint secret known: signatures are recorded as unchecked and every request is forwarded. Pass --secret to verify them.');
   if (endpoint?.status === 'disabled') {
-    logger.warn(`Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: clockhook endpoints enable ${endpoint.id}`);
+    logger.warn(`Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: npx clockhook endpoints enable ${endpoint.id}`);
   }
   if (forwardTo && !(await isAnswering(forwardTo))) {
     logger.warn(`Nothing answers at ${forwardTo.href} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`);

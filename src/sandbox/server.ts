@@ -342,7 +342,7 @@ class SandboxApi {
     const { type, data } = ctx.body;
     if (typeof type !== 'string' || !isDomainEventType(type)) {
       const hint = type === PING_EVENT_TYPE ? ' Pings come from POST /webhookEndpoint/{id}/ping.' : '';
-      throw invalidParam('type', `type must be a catalogue event type (see clockhook trigger --help).${hint}`);
+      throw invalidParam('type', `type must be a catalogue event type (see npx clockhook trigger --help).${hint}`);
     }
     if (data !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) {
       throw invalidParam('data', 'data must be a JSON object (the resource)');

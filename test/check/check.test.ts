@@ -87,7 +87,7 @@ describe('clockhook check', () => {
     expect(failed.map((c) => c.id)).toEqual(['valid:punch.created', 'valid:employee.updated', 'valid:time_card.approved', 'valid:pto_request.approved', 'valid:shift.published', 'raw-body', 'duplicate', 'envelope', 'ping']);
     const hints = new Set(failed.map((c) => c.hint));
     expect([...hints]).toEqual([
-      `The app refused every correctly signed delivery (400): it most likely verifies with another secret than whsec_…cret, the one check signed with. Give check your app's secret (--secret), or give your app this one ("clockhook secret" prints the one clockhook listen registered in this folder).`,
+      `The app refused every correctly signed delivery (400): it most likely verifies with another secret than whsec_…cret, the one check signed with. Give check your app's secret (--secret), or give your app this one ("npx clockhook secret" prints the one clockhook listen registered in this folder).`,
     ]);
     // The forged deliveries it refuses as it should.
     expect(statusOf(report)['wrong-secret']).toBe('pass');
@@ -174,10 +174,10 @@ describe('clockhook check', () => {
     ].map((args) => runCli(args, { cwd: dir.path })));
     for (const res of runs) expect(res.code).toBe(2);
     expect(runs.map((res) => res.stderr.trim())).toEqual([
-      'clockhook: check takes your app\'s address as a flag: clockhook check --forward-to localhost:3000/hooks',
-      'clockhook: listen takes your app\'s address as a flag: clockhook listen --forward-to 3000',
+      'clockhook: check takes your app\'s address as a flag: npx clockhook check --forward-to localhost:3000/hooks',
+      'clockhook: listen takes your app\'s address as a flag: npx clockhook listen --forward-to 3000',
       'clockhook: --forward-to is required: the receiver to check, such as --forward-to 3000/webhooks.',
-      'clockhook: check takes no arguments (got "extra"); see clockhook check --help.',
+      'clockhook: check takes no arguments (got "extra"); see npx clockhook check --help.',
     ]);
   });
 });

@@ -50,7 +50,7 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     const updated = JSON.parse((await cli('endpoints', 'update', String(endpoint.id), '--description', 'mine', '--json')).stdout);
     expect(updated).toMatchObject({ description: 'mine', enabledEvents: ['punch.created', 'shift.published'] });
     expect(JSON.parse((await cli('endpoints', 'disable', String(endpoint.id), '--json')).stdout).status).toBe('disabled');
-    expect((await cli('endpoints', 'get', String(endpoint.id))).stdout).toContain(`clockhook endpoints enable ${endpoint.id}`);
+    expect((await cli('endpoints', 'get', String(endpoint.id))).stdout).toContain(`npx clockhook endpoints enable ${endpoint.id}`);
     expect(JSON.parse((await cli('endpoints', 'enable', String(endpoint.id), '--json')).stdout).status).toBe('enabled');
 
     const ping = await cli('endpoints', 'ping', String(endpoint.id));
@@ -67,10 +67,10 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     const endpoint = await cli('endpoints', 'get', '9999');
     expect(endpoint.code).toBe(1);
     expect(endpoint.stderr).toContain('404 invalid_request_error resource_not_found');
-    expect(endpoint.stderr).toContain('No endpoint with this id in this account: "clockhook endpoints list" shows the ids there are.');
+    expect(endpoint.stderr).toContain('No endpoint with this id in this account: "npx clockhook endpoints list" shows the ids there are.');
     const event = await cli('events', 'redeliver', 'evt_nope');
     expect(event.code).toBe(1);
-    expect(event.stderr).toContain('No event with this id in this account: "clockhook events list" shows the ids there are.');
+    expect(event.stderr).toContain('No event with this id in this account: "npx clockhook events list" shows the ids there are.');
   });
 
   it('triggers an event that reaches the receiver, then shows and redelivers it', async () => {
@@ -109,11 +109,11 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
       const due = new Date(Date.parse(attempt.createdAt) + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
       const shown = (await cli('events', 'get', event.id)).stdout;
       expect(shown).toContain(`\nEndpoint ${endpoint.id}: attempt 2 of 5 is due at about ${due}, 1 min after attempt 1 (the service's retry policy).\n`);
-      expect(shown).toContain(`To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver ${event.id}\n`);
+      expect(shown).toContain(`To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): npx clockhook events redeliver ${event.id}\n`);
       // A disabled endpoint gets no more attempts, a deleted one nothing at all: then no time is promised.
       await cli('endpoints', 'disable', String(endpoint.id));
       const disabled = (await cli('events', 'get', event.id)).stdout;
-      expect(disabled).toContain(`\nEndpoint ${endpoint.id} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable ${endpoint.id}" enables it.\n`);
+      expect(disabled).toContain(`\nEndpoint ${endpoint.id} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "npx clockhook endpoints enable ${endpoint.id}" enables it.\n`);
       expect(disabled).not.toContain('is due');
       await cli('endpoints', 'delete', String(endpoint.id));
       expect((await cli('events', 'get', event.id)).stdout).toContain(`\nEndpoint ${endpoint.id} no longer exists: nothing more is sent to it.\n`);
@@ -176,7 +176,7 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect(typo.stderr).toContain('unknown event type "employe.created" (did you mean employee.created?)');
     const ping = await cli('trigger', 'webhook_endpoint.ping');
     expect(ping.code).toBe(2);
-    expect(ping.stderr).toContain('clockhook endpoints ping <id>');
+    expect(ping.stderr).toContain('npx clockhook endpoints ping <id>');
     expect((await cli('endpoints', 'get', 'abc')).code).toBe(2);
     expect((await cli('endpoints', 'create')).code).toBe(2);
     expect((await cli('events', 'list', '--limit', 'lots')).code).toBe(2);
@@ -190,7 +190,7 @@ describe('without a sandbox or key', () => {
     const res = await runCli(['events', 'list'], { cwd: empty.path });
     await empty.remove();
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain('clockhook sandbox');
+    expect(res.stderr).toContain('npx clockhook sandbox');
     expect(res.stderr).toContain('--api-key');
   });
 
@@ -221,7 +221,7 @@ describe('without a sandbox or key', () => {
     await service.close();
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('real actions');
-    expect(res.stderr).toContain('clockhook endpoints ping');
+    expect(res.stderr).toContain('npx clockhook endpoints ping');
   });
 
   it('uses CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE from the environment', async () => {

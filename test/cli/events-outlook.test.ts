@@ -41,7 +41,7 @@ describe('deliveryOutlook: what the service does next, by its retry policy', () 
     expect(outlook(two, { now: at('2026-11-22T10:00:01Z') })).toEqual([
       "Endpoint 1: attempt 2 of 5 is due at about 2026-11-22T10:01:00Z, 1 min after attempt 1 (the service's retry policy).",
       "Endpoint 2: attempt 5 of 5 is due at about 2026-11-22T12:00:00Z, 2 h after attempt 4 (the service's retry policy).",
-      'To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): clockhook events redeliver evt_1',
+      'To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): npx clockhook events redeliver evt_1',
     ]);
   });
 
@@ -49,7 +49,7 @@ describe('deliveryOutlook: what the service does next, by its retry policy', () 
     const three = event([attempt({ endpointId: 1 }), attempt({ endpointId: 2 }), attempt({ endpointId: 3 })]);
     const endpoints = new Map([[1, 'disabled' as const], [2, 'deleted' as const], [3, 'unknown' as const]]);
     expect(outlook(three, { now: at('2026-11-22T10:00:01Z'), endpoints }).slice(0, 3)).toEqual([
-      'Endpoint 1 is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "clockhook endpoints enable 1" enables it.',
+      'Endpoint 1 is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "npx clockhook endpoints enable 1" enables it.',
       'Endpoint 2 no longer exists: nothing more is sent to it.',
       "Endpoint 3: attempt 2 of 5 is due at about 2026-11-22T10:01:00Z, 1 min after attempt 1 (the service's retry policy).",
     ]);

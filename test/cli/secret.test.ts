@@ -35,7 +35,7 @@ describe('clockhook secret', () => {
     expect(unnamed.code).toBe(2);
     expect(unnamed.stdout).toBe('');
     expect(unnamed.stderr).toContain(
-      `holds 2 endpoints: endpoint 1 (http://127.0.0.1:4300/, secret whsec_…aaaa) on ${SANDBOX}, endpoint 2 (https://relay.example.com/c/abc, secret whsec_…bbbb) on ${SANDBOX}. Name one by its id or URL: clockhook secret <id|url>.`,
+      `holds 2 endpoints: endpoint 1 (http://127.0.0.1:4300/, secret whsec_…aaaa) on ${SANDBOX}, endpoint 2 (https://relay.example.com/c/abc, secret whsec_…bbbb) on ${SANDBOX}. Name one by its id or URL: npx clockhook secret <id|url>.`,
     );
     expect(unnamed.stderr).not.toContain('whsec_first');
     expect((await secret('2')).stdout).toBe('whsec_second_bbbb\n');

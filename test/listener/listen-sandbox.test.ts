@@ -246,7 +246,7 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       const id = session.ready.endpointId as number;
       for (let i = 0; i < 10; i++) await client.request('POST', '/sandbox/events', { body: { type: 'punch.created' } });
       // Ten deliveries fail all five attempts (the app is down): the service disables the endpoint.
-      await expect.poll(() => warnings.find((w) => w.startsWith(`Endpoint ${id} is now disabled`)), { timeout: 10_000 }).toContain(`clockhook endpoints enable ${id}`);
+      await expect.poll(() => warnings.find((w) => w.startsWith(`Endpoint ${id} is now disabled`)), { timeout: 10_000 }).toContain(`npx clockhook endpoints enable ${id}`);
       expect(session.endpoint?.status).toBe('disabled');
       expect((await client.getEndpoint(id)).status).toBe('disabled');
       // Enabled from elsewhere (another terminal): seen at the next failed delivery.
@@ -268,7 +268,7 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     );
     procs.push(proc);
     expect(proc.ready.endpointId).toBe(created.id);
-    expect(proc.stderr).toContain(`clockhook endpoints enable ${created.id}`);
+    expect(proc.stderr).toContain(`npx clockhook endpoints enable ${created.id}`);
     expect(await proc.stop('SIGTERM')).toBe(0);
     // Not ours: never deleted.
     expect((await client.getEndpoint(created.id)).id).toBe(created.id);
