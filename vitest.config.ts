@@ -2,14 +2,6 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Timeouts for an integration suite on a two-core CI machine shared by the tests, their servers, child
- * processes and browsers. vitest's defaults (5 s a test, 1 s for `expect.poll`) are made for unit tests:
- * a test that runs the CLI nine times in a row takes 3.4 s on a quiet machine and over 5 s with half of it
- * busy, and a step of 50 ms can take a second. A poll gives up after 4 s, well inside its test's time, so
- * that its own message (what it waited for) is the one reported. `vi.waitFor` is not configurable here;
- * its calls pass `eventually` from test/helpers/eventually.ts.
- */
-/**
  * Test files run two at a time even on two cores, where vitest would run one (cores − 1): the suite mostly
  * waits (on child processes, servers, fsyncs and browsers), and one file at a time took 147–161 s of the
  * 3 minutes CI allows, two at a time 88–96 s, and 108 s with one core kept busy by another process, every
@@ -17,6 +9,14 @@ import { defineConfig } from 'vitest/config';
  */
 const maxWorkers = Math.max(2, availableParallelism() - 1);
 
+/**
+ * Timeouts for an integration suite on a two-core CI machine shared by the tests, their servers, child
+ * processes and browsers. vitest's defaults (5 s a test, 1 s for `expect.poll`) are made for unit tests:
+ * a test that runs the CLI nine times in a row takes 3.4 s on a quiet machine and over 5 s with half of it
+ * busy, and a step of 50 ms can take a second. A poll gives up after 4 s, well inside its test's time, so
+ * that its own message (what it waited for) is the one reported. `vi.waitFor` is not configurable here;
+ * its calls pass `eventually` from test/helpers/eventually.ts.
+ */
 export default defineConfig({
   test: {
     maxWorkers,

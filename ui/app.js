@@ -168,11 +168,7 @@ const currentSearch = () => (searchAnswer()?.ids ? state.search : null);
 
 /** The captures the list is made from: those held, and while searching, the older ones the listener found. */
 function listedCaptures() {
-  const search = currentSearch();
-  if (!search) return sortedCaptures();
-  const merged = new Map(state.captures);
-  for (const [id, capture] of search.found) if (!merged.has(id)) merged.set(id, capture);
-  return [...merged.values()].sort(newestFirst);
+  return currentSearch() ? [...heldCaptures()].sort(newestFirst) : sortedCaptures();
 }
 
 function renderHeader() {
