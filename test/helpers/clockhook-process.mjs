@@ -29,8 +29,16 @@ export function spawnJson(args, cwd, onLine = () => {}) {
   return {
     child,
     ready,
+    /** What it wrote to stderr so far. */
+    get stderr() {
+      return stderr;
+    },
+    /** Whether it has exited (by itself, or killed by someone else). */
+    get exited() {
+      return child.exitCode !== null || child.signalCode !== null;
+    },
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await exited;

@@ -100,6 +100,20 @@ phase('load done');
 await Promise.all(inFlight);
 phase('all answered');
 await new Promise((r) => setTimeout(r, 1500));
+// A process that died (or that someone killed) during the run fails it, saying which and how.
+const gone = Object.entries({ listen, relay }).filter(([, process]) => process.exited);
+if (gone.length > 0) {
+  for (const [name, { child, stderr }] of gone) {
+    const last = stderr.trim().split('\n').slice(-3).join(' | ') || 'nothing on stderr';
+    console.log(`FAIL clockhook ${name} exited during the run (${child.signalCode ?? `exit code ${child.exitCode}`}); its last words: ${last}`);
+  }
+  ws.close();
+  await listen.stop();
+  await relay.stop();
+  await app.close();
+  await rm(dir, { recursive: true, force: true });
+  process.exit(1);
+}
 const finalRss = (await procStatus(listen.child.pid, 'VmRSS')) / 1024 / 1024;
 ws.close();
 await listen.stop();
