@@ -10,6 +10,7 @@ interface TriggerFlags extends ApiFlags {
 }
 
 async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) console.error('Reading the data object from standard input: type or paste it, then Ctrl-D on a line of its own.');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');

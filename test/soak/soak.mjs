@@ -101,7 +101,7 @@ await Promise.all(inFlight);
 phase('all answered');
 await new Promise((r) => setTimeout(r, 1500));
 // A process that died (or that someone killed) during the run fails it, saying which and how.
-const gone = Object.entries({ listen, relay }).filter(([, process]) => process.exited);
+const gone = Object.entries({ listen, relay }).filter(([, spawned]) => spawned.exited);
 if (gone.length > 0) {
   for (const [name, { child, stderr }] of gone) {
     const last = stderr.trim().split('\n').slice(-3).join(' | ') || 'nothing on stderr';
