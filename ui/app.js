@@ -25,7 +25,13 @@ const state = {
   awaitedAttempts: new Map(),
   /** captureId → { kind: 'ok'|'error', node } inline action results */
   results: new Map(),
+  /** The id of the capture whose Edit & replay is open, or null. */
   editing: null,
+  /**
+   * captureId → the body as edited in Edit & replay, until Close: it stays through sending (to send it
+   * again once the handler is fixed), through every new render, and while another capture is shown.
+   */
+  drafts: new Map(),
   /**
    * The whole body of the selected capture when the listener kept it apart (capture.bodyFile):
    * captures arrive with only its beginning. { id, body, bodyEncoding } | { id, error } | { id } while loading.
@@ -426,7 +432,6 @@ async function replay(capture, mode, body) {
   const result = await act({ type: 'replay', captureId: capture.id, mode, ...(body === undefined ? {} : { body }) });
   if (result.ok) {
     showResult(capture.id, true, `Replayed (${mode === 'asis' ? 'as-is' : 're-signed'}): the app answered ${result.data.statusCode} in ${result.data.durationMs} ms.`);
-    state.editing = null;
   } else showResult(capture.id, false, errorText(result.error));
 }
 
@@ -537,13 +542,14 @@ function keyValueTable(entries) {
   return el('table', {}, entries.map(([k, v]) => el('tr', {}, el('th', {}, k), el('td', { class: 'mono' }, Array.isArray(v) ? v.join(', ') : String(v ?? '–')))));
 }
 
+/** The open editor's elements, kept from one render to the next so that the text, the caret and the focus stay. */
+let editorView = null;
+
 function editor(capture) {
-  const initial = (() => {
-    const parsed = parsedBody(capture);
-    return parsed === undefined ? capture.body : JSON.stringify(parsed, null, 2);
-  })();
+  if (editorView?.captureId === capture.id) return editorView.node;
   const area = el('textarea', { 'aria-label': 'Body to replay', spellcheck: 'false' });
-  area.value = initial;
+  const parsed = parsedBody(capture);
+  area.value = state.drafts.get(capture.id) ?? (parsed === undefined ? capture.body : JSON.stringify(parsed, null, 2));
   const problem = el('div', { class: 'invalid', role: 'alert' });
   const send = el('button', { type: 'button' }, 'Send');
   const validate = () => {
@@ -558,10 +564,20 @@ function editor(capture) {
       return false;
     }
   };
-  area.addEventListener('input', validate);
+  area.addEventListener('input', () => {
+    state.drafts.set(capture.id, area.value);
+    validate();
+  });
   send.addEventListener('click', () => validate() && replay(capture, 'resign', area.value));
+  const close = () => {
+    state.drafts.delete(capture.id);
+    state.editing = null;
+    scheduleRender({ detail: true });
+  };
   validate();
-  return el('div', { class: 'editor' }, el('h3', {}, 'Edit & replay (re-signed with the current time)'), area, problem, el('div', { class: 'actions' }, send, el('button', { type: 'button', onclick: () => { state.editing = null; scheduleRender({ detail: true }); } }, 'Cancel')));
+  const node = el('div', { class: 'editor' }, el('h3', {}, 'Edit & replay (re-signed with the current time)'), area, problem, el('div', { class: 'actions' }, send, el('button', { type: 'button', onclick: close }, 'Close')));
+  editorView = { captureId: capture.id, node, area };
+  return node;
 }
 
 function attemptsSection(capture) {
@@ -635,6 +651,10 @@ function answerPreview(body) {
 
 function renderDetail() {
   const pane = $('detail');
+  // The editor outlives the render (see editorView): so does the caret of someone typing in it.
+  if (editorView && editorView.captureId !== state.editing) editorView = null;
+  const area = editorView?.area;
+  const typing = area && document.activeElement === area ? [area.selectionStart, area.selectionEnd] : null;
   clear(pane);
   clearTimeout(dueTimer); // the attempts shown, if any, set it again
   const capture = state.selected ? heldCapture(state.selected) : null;
@@ -707,6 +727,10 @@ function renderDetail() {
     attemptsSection(capture),
   ];
   pane.append(...sections.filter(Boolean));
+  if (typing && area.isConnected) {
+    area.focus({ preventScroll: true });
+    area.setSelectionRange(...typing);
+  }
 }
 
 async function reenable() {

@@ -138,6 +138,52 @@ describe('the inspector page in Chromium', () => {
     expect(problems).toEqual([]);
   }, 30_000);
 
+  it('keeps what was typed in Edit & replay through updates, sending, and another capture shown meanwhile', async () => {
+    const secret = t.session.secret as string;
+    const body = JSON.stringify({ id: 'evt_draft', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+    expect((await postSigned(t.session.ready.listener, body, secret)).status).toBe(200);
+    const id = t.session.store.newest(1)[0].id;
+    await page.locator(`#captures .capture[data-id="${id}"]`).click();
+    await page.getByRole('button', { name: 'Edit & replay' }).click();
+    const editor = page.getByLabel('Body to replay');
+    await editor.fill('{"id": "evt_draft", "note": "typed"}');
+    // The capture changes while someone types (pinned from elsewhere): the text, the focus and the caret stay.
+    await editor.press('Control+Home');
+    await editor.press('ArrowRight');
+    await t.session.store.update(id, { pinned: true });
+    await expect.poll(() => page.locator(`#captures .capture[data-id="${id}"]`).textContent()).toContain('pinned');
+    await expect.poll(() => page.getByRole('button', { name: 'Unpin' }).count()).toBe(1);
+    await page.keyboard.type(' ');
+    expect(await editor.inputValue()).toBe('{ "id": "evt_draft", "note": "typed"}');
+
+    // Sent to an app that fails: the editor stays open with the text, to send again once the app is fixed.
+    t.app.setResponder((_request, res) => res.writeHead(500).end('boom'));
+    try {
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('the app answered 500');
+      expect(await editor.inputValue()).toBe('{ "id": "evt_draft", "note": "typed"}');
+    } finally {
+      t.app.setResponder(answer200);
+    }
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => t.app.received.at(-1)?.body.toString()).toBe('{ "id": "evt_draft", "note": "typed"}');
+
+    // Another capture shown meanwhile: Edit & replay opens on the text again; Close forgets it.
+    expect((await postSigned(t.session.ready.listener, body.replace('evt_draft', 'evt_not_edited'), secret)).status).toBe(200);
+    await page.locator('#captures .capture').filter({ hasText: 'evt_not_edited' }).click();
+    await expect.poll(() => editor.count()).toBe(0);
+    await page.locator(`#captures .capture[data-id="${id}"]`).click();
+    await page.getByRole('button', { name: 'Edit & replay' }).click();
+    expect(await editor.inputValue()).toBe('{ "id": "evt_draft", "note": "typed"}');
+    await page.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => editor.count()).toBe(0);
+    await page.getByRole('button', { name: 'Edit & replay' }).click();
+    expect(JSON.parse(await editor.inputValue())).toEqual(JSON.parse(body));
+    await page.getByRole('button', { name: 'Close' }).click();
+    await t.session.store.update(id, { pinned: false }); // Clear, below, takes it too
+    expect(problems).toEqual([]);
+  });
+
   it("updates the shown event's attempts by itself when the service delivers it again", async () => {
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.updated' } });
     await rows().filter({ hasText: event.id }).first().click();
