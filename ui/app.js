@@ -431,7 +431,8 @@ function errorText(error) {
 async function replay(capture, mode, body) {
   const result = await act({ type: 'replay', captureId: capture.id, mode, ...(body === undefined ? {} : { body }) });
   if (result.ok) {
-    showResult(capture.id, true, `Replayed (${mode === 'asis' ? 'as-is' : 're-signed'}): the app answered ${result.data.statusCode} in ${result.data.durationMs} ms.`);
+    const what = body === undefined ? `Replayed (${mode === 'asis' ? 'as-is' : 're-signed'})` : 'Sent the edited body (re-signed)';
+    showResult(capture.id, true, `${what}: the app answered ${result.data.statusCode} in ${result.data.durationMs} ms.`);
   } else showResult(capture.id, false, errorText(result.error));
 }
 
@@ -651,10 +652,10 @@ function answerPreview(body) {
 
 function renderDetail() {
   const pane = $('detail');
-  // The editor outlives the render (see editorView): so does the caret of someone typing in it.
+  // The editor outlives the render (see editorView): so do where it is scrolled to and the caret of someone typing in it.
   if (editorView && editorView.captureId !== state.editing) editorView = null;
   const area = editorView?.area;
-  const typing = area && document.activeElement === area ? [area.selectionStart, area.selectionEnd] : null;
+  const kept = area && { scrollTop: area.scrollTop, caret: document.activeElement === area ? [area.selectionStart, area.selectionEnd] : null };
   clear(pane);
   clearTimeout(dueTimer); // the attempts shown, if any, set it again
   const capture = state.selected ? heldCapture(state.selected) : null;
@@ -727,9 +728,12 @@ function renderDetail() {
     attemptsSection(capture),
   ];
   pane.append(...sections.filter(Boolean));
-  if (typing && area.isConnected) {
-    area.focus({ preventScroll: true });
-    area.setSelectionRange(...typing);
+  if (kept && area.isConnected) {
+    if (kept.caret) {
+      area.focus({ preventScroll: true });
+      area.setSelectionRange(...kept.caret);
+    }
+    area.scrollTop = kept.scrollTop;
   }
 }
 

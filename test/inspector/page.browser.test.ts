@@ -160,7 +160,7 @@ describe('the inspector page in Chromium', () => {
     t.app.setResponder((_request, res) => res.writeHead(500).end('boom'));
     try {
       await page.getByRole('button', { name: 'Send' }).click();
-      await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('the app answered 500');
+      await expect.poll(() => page.locator('#detail .result.ok').textContent()).toMatch(/^Sent the edited body \(re-signed\): the app answered 500 in \d+ ms\.$/);
       expect(await editor.inputValue()).toBe('{ "id": "evt_draft", "note": "typed"}');
     } finally {
       t.app.setResponder(answer200);
@@ -179,8 +179,14 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(() => editor.count()).toBe(0);
     await page.getByRole('button', { name: 'Edit & replay' }).click();
     expect(JSON.parse(await editor.inputValue())).toEqual(JSON.parse(body));
+    // A long body scrolled down in the editor stays where it was when the capture changes (unpinned, so
+    // that Clear, below, takes it too).
+    await editor.fill(JSON.stringify({ id: 'evt_draft', lines: Array.from({ length: 80 }, (_, i) => `line ${i}`) }, null, 2));
+    await editor.evaluate((area) => (area.scrollTop = 300));
+    await t.session.store.update(id, { pinned: false });
+    await expect.poll(() => page.getByRole('button', { name: 'Pin', exact: true }).count()).toBe(1);
+    expect(await editor.evaluate((area) => area.scrollTop)).toBe(300);
     await page.getByRole('button', { name: 'Close' }).click();
-    await t.session.store.update(id, { pinned: false }); // Clear, below, takes it too
     expect(problems).toEqual([]);
   });
 
