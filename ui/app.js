@@ -650,12 +650,29 @@ function answerPreview(body) {
   return el('details', {}, el('summary', {}, el('code', {}, line.length > 60 ? `${line.slice(0, 60)}…` : `${line}…`)), el('pre', {}, text));
 }
 
-function renderDetail() {
-  const pane = $('detail');
-  // The editor outlives the render (see editorView): so do where it is scrolled to and the caret of someone typing in it.
+/**
+ * Where the open editor is scrolled to, and the caret of someone typing in it, taken before a render;
+ * the function it returns puts them back (the editor itself outlives the render: see editorView).
+ */
+function keepEditorPlace() {
   if (editorView && editorView.captureId !== state.editing) editorView = null;
   const area = editorView?.area;
-  const kept = area && { scrollTop: area.scrollTop, caret: document.activeElement === area ? [area.selectionStart, area.selectionEnd] : null };
+  if (!area) return () => {};
+  const scrollTop = area.scrollTop;
+  const caret = document.activeElement === area ? [area.selectionStart, area.selectionEnd] : null;
+  return () => {
+    if (!area.isConnected) return;
+    if (caret) {
+      area.focus({ preventScroll: true });
+      area.setSelectionRange(...caret);
+    }
+    area.scrollTop = scrollTop;
+  };
+}
+
+function renderDetail() {
+  const pane = $('detail');
+  const restoreEditorPlace = keepEditorPlace();
   clear(pane);
   clearTimeout(dueTimer); // the attempts shown, if any, set it again
   const capture = state.selected ? heldCapture(state.selected) : null;
@@ -663,12 +680,35 @@ function renderDetail() {
     pane.append(el('p', { class: 'empty' }, 'Select a capture.'));
     return;
   }
-  const isEvent = Boolean(capture.envelope?.id);
-  const hasApi = state.mode !== 'offline';
   // What needs the whole body waits for it when the listener kept it apart.
   const whole = withWholeBody(capture);
+  const result = state.results.get(capture.id);
+  // Element.append would print null as "null": only real sections go in.
+  const sections = [
+    el('h2', {}, capture.envelope?.type || `${capture.method} ${capture.path}`, ' ', el('span', { class: 'muted mono' }, capture.envelope?.id ?? '')),
+    el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}`, capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null, ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
+    answerNote(capture.forward),
+    capture.duplicateOf ? el('p', { class: 'duplicate-note' }, 'Duplicate: the service delivered this event before, in ', captureLink(capture.duplicateOf), '. Receivers deduplicate on the event id; your app should not act on it twice.') : null,
+    detailActions(capture, whole),
+    result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
+    state.editing === capture.id && whole ? editor(whole) : null,
+    capture.contractProblems.length ? el('div', {}, el('h3', {}, 'Contract problems'), el('ul', {}, capture.contractProblems.map((p) => el('li', {}, `${p.field}: ${p.message}`)))) : null,
+    ...requestSections(capture, whole),
+    el('h3', { id: 'app-response' }, "The app's response"),
+    appResponseSection(capture),
+    el('h3', {}, "The service's view (delivery_attempts)"),
+    attemptsSection(capture),
+  ];
+  pane.append(...sections.filter(Boolean));
+  restoreEditorPlace();
+}
+
+/** The detail's buttons; those that need the whole body of a large capture wait for it (`whole` null). */
+function detailActions(capture, whole) {
+  const isEvent = Boolean(capture.envelope?.id);
+  const hasApi = state.mode !== 'offline';
   const waiting = whole === null ? { disabled: true, title: 'Waiting for the whole body' } : {};
-  const actions = el(
+  return el(
     'div',
     { class: 'actions' },
     el('button', { type: 'button', onclick: () => replay(capture, 'resign'), disabled: !state.forwardTo }, 'Replay'),
@@ -681,28 +721,19 @@ function renderDetail() {
     el('button', { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) }, capture.pinned ? 'Unpin' : 'Pin'),
     state.endpoint && state.endpoint.status !== 'enabled' ? el('button', { type: 'button', onclick: reenable }, 'Re-enable endpoint') : null,
   );
-  const result = state.results.get(capture.id);
-  const signature = capture.signature;
-  const age = signature.ageSeconds === undefined ? '–' : `${signature.ageSeconds} s`;
-  const parsed = whole && parsedBody(whole);
-  const forward = capture.forward;
+}
 
-  // Element.append would print null as "null": only real sections go in.
-  const sections = [
-    el('h2', {}, capture.envelope?.type || `${capture.method} ${capture.path}`, ' ', el('span', { class: 'muted mono' }, capture.envelope?.id ?? '')),
-    el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}`, capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null, ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
-    answerNote(forward),
-    capture.duplicateOf ? el('p', { class: 'duplicate-note' }, 'Duplicate: the service delivered this event before, in ', captureLink(capture.duplicateOf), '. Receivers deduplicate on the event id; your app should not act on it twice.') : null,
-    actions,
-    result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
-    state.editing === capture.id && whole ? editor(whole) : null,
-    capture.contractProblems.length ? el('div', {}, el('h3', {}, 'Contract problems'), el('ul', {}, capture.contractProblems.map((p) => el('li', {}, `${p.field}: ${p.message}`)))) : null,
+/** What the sender sent: the signature's verdict, the envelope, the raw body and the headers. */
+function requestSections(capture, whole) {
+  const signature = capture.signature;
+  const parsed = whole && parsedBody(whole);
+  return [
     el('h3', {}, 'Signature'),
     keyValueTable([
       ['verdict', signature.status],
       ['reason', signature.reason],
       ['t', signature.timestamp === undefined ? undefined : `${signature.timestamp} (${new Date(signature.timestamp * 1000).toISOString()})`],
-      ['age', age],
+      ['age', signature.ageSeconds === undefined ? '–' : `${signature.ageSeconds} s`],
       ['hint', signature.hint],
     ]),
     el('h3', {}, 'Envelope'),
@@ -712,29 +743,19 @@ function renderDetail() {
     rawBody(whole ?? capture),
     el('h3', {}, 'Request headers'),
     keyValueTable(Object.entries(capture.headers)),
-    el('h3', { id: 'app-response' }, "The app's response"),
-    forward
-      ? appAnswer(forward)
-      : el(
-          'p',
-          { class: 'muted' },
-          capture.rejected
-            ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.`
-            : forward === null
-              ? 'Capture-only mode: clockhook answered 200.'
-              : 'Waiting for the app…',
-        ),
-    el('h3', {}, "The service's view (delivery_attempts)"),
-    attemptsSection(capture),
   ];
-  pane.append(...sections.filter(Boolean));
-  if (kept && area.isConnected) {
-    if (kept.caret) {
-      area.focus({ preventScroll: true });
-      area.setSelectionRange(...kept.caret);
-    }
-    area.scrollTop = kept.scrollTop;
-  }
+}
+
+/** What the app answered, or why there is no answer. */
+function appResponseSection(capture) {
+  const forward = capture.forward;
+  if (forward) return appAnswer(forward);
+  const why = capture.rejected
+    ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.`
+    : forward === null
+      ? 'Capture-only mode: clockhook answered 200.'
+      : 'Waiting for the app…';
+  return el('p', { class: 'muted' }, why);
 }
 
 async function reenable() {
