@@ -278,6 +278,30 @@ function keepsEndpoint(options: ListenOptions, mode: ListenMode): boolean {
   return mode === 'sandbox' && (options.port ?? 4300) !== 0;
 }
 
+/** The inspector of this session, on a free port from `--inspector-port` on, closed with the session. */
+async function startPage(
+  { options, mode, logger, stateDir, cleanups }: Setup,
+  parts: { store: CaptureStore; listener: Listener; api: Api | null; watch: EndpointWatch; forwardTo: URL | null; secret: string | null },
+): Promise<Inspector> {
+  const { store, listener, api, watch, forwardTo, secret } = parts;
+  const inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
+    store,
+    listener,
+    client: api?.client ?? null,
+    mode,
+    forwardTo: forwardTo?.href ?? null,
+    secretHint: secret ? maskSecret(secret) : null,
+    timeScale: api?.timeScale,
+    tokenPath: join(stateDir, 'inspector-token'),
+    logger,
+    getEndpoint: () => watch.current,
+    setEndpoint: (next) => watch.set(next),
+    refreshEndpoint: () => watch.read(),
+  });
+  cleanups.push(() => inspector.close());
+  return inspector;
+}
+
 /**
  * `clockhook listen` as a library call: opens the capture store, starts the listener, connects to
  * the API (or an embedded sandbox), registers the endpoint and resolves once all of it is ready.
@@ -316,25 +340,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     cleanups.push(async () => watch.close());
     listener.setSecret(secret, { printedBy: secretCommand });
 
-    let inspector: Inspector | null = null;
-    if (options.inspector !== false) {
-      inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
-        store,
-        listener,
-        client,
-        mode,
-        forwardTo: forwardTo?.href ?? null,
-        secretHint: secret ? maskSecret(secret) : null,
-        timeScale: api?.timeScale,
-        tokenPath: join(setup.stateDir, 'inspector-token'),
-        logger,
-        getEndpoint: () => watch.current,
-        setEndpoint: (next) => watch.set(next),
-        refreshEndpoint: () => watch.read(),
-      });
-      const started = inspector;
-      cleanups.push(() => started.close());
-    }
+    const inspector = options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
     await warnAboutSetup(logger, secret, registered, forwardTo);
 
     let closing: Promise<void> | undefined;
