@@ -239,6 +239,14 @@ function renderTypeFilter(captures) {
   }
 }
 
+/** When a capture came: its time, with its day when that is not today (the store outlives a day). */
+function receivedLabel(receivedAt) {
+  const at = new Date(receivedAt);
+  const time = at.toLocaleTimeString();
+  const today = at.toDateString() === new Date().toDateString();
+  return el('span', { class: 'time', title: at.toLocaleString() }, today ? time : `${at.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`);
+}
+
 function renderList() {
   const all = sortedCaptures();
   renderTypeFilter(all);
@@ -256,7 +264,7 @@ function renderList() {
     const row = el(
       'li',
       { class: `capture${capture.id === state.selected ? ' selected' : ''}`, 'data-id': capture.id, onclick: () => select(capture.id) },
-      el('span', { class: 'time' }, new Date(capture.receivedAt).toLocaleTimeString()),
+      receivedLabel(capture.receivedAt),
       el('span', { class: 'type' }, capture.envelope?.type || `${capture.method} ${capture.path}`),
       el('span', { class: 'id' }, capture.envelope?.id ?? '(no event id)'),
       el('span', { class: 'markers' }, markers),

@@ -490,6 +490,29 @@ describe('the inspector page in Chromium', () => {
     expect(new Set(tops).size).toBe(1);
   });
 
+  it('shows the day beside the time of a capture from another day', async () => {
+    const body = JSON.stringify({ id: 'evt_today', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+    expect((await postSigned(t.session.ready.listener, body, t.session.secret as string)).status).toBe(200);
+    await rows().filter({ hasText: 'evt_today' }).waitFor();
+    const times = () => rows().locator('.time').allTextContents();
+    const today = await times();
+    expect(today.length).toBeGreaterThan(0);
+    for (const text of today) expect(text).toMatch(/^\d{1,2}:\d{2}:\d{2}/);
+    // The same captures seen from tomorrow (a page whose clock is a day ahead).
+    const tomorrow = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await tomorrow.clock.install({ time: Date.now() + 86_400_000 });
+      await tomorrow.goto(t.session.ready.inspector as string);
+      await tomorrow.locator('#captures .capture').first().waitFor();
+      const day = await tomorrow.evaluate(() => new Date(Date.now() - 86_400_000).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }));
+      const later = await tomorrow.locator('#captures .capture .time').allTextContents();
+      expect(later).toHaveLength(today.length);
+      for (const [i, text] of later.entries()) expect(text).toBe(`${day}, ${today[i]}`);
+    } finally {
+      await tomorrow.close();
+    }
+  });
+
   it('works at a narrow 400 px width', async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     await rows().first().click();
