@@ -797,6 +797,10 @@ document.addEventListener('keydown', (event) => {
   } else if (event.key === 'r' && state.selected) {
     const capture = heldCapture(state.selected);
     if (capture && state.forwardTo) replay(capture, 'resign');
+  } else if (event.key === '/') {
+    // As on GitHub and in most web apps: / goes to the search box.
+    $('search').focus();
+    event.preventDefault();
   }
 });
 

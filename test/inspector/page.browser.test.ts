@@ -378,7 +378,7 @@ describe('the inspector page in Chromium', () => {
     }
   });
 
-  it('moves with the arrow keys and replays with r', async () => {
+  it('moves with the arrow keys, replays with r, and goes to the search box with /', async () => {
     // By its id: a capture arriving meanwhile (a sandbox retry of an earlier test's delivery) goes on
     // top, where a click on "the first row" could land; and the page marks the selection a frame later.
     const first = (await rows().first().getAttribute('data-id')) as string;
@@ -393,6 +393,14 @@ describe('the inspector page in Chromium', () => {
     await page.keyboard.press('r');
     await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Replayed');
     expect(t.app.received.length).toBe(before + 1);
+    // / goes to the search box, and is not typed into it; in the box, keys are text.
+    await page.keyboard.press('/');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('search');
+    await page.keyboard.type('r/');
+    expect(await page.locator('#search').inputValue()).toBe('r/');
+    expect(t.app.received.length).toBe(before + 1);
+    await page.locator('#search').fill('');
+    await page.locator('#search').blur();
   });
 
   it('shows a ping that cannot be redelivered, offering a new ping', async () => {
