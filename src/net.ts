@@ -136,3 +136,9 @@ const CERTIFICATE_CODES = new Set([
 
 /** Whether a connection failed because the peer's certificate is not trusted. */
 export const isCertificateError = (code: string | undefined) => code !== undefined && CERTIFICATE_CODES.has(code);
+
+/**
+ * Whether a receiver's answer reads as a refused signature: the statuses handlers refuse a delivery they
+ * could not verify with (400, 401, 403). The listener and check both say "another secret?" on them.
+ */
+export const isSignatureRefusal = (status: number) => status === 400 || status === 401 || status === 403;

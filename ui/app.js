@@ -217,7 +217,7 @@ function forwardBadge(capture) {
 function matchesFilters(capture) {
   const type = $('type-filter').value;
   const status = $('status-filter').value;
-  const query = $('search').value.trim().toLowerCase();
+  const query = searchText();
   if (type && capture.envelope?.type !== type) return false;
   if (status === 'failed' && outcome(capture) !== 'failed') return false;
   if (status === 'bad-signature' && !(capture.signature.status === 'invalid' || capture.signature.status === 'missing')) return false;

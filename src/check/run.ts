@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { checkEnvelope, type DeliveryEnvelope, maskSecret, PING_EVENT_TYPE, sampleData, signPayload } from '../contract/index.js';
+import { isSignatureRefusal } from '../net.js';
 import { type Answer, describeAnswer, is2xx, is5xx, redirectTo, sendDelivery } from './send.js';
 
 export type CheckStatus = 'pass' | 'fail' | 'warn';
@@ -280,7 +281,7 @@ const ACCEPTANCE_CHECKS = /^(valid:|raw-body$|duplicate$|envelope$|ping$)/;
  * one thing to fix.
  */
 function diagnoseSecret(b: Battery, results: CheckResult[]): void {
-  const refusals = b.signedAnswers.map((a) => (a.kind === 'answer' && [400, 401, 403].includes(a.status) ? a.status : null));
+  const refusals = b.signedAnswers.map((a) => (a.kind === 'answer' && isSignatureRefusal(a.status) ? a.status : null));
   if (refusals.length === 0 || refusals.includes(null)) return;
   const statuses = [...new Set(refusals)].join(', ');
   const hint = `The app refused every correctly signed delivery (${statuses}): it most likely verifies with another secret than ${maskSecret(b.options.secret)}, the one check signed with. Give check your app's secret (--secret), or give your app this one ("npx clockhook secret" prints the one clockhook listen registered in this folder).`;

@@ -6,7 +6,7 @@ import { type Capture, type CaptureForward, type CaptureSignature, type CaptureS
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import { answerExcerpt, Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
-import { listenOn } from '../net.js';
+import { isSignatureRefusal, listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
 import { type BudgetLease, ByteBudget, leaseFrom } from '../budget.js';
 
@@ -524,7 +524,7 @@ export class Listener {
     const answer = outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
     this.#report(capture, status, started, outcome.forward.error, outcome.forward.target, answer);
     if (status >= 300 && status < 400) this.#adviseOnRedirect(outcome.forward, relative);
-    if (capture.signature.status === 'valid' && [400, 401, 403].includes(status)) this.#adviseOnSecret(status);
+    if (capture.signature.status === 'valid' && isSignatureRefusal(status)) this.#adviseOnSecret(status);
   }
 
   /**
