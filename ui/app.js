@@ -29,9 +29,12 @@ const state = {
   editing: null,
   /**
    * captureId → the body as edited in Edit & replay, until Close: it stays through sending (to send it
-   * again once the handler is fixed), through every new render, and while another capture is shown.
+   * again once the handler is fixed), through every new render, while another capture is shown, and
+   * through a reload of the page (see keepDraft).
    */
   drafts: new Map(),
+  /** The ids of the drafts the browser would not keep for the tab (too large, or storage refused): a reload would lose them. */
+  draftsUnkept: new Set(),
   /**
    * The whole body of the selected capture when the listener kept it apart (capture.bodyFile):
    * captures arrive with only its beginning. { id, body, bodyEncoding } | { id, error } | { id } while loading.
@@ -47,6 +50,108 @@ const state = {
 
 /** A capture the page holds: the list's, or one the search found among older ones. */
 const heldCapture = (id) => state.captures.get(id) ?? state.search?.found?.get(id);
+
+// ---- the page's place across a reload -----------------------------------------------------
+
+/*
+ * A reload (or the browser bringing the tab back) must not lose what was typed. The selected capture is
+ * in the address's fragment (#cap_…), so a reload opens it again, as does the address copied into
+ * another tab; the Edit & replay drafts, and which capture's editor is open, are in sessionStorage: this
+ * tab only, and gone when it closes, since a draft is a payload, which may hold personal data.
+ */
+/** The tab's sessionStorage, or null where the browser refuses it to the page (site data blocked). */
+const tabStorage = (() => {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null;
+  }
+})();
+const DRAFT = 'clockhook.draft.';
+const EDITING = 'clockhook.editing';
+const CAPTURE_ID = /^cap_[0-9a-z]+$/;
+
+/** The capture the address names, until the page holds it (a snapshot or an older page brings it). */
+let wantedCapture = capturePlace();
+
+function capturePlace() {
+  const id = location.hash.slice(1); // a capture id needs no decoding; anything else is not one
+  return CAPTURE_ID.test(id) ? id : null;
+}
+
+function showPlace(id) {
+  if (capturePlace() === id) return;
+  history.replaceState(history.state, '', `${location.pathname}${location.search}${id ? `#${id}` : ''}`);
+}
+
+/** Selects the capture the address names once the page holds it, with its editor if it was open. */
+function restorePlace() {
+  if (!wantedCapture || !heldCapture(wantedCapture)) return;
+  const id = wantedCapture;
+  const editing = tabStorage?.getItem(EDITING) === id;
+  wantedCapture = null;
+  select(id);
+  if (editing) setEditing(id);
+}
+
+function setEditing(captureId) {
+  state.editing = captureId;
+  if (captureId) tabStorage?.setItem(EDITING, captureId);
+  else tabStorage?.removeItem(EDITING);
+}
+
+function draft(captureId) {
+  return state.drafts.get(captureId) ?? tabStorage?.getItem(DRAFT + captureId);
+}
+
+let draftTimer = 0;
+/** Keeps an edit in memory at once and in the tab's storage when typing pauses (a body can be megabytes). */
+function keepDraft(captureId, text) {
+  state.drafts.set(captureId, text);
+  clearTimeout(draftTimer);
+  draftTimer = setTimeout(storeDrafts, 300);
+}
+
+function storeDrafts() {
+  clearTimeout(draftTimer);
+  for (const [captureId, text] of state.drafts) {
+    if (tabStorage?.getItem(DRAFT + captureId) === text) continue;
+    try {
+      if (!tabStorage) throw new Error('no storage for the page');
+      tabStorage.setItem(DRAFT + captureId, text);
+      state.draftsUnkept.delete(captureId);
+    } catch {
+      // Over the tab's storage (about 5 MB in Chromium and Firefox), or none: the page keeps the draft
+      // until a reload and says so; an older stored version must not come back instead.
+      tabStorage?.removeItem(DRAFT + captureId);
+      if (!state.draftsUnkept.has(captureId)) {
+        state.draftsUnkept.add(captureId);
+        scheduleRender({ detail: captureId === state.selected });
+      }
+    }
+  }
+}
+
+function dropDraft(captureId) {
+  state.drafts.delete(captureId);
+  state.draftsUnkept.delete(captureId);
+  tabStorage?.removeItem(DRAFT + captureId);
+}
+
+addEventListener('pagehide', storeDrafts);
+// The address changed by hand, or a link followed: that capture, or why it cannot be shown.
+addEventListener('hashchange', () => {
+  const id = capturePlace();
+  if (!id || id === state.selected) return;
+  wantedCapture = id;
+  if (heldCapture(id)) {
+    restorePlace();
+    return;
+  }
+  state.selected = null;
+  setEditing(null);
+  scheduleRender({ detail: true });
+});
 
 // ---- connection ---------------------------------------------------------------------------
 
@@ -107,7 +212,8 @@ function receive(message) {
       state.listener = message.listener;
       // Captures may have gone (Clear, retention, a restart): a search in the box is asked again.
       if (searchText()) searchStore(searchText());
-      if (state.selected && !heldCapture(state.selected)) state.selected = null;
+      if (state.selected && !heldCapture(state.selected)) select(null);
+      restorePlace();
       // A whole body that could not be fetched while the connection was down is fetched now.
       if (state.selected && state.wholeBody?.id === state.selected && state.wholeBody.error) loadWholeBody(state.selected);
       scheduleRender({ detail: true });
@@ -123,6 +229,7 @@ function receive(message) {
       for (const capture of message.captures) state.captures.set(capture.id, capture);
       state.hasMore = message.hasMore;
       state.oldestLoaded = message.captures.at(-1)?.id ?? state.oldestLoaded;
+      restorePlace();
       scheduleRender({});
       break;
     case 'endpoint':
@@ -319,7 +426,9 @@ function captureLink(id) {
 function select(id) {
   if (state.selected === id) return;
   state.selected = id;
-  state.editing = null;
+  wantedCapture = null;
+  setEditing(null);
+  showPlace(id);
   scheduleRender({ detail: true });
   const capture = heldCapture(id);
   if (capture?.bodyFile) loadWholeBody(id);
@@ -555,10 +664,15 @@ function keyValueTable(entries) {
 let editorView = null;
 
 function editor(capture) {
-  if (editorView?.captureId === capture.id) return editorView.node;
+  if (editorView?.captureId !== capture.id) editorView = newEditor(capture);
+  editorView.unkept.hidden = !state.draftsUnkept.has(capture.id);
+  return editorView.node;
+}
+
+function newEditor(capture) {
   const area = el('textarea', { 'aria-label': 'Body to replay', spellcheck: 'false' });
   const parsed = parsedBody(capture);
-  area.value = state.drafts.get(capture.id) ?? (parsed === undefined ? capture.body : JSON.stringify(parsed, null, 2));
+  area.value = draft(capture.id) ?? (parsed === undefined ? capture.body : JSON.stringify(parsed, null, 2));
   const problem = el('div', { class: 'invalid', role: 'alert' });
   const send = el('button', { type: 'button' }, 'Send');
   const validate = () => {
@@ -574,19 +688,19 @@ function editor(capture) {
     }
   };
   area.addEventListener('input', () => {
-    state.drafts.set(capture.id, area.value);
+    keepDraft(capture.id, area.value);
     validate();
   });
   send.addEventListener('click', () => validate() && replay(capture, 'resign', area.value));
   const close = () => {
-    state.drafts.delete(capture.id);
-    state.editing = null;
+    dropDraft(capture.id);
+    setEditing(null);
     scheduleRender({ detail: true });
   };
   validate();
-  const node = el('div', { class: 'editor' }, el('h3', {}, 'Edit & replay (re-signed with the current time)'), area, problem, el('div', { class: 'actions' }, send, el('button', { type: 'button', onclick: close }, 'Close')));
-  editorView = { captureId: capture.id, node, area };
-  return node;
+  const unkept = el('p', { class: 'muted' }, 'The browser would not keep this text for the tab (too large, or site data blocked): a reload of the page would lose it.');
+  const node = el('div', { class: 'editor' }, el('h3', {}, 'Edit & replay (re-signed with the current time)'), area, problem, unkept, el('div', { class: 'actions' }, send, el('button', { type: 'button', onclick: close }, 'Close')));
+  return { captureId: capture.id, node, area, unkept };
 }
 
 function attemptsSection(capture) {
@@ -685,7 +799,8 @@ function renderDetail() {
   clearTimeout(dueTimer); // the attempts shown, if any, set it again
   const capture = state.selected ? heldCapture(state.selected) : null;
   if (!capture) {
-    pane.append(el('p', { class: 'empty' }, 'Select a capture.'));
+    const missing = wantedCapture && state.mode !== null;
+    pane.append(el('p', { class: 'empty' }, missing ? `The page's address names ${wantedCapture}, which is not among the captures the page holds: it has left the store, or is older (Load older captures, below the list).` : 'Select a capture.'));
     return;
   }
   // What needs the whole body waits for it when the listener kept it apart.
@@ -721,7 +836,7 @@ function detailActions(capture, whole) {
     { class: 'actions' },
     el('button', { type: 'button', onclick: () => replay(capture, 'resign'), disabled: !state.forwardTo }, 'Replay'),
     el('button', { type: 'button', onclick: () => replay(capture, 'asis'), disabled: !state.forwardTo }, 'Replay as-is'),
-    el('button', { type: 'button', onclick: () => { state.editing = capture.id; scheduleRender({ detail: true }); }, disabled: !state.forwardTo, ...waiting }, 'Edit & replay'),
+    el('button', { type: 'button', onclick: () => { setEditing(capture.id); scheduleRender({ detail: true }); }, disabled: !state.forwardTo, ...waiting }, 'Edit & replay'),
     el('button', { type: 'button', onclick: () => redeliver(capture), disabled: !isEvent || !hasApi }, 'Redeliver'),
     el('button', { type: 'button', onclick: () => ping(capture), disabled: !hasApi || !state.endpoint }, 'Ping endpoint'),
     el('button', { type: 'button', onclick: () => copyCurl(whole), ...waiting }, 'Copy as curl'),

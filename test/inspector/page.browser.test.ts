@@ -190,6 +190,69 @@ describe('the inspector page in Chromium', () => {
     expect(problems).toEqual([]);
   });
 
+  it('keeps its place through a reload: the selected capture, and Edit & replay with what was typed', async () => {
+    const secret = t.session.secret as string;
+    const body = JSON.stringify({ id: 'evt_reload', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+    expect((await postSigned(t.session.ready.listener, body, secret)).status).toBe(200);
+    const id = t.session.store.newest(1)[0].id;
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await tab.goto(t.session.ready.inspector as string);
+      await tab.locator(`#captures .capture[data-id="${id}"]`).click();
+      // The address names the capture, token kept: a reload, or the address in another tab, opens it again.
+      await expect.poll(() => new URL(tab.url()).hash).toBe(`#${id}`);
+      expect(new URL(tab.url()).searchParams.get('token')).toBe(new URL(t.session.ready.inspector as string).searchParams.get('token'));
+      await tab.getByRole('button', { name: 'Edit & replay' }).click();
+      const editor = tab.getByLabel('Body to replay');
+      await editor.fill('{"id": "evt_reload", "note": "typed just before the reload"}');
+      // At once, before the pause in typing after which the page stores the draft.
+      await tab.reload();
+      await expect.poll(() => editor.inputValue()).toBe('{"id": "evt_reload", "note": "typed just before the reload"}');
+      expect(await tab.locator('#detail h2').textContent()).toContain('evt_reload');
+      expect(await tab.locator('#detail .editor p.muted').isHidden()).toBe(true);
+
+      // Closed, it stays closed and forgets the text; another capture selected is the one a reload shows.
+      await tab.getByRole('button', { name: 'Close' }).click();
+      await tab.reload();
+      await expect.poll(() => tab.locator('#detail h2').textContent()).toContain('evt_reload');
+      expect(await editor.count()).toBe(0);
+      await tab.getByRole('button', { name: 'Edit & replay' }).click();
+      expect(JSON.parse(await editor.inputValue())).toEqual(JSON.parse(body));
+      await tab.getByRole('button', { name: 'Close' }).click();
+
+      // A draft the browser will not keep for the tab (over its storage) stays until the reload, which is said;
+      // the reload then shows the body as it came, not an older draft the tab kept.
+      await tab.getByRole('button', { name: 'Edit & replay' }).click();
+      await editor.fill('{"id": "evt_reload", "note": "an older draft"}');
+      await expect.poll(() => tab.evaluate((key) => sessionStorage.getItem(key), `clockhook.draft.${id}`)).toBe('{"id": "evt_reload", "note": "an older draft"}');
+      // 6 MiB in lines (one line of that length would take the textarea seconds to lay out), made in the page.
+      const length = await editor.evaluate((area: HTMLTextAreaElement) => {
+        area.value = JSON.stringify({ id: 'evt_reload', lines: Array.from({ length: 6 * 1024 }, () => 'x'.repeat(1020)) }, null, 2);
+        area.dispatchEvent(new Event('input'));
+        return area.value.length;
+      });
+      await expect.poll(() => tab.locator('#detail .editor p.muted').isVisible()).toBe(true);
+      expect(await tab.locator('#detail .editor p.muted').textContent()).toBe('The browser would not keep this text for the tab (too large, or site data blocked): a reload of the page would lose it.');
+      expect(await editor.evaluate((area: HTMLTextAreaElement) => area.value.length)).toBe(length);
+      await tab.reload();
+      await expect.poll(async () => (await editor.count()) && JSON.parse(await editor.inputValue())).toEqual(JSON.parse(body));
+      await tab.getByRole('button', { name: 'Close' }).click();
+
+      // An address naming a capture the page does not hold says so.
+      await tab.goto(`${t.session.ready.inspector as string}#cap_000000000000zzzz`);
+      const missing = "The page's address names cap_000000000000zzzz, which is not among the captures the page holds: it has left the store, or is older (Load older captures, below the list).";
+      await expect.poll(() => tab.locator('#detail .empty').textContent()).toBe(missing);
+      await tab.reload();
+      await expect.poll(() => tab.locator('#detail .empty').textContent()).toBe(missing);
+      // Back to a capture the page holds, by the address.
+      await tab.goto(`${t.session.ready.inspector as string}#${id}`);
+      await expect.poll(() => tab.locator('#detail h2').textContent()).toContain('evt_reload');
+    } finally {
+      await tab.close();
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("updates the shown event's attempts by itself when the service delivers it again", async () => {
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.updated' } });
     await rows().filter({ hasText: event.id }).first().click();
