@@ -180,7 +180,7 @@ export function registerListen(program: Command): void {
       });
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
       stopRequested = () => session.close();
-      const stopped = onShutdown(() => session.close());
+      const stopped = onShutdown('listen', () => session.close());
       if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
       else printReady(session.ready, session.secret, Boolean(flags.printSecret), { kept: session.endpointKept, printedBy: session.secretCommand }, session.mode);
       // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.

@@ -1,10 +1,12 @@
 import { CommanderError } from 'commander';
 import { ApiError } from '../api/index.js';
 import { CliError, UsageError } from './errors.js';
+import { dropOutputWhenClosed } from './output.js';
 import { buildProgram } from './program.js';
 
 /** Runs the CLI; maps failures to the exit codes of DESIGN.md: 1 runtime failure, 2 bad usage. */
 export async function run(argv: string[] = process.argv): Promise<void> {
+  dropOutputWhenClosed();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

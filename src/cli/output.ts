@@ -18,16 +18,41 @@ export const colour = {
 };
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  if (!outputClosed) process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 let pendingOutput = '';
+let outputClosed = false;
+let serving: string | undefined;
+
+/**
+ * When what reads clockhook's output goes away (`clockhook listen --json | head -1`, a `jq` that exited),
+ * a write to the pipe fails (EPIPE), and that stream error would end the process: a listener would stop
+ * answering the service in the middle of a delivery. Output is dropped instead. A one-shot command ends
+ * as it would have, saying nothing (as `git log | head -1` does); a long-running one says so once on
+ * stderr and goes on serving.
+ */
+export function dropOutputWhenClosed(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (outputClosed) return;
+    outputClosed = true;
+    pendingOutput = '';
+    if (serving) process.stderr.write(`clockhook: standard output is closed (${error.code ?? error.message}: what read it has exited); ${serving} goes on without it. Stop it with Ctrl-C.\n`);
+  });
+  process.stderr.on('error', () => {}); // nowhere left to say anything
+}
+
+/** Marks a long-running command (listen, sandbox, relay): its output closing is said, and is not its end. */
+export function keepServingWithoutOutput(command: string): void {
+  serving = command;
+}
 
 /**
  * Writes a line to stdout, batching the lines of one turn of the event loop into one write: stdout
  * to a pipe is synchronous, and a burst of deliveries must not cost a system call each.
  */
 export function writeLine(text: string): void {
+  if (outputClosed) return;
   if (pendingOutput === '') setImmediate(flushOutput);
   pendingOutput += `${text}\n`;
 }

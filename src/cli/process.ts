@@ -1,9 +1,13 @@
 import { parseSize } from '../size.js';
 import { CliError, UsageError } from './errors.js';
-import { flushOutput } from './output.js';
+import { flushOutput, keepServingWithoutOutput } from './output.js';
 
-/** Resolves after SIGINT or SIGTERM, once `stop` has finished; a second signal exits at once. */
-export function onShutdown(stop: () => Promise<void>): Promise<void> {
+/**
+ * For a long-running command: resolves after SIGINT or SIGTERM, once `stop` has finished; a second
+ * signal exits at once. Its output closing does not stop it (see dropOutputWhenClosed).
+ */
+export function onShutdown(command: string, stop: () => Promise<void>): Promise<void> {
+  keepServingWithoutOutput(command);
   return new Promise((resolve, reject) => {
     let stopping = false;
     const handler = () => {

@@ -70,7 +70,7 @@ export function registerRelay(program: Command): void {
         throw bindFailure(error, flags.host, port, 'another relay') ?? error;
       });
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
-      const stopped = onShutdown(() => relay.close());
+      const stopped = onShutdown('relay', () => relay.close());
       if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
       else {
         console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);

@@ -53,7 +53,7 @@ export function registerSandbox(program: Command): void {
       });
 
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
-      const stopped = onShutdown(() => sandbox.close());
+      const stopped = onShutdown('sandbox', () => sandbox.close());
       if (flags.json) {
         printLine({ event: 'ready', apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: sandbox.account });
       } else {
