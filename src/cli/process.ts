@@ -3,8 +3,9 @@ import { CliError, UsageError } from './errors.js';
 import { flushOutput, keepServingWithoutOutput } from './output.js';
 
 /**
- * For a long-running command: resolves after SIGINT or SIGTERM, once `stop` has finished; a second
- * signal exits at once. Its output closing does not stop it (see dropOutputWhenClosed).
+ * For a long-running command: resolves after SIGINT, SIGTERM or SIGHUP (its terminal window closed), once
+ * `stop` has finished; a second signal exits at once. Its output closing does not stop it (see
+ * dropOutputWhenClosed).
  */
 export function onShutdown(command: string, stop: () => Promise<void>): Promise<void> {
   keepServingWithoutOutput(command);
@@ -20,6 +21,8 @@ export function onShutdown(command: string, stop: () => Promise<void>): Promise<
     };
     process.on('SIGINT', handler);
     process.on('SIGTERM', handler);
+    // Node's default for SIGHUP is to end at once: listen would leave the endpoint it made registered.
+    process.on('SIGHUP', handler);
   });
 }
 

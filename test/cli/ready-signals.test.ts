@@ -27,7 +27,7 @@ async function stderrLine(proc: SpawnedCli, pattern: RegExp, timeoutMs = 5_000):
 
 // A script that starts a command, waits for "ready" and stops it at once must get the clean stop
 // (listen deletes the endpoint it made): the signal handlers must be in place before "ready" is out.
-describe('long-running commands handle SIGTERM and SIGINT from the moment they say ready', () => {
+describe('long-running commands handle SIGTERM, SIGINT and SIGHUP from the moment they say ready', () => {
   const commands: [string, string[]][] = [
     ['listen', ['listen', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--no-open']],
     ['listen --json', ['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--no-open']],
@@ -41,7 +41,7 @@ describe('long-running commands handle SIGTERM and SIGINT from the moment they s
       const proc = spawnCli(args, { cwd: dir.path, env: { NODE_OPTIONS: `--import=${PROBE}` } });
       procs.push(proc);
       await proc.waitForLine((l) => l.event === 'ready' || /ready/.test(l.text ?? ''));
-      expect(await stderrLine(proc, /^probe: /)).toBe('probe: at ready SIGTERM=1 SIGINT=1');
+      expect(await stderrLine(proc, /^probe: /)).toBe('probe: at ready SIGTERM=1 SIGINT=1 SIGHUP=1');
       expect(await proc.stop('SIGTERM')).toBe(0);
     });
   }

@@ -68,14 +68,16 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(shown.delivery_attempts[0]).toMatchObject({ statusCode: 202, responseBody: 'queued' });
   });
 
-  it('deletes the endpoint it created for --port 0 (a URL no later run has) on SIGINT and exits 0', async () => {
-    const { client } = await folderSandbox();
-    const proc = await listen();
-    expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([proc.ready.endpointId]);
-    expect(await proc.stop('SIGINT')).toBe(0);
-    expect((await client.listEndpoints()).data).toEqual([]);
-    expect(JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'))).toEqual([]);
-  });
+  for (const signal of ['SIGINT', 'SIGHUP'] as const) {
+    it(`deletes the endpoint it created for --port 0 (a URL no later run has) on ${signal} and exits 0`, async () => {
+      const { client } = await folderSandbox();
+      const proc = await listen();
+      expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([proc.ready.endpointId]);
+      expect(await proc.stop(signal)).toBe(0);
+      expect((await client.listEndpoints()).data).toEqual([]);
+      expect(JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'))).toEqual([]);
+    });
+  }
 
   it('on a fixed port, keeps its endpoint and so its secret for the next run: the app sets it once', async () => {
     const { client } = await folderSandbox();
