@@ -23,7 +23,7 @@ export async function removeDiscovery(path: string, pid = process.pid): Promise<
   if (current?.pid === pid) await unlink(path).catch(() => {});
 }
 
-async function readDiscoveryFile(path: string): Promise<SandboxDiscovery | null> {
+export async function readDiscoveryFile(path: string): Promise<SandboxDiscovery | null> {
   try {
     const info = JSON.parse(await readFile(path, 'utf8')) as SandboxDiscovery;
     if (!(typeof info.apiBase === 'string' && typeof info.apiKey === 'string' && Number.isInteger(info.pid))) return null;

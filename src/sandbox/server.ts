@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
 import type { Low } from 'lowdb';
 import { isApiVersionLabel, isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { coalesceWrites } from '../store/index.js';
-import { DEFAULT_DISCOVERY_PATH, removeDiscovery, writeDiscovery } from './discovery.js';
+import { acquireLock, coalesceWrites, ensurePrivateDir } from '../store/index.js';
+import { DEFAULT_DISCOVERY_PATH, readDiscoveryFile, removeDiscovery, writeDiscovery } from './discovery.js';
 import { invalidParam, notFound, rateLimited, SandboxError } from './errors.js';
 import { DAY_MS, MinuteWindow, PER_KEY_PER_MINUTE, TRIAL_CAPS, usageInLastDay } from './limits.js';
 import * as api from './resources.js';
@@ -360,8 +361,28 @@ class SandboxApi {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const config = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as typeof DEFAULTS;
   validateOptions(config);
-  const { now, logger } = config;
+  // Two sandboxes over one state file would each write the whole of theirs, and the last to write
+  // would undo the other's endpoints, secrets and events: the second is refused, as a second listen is.
+  await ensurePrivateDir(dirname(config.dbPath));
+  const release = await acquireLock(config.dbPath, (pid) => sandboxInUse(config, pid));
+  try {
+    return await runSandbox(config, release);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
 
+async function sandboxInUse(config: typeof DEFAULTS, pid: number): Promise<string> {
+  const running = config.discoveryPath ? await readDiscoveryFile(config.discoveryPath) : null;
+  const who = running?.pid === pid
+    ? `the sandbox running at ${running.apiBase} (pid ${pid}), which the other commands in this folder use`
+    : `another sandbox (pid ${pid}: a clockhook sandbox, or the one clockhook listen runs when none is running)`;
+  return `${config.dbPath} is in use by ${who}. Stop that one first, or give this one its own state with --db.`;
+}
+
+async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>): Promise<Sandbox> {
+  const { now, logger } = config;
   const db: Low<SandboxData> = await openSandboxState(config.dbPath, logger);
   const defaultKey = ensureDefaultAccount(db.data, now());
   const persist = coalesceWrites(() => db.write());
@@ -402,6 +423,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         await worker.close();
         await persist();
         if (config.discoveryPath) await removeDiscovery(config.discoveryPath);
+        await release();
       })();
       return closing;
     },

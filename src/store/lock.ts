@@ -1,14 +1,14 @@
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 
+/** A file another live process holds the lock of: a second listen on a store, a second sandbox on a state. */
 export class StoreLockedError extends Error {
   override readonly name = 'StoreLockedError';
   constructor(
     readonly path: string,
     readonly pid: number,
+    message = `${path} is in use by another clockhook listen (pid ${pid}). Stop that one, or give this one its own store with --db.`,
   ) {
-    super(
-      `${path} is in use by another clockhook listen (pid ${pid}). Stop that one, or give this one its own store with --db.`,
-    );
+    super(message);
   }
 }
 
@@ -23,10 +23,11 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /**
- * Takes `<path>.lock` for this process. A lock whose pid is alive refuses; one left by a process
- * that no longer exists is taken over. Returns the release function (safe to call twice).
+ * Takes `<path>.lock` for this process. A lock whose pid is alive refuses (with `inUse`'s words for
+ * who holds it); one left by a process that no longer exists is taken over. Returns the release
+ * function (safe to call twice).
  */
-export async function acquireLock(path: string): Promise<() => Promise<void>> {
+export async function acquireLock(path: string, inUse?: (pid: number) => Promise<string>): Promise<() => Promise<void>> {
   const lockPath = `${path}.lock`;
   for (let tries = 0; tries < 3; tries++) {
     try {
@@ -41,7 +42,7 @@ export async function acquireLock(path: string): Promise<() => Promise<void>> {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const pid = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) throw new StoreLockedError(path, pid);
+    if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) throw new StoreLockedError(path, pid, await inUse?.(pid));
     await unlink(lockPath).catch(() => {}); // stale: its process is gone
   }
   throw new Error(`could not take the lock ${lockPath}; remove it if no clockhook listen is running.`);

@@ -248,6 +248,10 @@ describe('clockhook sandbox', () => {
       await runCli(['trigger', 'punch.created'], { cwd: folder.path });
       const attempt = await proc.waitForLine((l) => l.event === 'attempt');
       expect(attempt).toMatchObject({ type: 'punch.created', statusCode: 200, outcome: 'delivered', attempt: 1 });
+      // A second one in the folder, on another port, would write over the first one's state: refused.
+      const second = await runCli(['sandbox', '--port', '0'], { cwd: folder.path });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toBe(`clockhook: .clockhook/sandbox-db.json is in use by the sandbox running at ${ready.apiBase} (pid ${proc.child.pid}), which the other commands in this folder use. Stop that one first, or give this one its own state with --db.\n`);
       expect(await proc.stop('SIGTERM')).toBe(0);
       const { stat } = await import('node:fs/promises');
       await expect(stat(join(folder.path, '.clockhook', 'sandbox.json'))).rejects.toThrow(/ENOENT/);

@@ -115,6 +115,28 @@ describe('sandbox state and discovery', () => {
     expect(app.received).toHaveLength(2);
   });
 
+  it('refuses a second sandbox on the same state, which would undo the first one\'s writes, naming the running one', async () => {
+    const paths = await folder();
+    const first = await startSandbox({ port: 0, ...paths });
+    const headers = auth(first.apiKey);
+    await fetch(`${first.apiBase}/webhookEndpoint`, { method: 'POST', headers, body: JSON.stringify({ url: 'https://e.com/kept', enabledEvents: ['*'] }) });
+    await expect(startSandbox({ port: 0, ...paths })).rejects.toThrow(
+      `${paths.dbPath} is in use by the sandbox running at ${first.apiBase} (pid ${process.pid}), which the other commands in this folder use. Stop that one first, or give this one its own state with --db.`,
+    );
+    // Its own --db is another state, and allowed.
+    const apart = await startSandbox({ port: 0, dbPath: join(paths.dir, 'other-db.json'), discoveryPath: null });
+    await apart.close();
+    // A start that fails once it holds the lock (its port taken) leaves none behind.
+    await first.close();
+    const taken = await startReceiver((_r, res) => res.end());
+    cleanups.push(taken.close);
+    await expect(startSandbox({ ...paths, port: Number(new URL(taken.url).port) })).rejects.toThrow(/EADDRINUSE/);
+    const second = await startSandbox({ port: 0, ...paths });
+    cleanups.push(second.close);
+    const listed = await fetch(`${second.apiBase}/webhookEndpoint`, { headers: auth(second.apiKey) }).then((r) => r.json() as Promise<{ data: { url: string }[] }>);
+    expect(listed.data.map((e) => e.url)).toEqual(['https://e.com/kept']);
+  });
+
   it('refuses a bad time scale or api version with a message that says what is expected', async () => {
     const paths = await folder();
     await expect(startSandbox({ port: 0, ...paths, timeScale: 0 })).rejects.toThrow(/positive number/);
