@@ -134,9 +134,9 @@ export async function registerEndpoint(options: {
         };
         if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
         const record = { ...onFile, url };
-        const recordsNow = records.map((r) => (r === onFile ? record : r));
+        let recordsNow = records.map((r) => (r === onFile ? record : r));
         if (onFile.url !== url) {
-          await writeRecords(recordsPath, recordsNow);
+          recordsNow = await putRecord(recordsPath, record, (r) => r.apiBase === apiBase && r.id === onFile.id && r.url === onFile.url);
           logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
         }
         return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) };
@@ -173,10 +173,20 @@ export async function registerEndpoint(options: {
   }
   const secret = endpoint.secret as string;
   const record = { apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() };
-  const recordsNow = [...records.filter((r) => !(r.apiBase === apiBase && r.url === url)), record];
-  await writeRecords(recordsPath, recordsNow);
+  const recordsNow = await putRecord(recordsPath, record, (r) => r.apiBase === apiBase && r.url === url);
   const { secret: _hidden, ...visible } = endpoint;
   return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(recordsNow, record) };
+}
+
+/**
+ * Puts `record` on file in place of the one `replaces` picks, over the records as they are now: another
+ * listen of this folder (another port, another --db) may have written its own while this one talked to
+ * the API, and the records read before that would lose it, and with it a secret the service shows nowhere.
+ */
+async function putRecord(recordsPath: string, record: EndpointRecordOnFile, replaces: (r: EndpointRecordOnFile) => boolean): Promise<EndpointRecordOnFile[]> {
+  const recordsNow = [...(await readEndpointRecords(recordsPath)).filter((r) => !replaces(r)), record];
+  await writeRecords(recordsPath, recordsNow);
+  return recordsNow;
 }
 
 /** Deletes an endpoint listen registered and forgets its secret. An already-deleted one is fine. */

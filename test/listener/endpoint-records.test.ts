@@ -42,3 +42,36 @@ describe('registerEndpoint: the name `clockhook secret` needs for the record', (
     expect(reused).toMatchObject({ endpoint: { id: first.endpoint.id }, recordName: 'http://127.0.0.1:4300/' });
   });
 });
+
+describe('registerEndpoint beside another listen of the same folder', () => {
+  it('keeps the record the other wrote while this one was creating its endpoint (the secret would be lost)', async () => {
+    // This run's create call waits until the other run has registered (fetch is held, the sandbox is real).
+    let creating!: () => void;
+    const createStarted = new Promise<void>((resolve) => (creating = resolve));
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const slow = new ApiClient({
+      baseUrl: t.sandbox.apiBase,
+      apiKey: t.sandbox.apiKey,
+      fetch: async (input, init) => {
+        if (init?.method === 'POST') {
+          creating();
+          await held;
+        }
+        return fetch(input, init);
+      },
+    });
+    const first = registerEndpoint({ client: slow, url: 'http://127.0.0.1:4300/', events: ['*'], kept: true, recordsPath, logger: silentLogger });
+    await createStarted;
+    const second = await register('http://127.0.0.1:4500/');
+    letGo();
+    const firstDone = await first;
+    const onFile = JSON.parse(await readFile(recordsPath, 'utf8')) as { url: string; id: number; secret: string }[];
+    expect(onFile.map((r) => [r.url, r.id, r.secret]).sort()).toEqual(
+      [
+        ['http://127.0.0.1:4300/', firstDone.endpoint.id, firstDone.secret],
+        ['http://127.0.0.1:4500/', second.endpoint.id, second.secret],
+      ].sort(),
+    );
+  });
+});
