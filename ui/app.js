@@ -46,6 +46,11 @@ const state = {
    * truncated, partial } | { query, error } | null.
    */
   search: null,
+  /**
+   * Replaying the captures shown, one after the other (see replayShown): null, or { phase: 'confirm' |
+   * 'running' | 'done', ids (oldest first, fixed when asked), sent, answered2xx, notSent, error, stopping }.
+   */
+  bulk: null,
 };
 
 /** A capture the page holds: the list's, or one the search found among older ones. */
@@ -362,6 +367,7 @@ function renderList() {
   clear(list);
   const visible = visibleCaptures();
   renderSearchNote();
+  renderBulk(visible);
   for (const capture of visible) {
     const markers = [signatureBadge(capture.signature), forwardBadge(capture)];
     if (capture.source === 'replay') markers.push(el('span', { class: 'badge info' }, 'replay'));
@@ -414,6 +420,92 @@ function renderSearchNote() {
       : [search.truncated ? `Showing the newest ${search.ids.size} matches.` : '', search.partial ? 'Some large bodies were searched in their first 16 KiB only.' : ''].filter(Boolean).join(' ');
   note.textContent = text;
   note.hidden = text === '';
+}
+
+// ---- replaying the captures shown ---------------------------------------------------------
+
+/*
+ * Once a handler is fixed, what failed while it was broken is sent again: narrow the list (Failed
+ * forwards, a type, a search) and replay what it shows, one capture after the other, oldest first (the
+ * order the service sent them in), each re-signed as Replay does. It is offered only on a narrowed list,
+ * and asks first, naming the count and the app, so that one click cannot send the whole store again.
+ */
+const isNarrowed = () => Boolean($('type-filter').value || $('status-filter').value !== 'all' || searchText());
+
+/** Errors after which nothing more can be replayed; the others concern one capture (gone, its body unreadable). */
+const STOPS_BULK = new Set(['disconnected', 'no_forward_target', 'no_secret', 'listener_closing']);
+
+let bulkShown = '';
+function renderBulk(visible) {
+  const bulk = state.bulk;
+  const offer = !bulk && isNarrowed() && visible.length > 0 && Boolean(state.forwardTo);
+  // The list renders on every capture; the bar's buttons are made again only when what it says changes.
+  const key = JSON.stringify([bulk, offer && visible.length, state.forwardTo]);
+  if (key === bulkShown) return;
+  bulkShown = key;
+  const node = $('bulk');
+  clear(node);
+  node.hidden = !bulk && !offer;
+  if (offer) {
+    node.append(el('button', { type: 'button', onclick: askToReplayShown }, `Replay the ${visible.length} shown…`));
+  } else if (bulk?.phase === 'confirm') {
+    node.append(
+      el('span', {}, `Replay ${bulk.ids.length === 1 ? 'this capture' : `these ${bulk.ids.length} captures`} to ${state.forwardTo}, oldest first, each re-signed?`),
+      el('button', { type: 'button', onclick: replayShown }, `Replay ${bulk.ids.length}`),
+      el('button', { type: 'button', onclick: endBulk }, 'Cancel'),
+    );
+  } else if (bulk?.phase === 'running') {
+    const stop = () => {
+      bulk.stopping = true;
+      scheduleRender({});
+    };
+    node.append(
+      el('span', {}, `Replaying ${bulk.sent + bulk.notSent + 1} of ${bulk.ids.length}…`),
+      el('button', { type: 'button', onclick: stop, disabled: bulk.stopping }, bulk.stopping ? 'Stopping…' : 'Stop'),
+    );
+  } else if (bulk?.phase === 'done') {
+    node.append(el('span', {}, bulkSummary(bulk)), el('button', { type: 'button', onclick: endBulk }, 'OK'));
+  }
+}
+
+function askToReplayShown() {
+  const ids = visibleCaptures().map((c) => c.id).reverse(); // the list is newest first
+  state.bulk = { phase: 'confirm', ids, sent: 0, answered2xx: 0, notSent: 0, error: null, stopping: false };
+  scheduleRender({});
+}
+
+async function replayShown() {
+  const bulk = state.bulk;
+  bulk.phase = 'running';
+  scheduleRender({});
+  for (const captureId of bulk.ids) {
+    if (bulk.stopping) break;
+    const result = await act({ type: 'replay', captureId, mode: 'resign' });
+    if (result.ok) {
+      bulk.sent += 1;
+      if (result.data.statusCode >= 200 && result.data.statusCode < 300) bulk.answered2xx += 1;
+    } else {
+      bulk.notSent += 1;
+      bulk.error = errorText(result.error);
+      if (STOPS_BULK.has(result.error.code)) break;
+    }
+    scheduleRender({});
+  }
+  bulk.phase = 'done';
+  scheduleRender({});
+}
+
+function bulkSummary(bulk) {
+  const { ids, sent, answered2xx, notSent, error } = bulk;
+  const head = sent + notSent === ids.length ? `Replayed ${sent} of ${ids.length}` : `Stopped after ${sent + notSent} of ${ids.length}`;
+  const answers = sent > 0 ? `: ${answered2xx} answered 2xx${sent > answered2xx ? `, ${sent - answered2xx} did not` : ''}` : '';
+  const failures = notSent > 0 ? `. ${notSent} could not be replayed (the last: ${error})` : '';
+  return `${head}${answers}${failures}.`;
+}
+
+function endBulk() {
+  state.bulk = null;
+  scheduleRender({});
 }
 
 /** Selects another capture; its id alone when the page does not hold it (retention dropped it, or it is on an older page). */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Browser, Page, WebSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
+import { signPayload, verifySignature } from '../../src/contract/index.js';
 import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 import { post, postSigned } from '../helpers/listen.js';
@@ -548,6 +549,72 @@ describe('the inspector page in Chromium', () => {
       expect(await page.locator('#detail h4').count()).toBe(0);
     } finally {
       t.app.setResponder(answer200);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('replays the captures a narrowed list shows, oldest first, once asked, and can be stopped', async () => {
+    const secret = t.session.secret as string;
+    const bodies = [1, 2, 3].map((n) => JSON.stringify({ id: `evt_bulk_${n}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} }));
+    t.app.setResponder((_request, res) => res.writeHead(500).end('handler broken'));
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      // Signed two minutes ago (within the listener's tolerance), so that a replay's signature is seen to be new.
+      const signedAt = Math.floor(Date.now() / 1000) - 120;
+      for (const body of bodies) expect((await post(t.session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret, timestamp: signedAt }) })).status).toBe(500);
+      await tab.goto(t.session.ready.inspector as string);
+      await tab.locator('#captures .capture').first().waitFor();
+      const bar = tab.locator('#bulk');
+      // Not offered on the whole list: one click must not send the whole store again.
+      expect(await bar.isHidden()).toBe(true);
+      await tab.locator('#search').fill('evt_bulk_');
+      await tab.getByRole('button', { name: 'Replay the 3 shown…' }).click();
+      expect(await bar.locator('span').textContent()).toBe(`Replay these 3 captures to ${t.app.url}/, oldest first, each re-signed?`);
+      await tab.getByRole('button', { name: 'Cancel' }).click();
+      await tab.getByRole('button', { name: 'Replay the 3 shown…' }).click();
+
+      // The handler fixed: each goes again, in the order the service sent them, with a fresh signature.
+      t.app.setResponder(answer200);
+      const before = t.app.received.length;
+      await tab.getByRole('button', { name: 'Replay 3' }).click();
+      await expect.poll(() => bar.locator('span').textContent()).toBe('Replayed 3 of 3: 3 answered 2xx.');
+      const sent = t.app.received.slice(before);
+      expect(sent.map((r) => r.body.toString())).toEqual(bodies);
+      for (const request of sent) {
+        const checked = verifySignature({ header: request.headers['x-service-signature'] as string, payload: request.body, secret });
+        expect(checked.ok && Math.abs(checked.timestamp - Date.now() / 1000) < 60).toBe(true);
+      }
+      await tab.getByRole('button', { name: 'OK' }).click();
+
+      // Stopped while the app holds the first answer: nothing after it is sent.
+      let answerHeld!: () => void;
+      const holding = new Promise<void>((resolve) => {
+        t.app.setResponder((request, res, req) => {
+          answerHeld = () => answer200(request, res, req);
+          resolve();
+        });
+      });
+      const shown = await tab.locator('#captures .capture').count();
+      expect(shown).toBe(6); // the three and their replays: the search finds their bodies
+      await tab.getByRole('button', { name: `Replay the ${shown} shown…` }).click();
+      const sentBefore = t.app.received.length;
+      await tab.getByRole('button', { name: `Replay ${shown}` }).click();
+      await holding;
+      await expect.poll(() => bar.locator('span').textContent()).toBe(`Replaying 1 of ${shown}…`);
+      await tab.getByRole('button', { name: 'Stop' }).click();
+      await expect.poll(() => tab.getByRole('button', { name: 'Stopping…' }).isDisabled()).toBe(true);
+      t.app.setResponder(answer200);
+      answerHeld();
+      await expect.poll(() => bar.locator('span').textContent()).toBe(`Stopped after 1 of ${shown}: 1 answered 2xx.`);
+      expect(t.app.received.length - sentBefore).toBe(1);
+
+      // Back to the whole list: no longer offered.
+      await tab.getByRole('button', { name: 'OK' }).click();
+      await tab.locator('#search').fill('');
+      await expect.poll(() => bar.isHidden()).toBe(true);
+    } finally {
+      t.app.setResponder(answer200);
+      await tab.close();
     }
     expect(problems).toEqual([]);
   });
