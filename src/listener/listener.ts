@@ -243,6 +243,8 @@ export class Listener {
   readonly #redirectsExplained = new Set<string>();
   /** Whether the app's refusal of a validly signed delivery has been explained (see #adviseOnSecret). */
   #secretAdvised = false;
+  /** Whether a POST outside --path has been explained: the first one is, once a run. */
+  #outsidePathAdvised = false;
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
@@ -455,6 +457,7 @@ export class Listener {
     if (relative === null) {
       answerError(res, 404, 'not_found', `clockhook listens for deliveries under ${this.#basePath}; ${requestPath.split('?')[0]} is outside it.`, newCaptureId());
       req.resume();
+      if (req.method === 'POST') this.#adviseOnPath(requestPath.split('?')[0]);
       return;
     }
     if (req.method !== 'POST') {
@@ -537,6 +540,19 @@ export class Listener {
     this.#secretAdvised = true;
     this.#options.logger.warn(
       `The app answered ${status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(this.#secret)} (${this.#secretPrintedBy ? `"${this.#secretPrintedBy}" prints it whole` : 'the one given to listen with --secret or $CLOCKHOOK_SECRET'}).`,
+    );
+  }
+
+  /**
+   * A request outside --path is answered 404 and not captured, so a service that delivers to the wrong
+   * path (an endpoint URL without it, a --path mistyped) would meet silence at the terminal: the first
+   * POST there is explained, once a run (anything on the internet may POST anywhere, so not each path).
+   */
+  #adviseOnPath(path: string): void {
+    if (this.#outsidePathAdvised) return;
+    this.#outsidePathAdvised = true;
+    this.#options.logger.warn(
+      `A POST to ${path} was answered 404 and not captured: listen takes deliveries under ${this.#basePath} only (--path). If the service sends them there, register its endpoint with the path ${this.#basePath}, or give listen the --path of that URL. Further requests outside ${this.#basePath} are not reported.`,
     );
   }
 

@@ -102,6 +102,27 @@ describe('forwarding over kept-alive connections', () => {
   });
 });
 
+describe('a request outside --path', () => {
+  it('is answered 404 and not captured, and the first POST there is explained, once', async () => {
+    const warnings: string[] = [];
+    rig = await startListenerRig({ secret: SECRET, path: '/hooks', logger: { info() {}, warn: (message: string) => warnings.push(message), error() {} } });
+    const origin = new URL(rig.listener.url).origin;
+    // A browser's GET is not a delivery gone astray: nothing said.
+    expect((await fetch(`${origin}/favicon.ico`)).status).toBe(404);
+    expect(warnings).toEqual([]);
+    for (const path of ['/', '/other?x=1', '/']) {
+      const sent = delivery('evt_astray');
+      expect((await post(`${origin}${path}`, sent.body, sent.headers)).status).toBe(404);
+    }
+    expect(warnings).toEqual([
+      'A POST to / was answered 404 and not captured: listen takes deliveries under /hooks only (--path). If the service sends them there, register its endpoint with the path /hooks, or give listen the --path of that URL. Further requests outside /hooks are not reported.',
+    ]);
+    expect(rig.store.all()).toEqual([]);
+    const sent = delivery('evt_in_place');
+    expect((await post(`${origin}/hooks`, sent.body, sent.headers)).status).toBe(200);
+  });
+});
+
 describe("the excerpt of an app's answer on a delivery's line", () => {
   const excerpt = (body: string) => answerExcerpt({ target: 'http://localhost:3000/', statusCode: 400, headers: {}, body, bodyEncoding: 'utf8', durationMs: 1 });
 
