@@ -476,6 +476,7 @@ function askToReplayShown() {
 
 async function replayShown() {
   const bulk = state.bulk;
+  if (bulk?.phase !== 'confirm') return; // a second click before the bar changed
   bulk.phase = 'running';
   scheduleRender({});
   for (const captureId of bulk.ids) {
