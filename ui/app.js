@@ -1,6 +1,8 @@
+import { BulkReplay } from './bulk.js';
 import { drawChart, outcome } from './chart.js';
 import { curlCommand } from './curl.js';
 import { clear, el, jsonTree } from './render.js';
+import { capturePlace, Drafts, editingBefore, rememberEditing, showPlace } from './tab-memory.js';
 
 const token = new URLSearchParams(location.search).get('token') ?? '';
 const $ = (id) => document.getElementById(id);
@@ -28,14 +30,6 @@ const state = {
   /** The id of the capture whose Edit & replay is open, or null. */
   editing: null,
   /**
-   * captureId → the body as edited in Edit & replay, until Close: it stays through sending (to send it
-   * again once the handler is fixed), through every new render, while another capture is shown, and
-   * through a reload of the page (see keepDraft).
-   */
-  drafts: new Map(),
-  /** The ids of the drafts the browser would not keep for the tab (too large, or storage refused): a reload would lose them. */
-  draftsUnkept: new Set(),
-  /**
    * The whole body of the selected capture when the listener kept it apart (capture.bodyFile):
    * captures arrive with only its beginning. { id, body, bodyEncoding } | { id, error } | { id } while loading.
    */
@@ -46,104 +40,29 @@ const state = {
    * truncated, partial } | { query, error } | null.
    */
   search: null,
-  /**
-   * Replaying the captures shown, one after the other (see replayShown): null, or { phase: 'confirm' |
-   * 'running' | 'done', ids (oldest first, fixed when asked), sent, answered2xx, notSent, error, stopping }.
-   */
-  bulk: null,
 };
 
 /** A capture the page holds: the list's, or one the search found among older ones. */
 const heldCapture = (id) => state.captures.get(id) ?? state.search?.found?.get(id);
 
-// ---- the page's place across a reload -----------------------------------------------------
+// ---- the page's place across a reload (see tab-memory.js) -------------------------------
 
-/*
- * A reload (or the browser bringing the tab back) must not lose what was typed. The selected capture is
- * in the address's fragment (#cap_…), so a reload opens it again, as does the address copied into
- * another tab; the Edit & replay drafts, and which capture's editor is open, are in sessionStorage: this
- * tab only, and gone when it closes, since a draft is a payload, which may hold personal data.
- */
-/** The tab's sessionStorage, or null where the browser refuses it to the page (site data blocked). */
-const tabStorage = (() => {
-  try {
-    return window.sessionStorage;
-  } catch {
-    return null;
-  }
-})();
-const DRAFT = 'clockhook.draft.';
-const EDITING = 'clockhook.editing';
-const CAPTURE_ID = /^cap_[0-9a-z]+$/;
+const drafts = new Drafts((captureId) => scheduleRender({ detail: captureId === state.selected }));
+addEventListener('pagehide', () => drafts.store());
 
 /** The capture the address names, until the page holds it (a snapshot or an older page brings it). */
 let wantedCapture = capturePlace();
-
-function capturePlace() {
-  const id = location.hash.slice(1); // a capture id needs no decoding; anything else is not one
-  return CAPTURE_ID.test(id) ? id : null;
-}
-
-function showPlace(id) {
-  if (capturePlace() === id) return;
-  history.replaceState(history.state, '', `${location.pathname}${location.search}${id ? `#${id}` : ''}`);
-}
 
 /** Selects the capture the address names once the page holds it, with its editor if it was open. */
 function restorePlace() {
   if (!wantedCapture || !heldCapture(wantedCapture)) return;
   const id = wantedCapture;
-  const editing = tabStorage?.getItem(EDITING) === id;
+  const editing = editingBefore() === id;
   wantedCapture = null;
   select(id);
   if (editing) setEditing(id);
 }
 
-function setEditing(captureId) {
-  state.editing = captureId;
-  if (captureId) tabStorage?.setItem(EDITING, captureId);
-  else tabStorage?.removeItem(EDITING);
-}
-
-function draft(captureId) {
-  return state.drafts.get(captureId) ?? tabStorage?.getItem(DRAFT + captureId);
-}
-
-let draftTimer = 0;
-/** Keeps an edit in memory at once and in the tab's storage when typing pauses (a body can be megabytes). */
-function keepDraft(captureId, text) {
-  state.drafts.set(captureId, text);
-  clearTimeout(draftTimer);
-  draftTimer = setTimeout(storeDrafts, 300);
-}
-
-function storeDrafts() {
-  clearTimeout(draftTimer);
-  for (const [captureId, text] of state.drafts) {
-    if (tabStorage?.getItem(DRAFT + captureId) === text) continue;
-    try {
-      if (!tabStorage) throw new Error('no storage for the page');
-      tabStorage.setItem(DRAFT + captureId, text);
-      state.draftsUnkept.delete(captureId);
-    } catch {
-      // Over the tab's storage (about 5 MB in Chromium and Firefox), or none: the page keeps the draft
-      // until a reload and says so; an older stored version must not come back instead.
-      tabStorage?.removeItem(DRAFT + captureId);
-      if (!state.draftsUnkept.has(captureId)) {
-        state.draftsUnkept.add(captureId);
-        scheduleRender({ detail: captureId === state.selected });
-      }
-    }
-  }
-}
-
-function dropDraft(captureId) {
-  state.drafts.delete(captureId);
-  state.draftsUnkept.delete(captureId);
-  tabStorage?.removeItem(DRAFT + captureId);
-}
-
-addEventListener('pagehide', storeDrafts);
 // The address changed by hand, or a link followed: that capture, or why it cannot be shown.
 addEventListener('hashchange', () => {
   const id = capturePlace();
@@ -157,6 +76,11 @@ addEventListener('hashchange', () => {
   setEditing(null);
   scheduleRender({ detail: true });
 });
+
+function setEditing(captureId) {
+  state.editing = captureId;
+  rememberEditing(captureId);
+}
 
 // ---- connection ---------------------------------------------------------------------------
 
@@ -367,7 +291,7 @@ function renderList() {
   clear(list);
   const visible = visibleCaptures();
   renderSearchNote();
-  renderBulk(visible);
+  bulk.render($('bulk'), { shown: isNarrowed() ? visible : null, forwardTo: state.forwardTo });
   for (const capture of visible) {
     const markers = [signatureBadge(capture.signature), forwardBadge(capture)];
     if (capture.source === 'replay') markers.push(el('span', { class: 'badge info' }, 'replay'));
@@ -387,6 +311,11 @@ function renderList() {
   $('empty').hidden = all.length > 0;
   $('older').hidden = !state.hasMore;
 }
+
+/** Whether a filter or the search box narrows the list (only then is replaying all it shows offered). */
+const isNarrowed = () => Boolean($('type-filter').value || $('status-filter').value !== 'all' || searchText());
+
+const bulk = new BulkReplay({ act, errorText, changed: () => scheduleRender({}) });
 
 // ---- search over the whole store ----------------------------------------------------------
 
@@ -420,93 +349,6 @@ function renderSearchNote() {
       : [search.truncated ? `Showing the newest ${search.ids.size} matches.` : '', search.partial ? 'Some large bodies were searched in their first 16 KiB only.' : ''].filter(Boolean).join(' ');
   note.textContent = text;
   note.hidden = text === '';
-}
-
-// ---- replaying the captures shown ---------------------------------------------------------
-
-/*
- * Once a handler is fixed, what failed while it was broken is sent again: narrow the list (Failed
- * forwards, a type, a search) and replay what it shows, one capture after the other, oldest first (the
- * order the service sent them in), each re-signed as Replay does. It is offered only on a narrowed list,
- * and asks first, naming the count and the app, so that one click cannot send the whole store again.
- */
-const isNarrowed = () => Boolean($('type-filter').value || $('status-filter').value !== 'all' || searchText());
-
-/** Errors after which nothing more can be replayed; the others concern one capture (gone, its body unreadable). */
-const STOPS_BULK = new Set(['disconnected', 'no_forward_target', 'no_secret', 'listener_closing']);
-
-let bulkShown = '';
-function renderBulk(visible) {
-  const bulk = state.bulk;
-  const offer = !bulk && isNarrowed() && visible.length > 0 && Boolean(state.forwardTo);
-  // The list renders on every capture; the bar's buttons are made again only when what it says changes.
-  const key = JSON.stringify([bulk, offer && visible.length, state.forwardTo]);
-  if (key === bulkShown) return;
-  bulkShown = key;
-  const node = $('bulk');
-  clear(node);
-  node.hidden = !bulk && !offer;
-  if (offer) {
-    node.append(el('button', { type: 'button', onclick: askToReplayShown }, `Replay the ${visible.length} shown…`));
-  } else if (bulk?.phase === 'confirm') {
-    node.append(
-      el('span', {}, `Replay ${bulk.ids.length === 1 ? 'this capture' : `these ${bulk.ids.length} captures`} to ${state.forwardTo}, oldest first, each re-signed?`),
-      el('button', { type: 'button', onclick: replayShown }, `Replay ${bulk.ids.length}`),
-      el('button', { type: 'button', onclick: endBulk }, 'Cancel'),
-    );
-  } else if (bulk?.phase === 'running') {
-    const stop = () => {
-      bulk.stopping = true;
-      scheduleRender({});
-    };
-    node.append(
-      el('span', {}, `Replaying ${bulk.sent + bulk.notSent + 1} of ${bulk.ids.length}…`),
-      el('button', { type: 'button', onclick: stop, disabled: bulk.stopping }, bulk.stopping ? 'Stopping…' : 'Stop'),
-    );
-  } else if (bulk?.phase === 'done') {
-    node.append(el('span', {}, bulkSummary(bulk)), el('button', { type: 'button', onclick: endBulk }, 'OK'));
-  }
-}
-
-function askToReplayShown() {
-  const ids = visibleCaptures().map((c) => c.id).reverse(); // the list is newest first
-  state.bulk = { phase: 'confirm', ids, sent: 0, answered2xx: 0, notSent: 0, error: null, stopping: false };
-  scheduleRender({});
-}
-
-async function replayShown() {
-  const bulk = state.bulk;
-  if (bulk?.phase !== 'confirm') return; // a second click before the bar changed
-  bulk.phase = 'running';
-  scheduleRender({});
-  for (const captureId of bulk.ids) {
-    if (bulk.stopping) break;
-    const result = await act({ type: 'replay', captureId, mode: 'resign' });
-    if (result.ok) {
-      bulk.sent += 1;
-      if (result.data.statusCode >= 200 && result.data.statusCode < 300) bulk.answered2xx += 1;
-    } else {
-      bulk.notSent += 1;
-      bulk.error = errorText(result.error);
-      if (STOPS_BULK.has(result.error.code)) break;
-    }
-    scheduleRender({});
-  }
-  bulk.phase = 'done';
-  scheduleRender({});
-}
-
-function bulkSummary(bulk) {
-  const { ids, sent, answered2xx, notSent, error } = bulk;
-  const head = sent + notSent === ids.length ? `Replayed ${sent} of ${ids.length}` : `Stopped after ${sent + notSent} of ${ids.length}`;
-  const answers = sent > 0 ? `: ${answered2xx} answered 2xx${sent > answered2xx ? `, ${sent - answered2xx} did not` : ''}` : '';
-  const failures = notSent > 0 ? `. ${notSent} could not be replayed (the last: ${error})` : '';
-  return `${head}${answers}${failures}.`;
-}
-
-function endBulk() {
-  state.bulk = null;
-  scheduleRender({});
 }
 
 /** Selects another capture; its id alone when the page does not hold it (retention dropped it, or it is on an older page). */
@@ -758,14 +600,14 @@ let editorView = null;
 
 function editor(capture) {
   if (editorView?.captureId !== capture.id) editorView = newEditor(capture);
-  editorView.unkept.hidden = !state.draftsUnkept.has(capture.id);
+  editorView.unkept.hidden = !drafts.isUnkept(capture.id);
   return editorView.node;
 }
 
 function newEditor(capture) {
   const area = el('textarea', { 'aria-label': 'Body to replay', spellcheck: 'false' });
   const parsed = parsedBody(capture);
-  area.value = draft(capture.id) ?? (parsed === undefined ? capture.body : JSON.stringify(parsed, null, 2));
+  area.value = drafts.get(capture.id) ?? (parsed === undefined ? capture.body : JSON.stringify(parsed, null, 2));
   const problem = el('div', { class: 'invalid', role: 'alert' });
   const send = el('button', { type: 'button' }, 'Send');
   const validate = () => {
@@ -781,12 +623,12 @@ function newEditor(capture) {
     }
   };
   area.addEventListener('input', () => {
-    keepDraft(capture.id, area.value);
+    drafts.keep(capture.id, area.value);
     validate();
   });
   send.addEventListener('click', () => validate() && replay(capture, 'resign', area.value));
   const close = () => {
-    dropDraft(capture.id);
+    drafts.drop(capture.id);
     setEditing(null);
     scheduleRender({ detail: true });
   };
