@@ -225,7 +225,7 @@ async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup):
 /** Connects to the relay (with the token on file) and resolves with the channel's public URL. */
 async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayUrl: string, listener: Listener): Promise<string> {
   const relayPath = join(stateDir, 'relay.json');
-  const record = await loadRelayRecord(relayPath, relayUrl);
+  const record = await loadRelayRecord(relayPath, relayUrl, logger);
   const onRelayEvent = options.onRelayEvent ?? (() => {});
   const relay = connectRelay({
     relayUrl,

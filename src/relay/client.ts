@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
 import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
-import { writePrivateFile } from '../store/index.js';
+import { readJsonFile, writePrivateFile } from '../store/index.js';
 import { CONNECT_PATH, channelFor, decodeFrame, encodeFrame, parseRequestFrame, PROTOCOL_HEADER, PROTOCOL_VERSION, type RequestFrame } from './protocol.js';
 import { describeConnectionError, sendInTurn } from '../net.js';
 
@@ -55,15 +54,23 @@ export interface RelayClient {
   close(): Promise<void>;
 }
 
-/** The token made for this relay earlier, or a new one (256 random bits) remembered in `path` (0600). */
-export async function loadRelayRecord(path: string, relayUrl: string): Promise<RelayRecord> {
+const isRelayRecord = (value: unknown): value is RelayRecord => {
+  const r = value as Partial<RelayRecord> | null;
+  return typeof r === 'object' && r !== null && typeof r.relay === 'string' && typeof r.token === 'string' && typeof r.channel === 'string';
+};
+
+/**
+ * The token made for this relay earlier, or a new one (256 random bits) remembered in `path` (0600). A
+ * file that cannot be read (a hand edit gone wrong) is moved aside with a warning, never overwritten:
+ * its token is the only way back to the public URL it names.
+ */
+export async function loadRelayRecord(path: string, relayUrl: string, logger: Logger = silentLogger): Promise<RelayRecord> {
   const relay = relayUrl.replace(/\/+$/, '');
-  try {
-    const record = JSON.parse(await readFile(path, 'utf8')) as RelayRecord;
-    if (record.relay === relay && typeof record.token === 'string' && channelFor(record.token) === record.channel) return record;
-  } catch {
-    // none yet, or unreadable: make one
+  const read = await readJsonFile(path, isRelayRecord);
+  if (read.status === 'corrupt') {
+    logger.warn(`${path} could not be read (${read.reason}); moved it to ${read.movedTo}. This run gets a new channel, so a new public URL: the token in that file keeps the old one if you mend it.`);
   }
+  if (read.status === 'ok' && read.data.relay === relay && channelFor(read.data.token) === read.data.channel) return read.data;
   const token = randomBytes(32).toString('base64url');
   return { relay, token, channel: channelFor(token), publicUrl: '' };
 }

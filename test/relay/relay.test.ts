@@ -389,6 +389,22 @@ describe('relay and listen --relay', () => {
     expect(JSON.stringify(logs)).not.toContain(record.token);
   });
 
+  it('moves an unreadable relay.json aside, never over it, and says the public URL is a new one', async () => {
+    const { readdir, writeFile } = await import('node:fs/promises');
+    const folder = join(dir.path, '.clockhook');
+    await mkdir(folder, { recursive: true });
+    // A hand edit gone wrong: the token is still in it, the only way back to the URL it names.
+    const mangled = '{"relay": "http://old", "token": "keep-me-0123456789abcdefghijklmnop",\n';
+    await writeFile(join(folder, 'relay.json'), mangled);
+    const proc = await listen();
+    const [aside] = (await readdir(folder)).filter((name) => name.startsWith('relay.json.corrupt-'));
+    expect(await readFile(join(folder, aside), 'utf8')).toBe(mangled);
+    expect(proc.stderr).toContain(`.clockhook/relay.json could not be read (it is not valid JSON`);
+    expect(proc.stderr).toContain(`moved it to ${join('.clockhook', aside)}. This run gets a new channel, so a new public URL: the token in that file keeps the old one if you mend it.`);
+    const record = JSON.parse(await readFile(join(folder, 'relay.json'), 'utf8'));
+    expect(record).toMatchObject({ relay: relay.url, publicUrl: proc.ready.publicUrl });
+  });
+
   it('serves /healthz', async () => {
     const res = await fetch(`${relay.url}/healthz`);
     expect(res.status).toBe(200);
