@@ -375,10 +375,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
 async function sandboxInUse(config: typeof DEFAULTS, pid: number): Promise<string> {
   const running = config.discoveryPath ? await readDiscoveryFile(config.discoveryPath) : null;
-  const who = running?.pid === pid
-    ? `the sandbox running at ${running.apiBase} (pid ${pid}), which the other commands in this folder use`
-    : `another sandbox (pid ${pid}: a clockhook sandbox, or the one clockhook listen runs when none is running)`;
-  return `${config.dbPath} is in use by ${who}. Stop that one first, or give this one its own state with --db.`;
+  if (running?.pid === pid) {
+    return `${config.dbPath} is in use by the sandbox running at ${running.apiBase} (pid ${pid}), which the other commands in this folder use. Stop that one first, or give this one its own state with --db.`;
+  }
+  return `${config.dbPath} is in use by another sandbox (pid ${pid}: a clockhook sandbox, or the one clockhook listen runs when none is running). Stop that one first, or give this one its own state with --db. (If none runs, pid ${pid} is another program's now: delete ${config.dbPath}.lock.)`;
 }
 
 async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>): Promise<Sandbox> {

@@ -6,7 +6,7 @@ export class StoreLockedError extends Error {
   constructor(
     readonly path: string,
     readonly pid: number,
-    message = `${path} is in use by another clockhook listen (pid ${pid}). Stop that one, or give this one its own store with --db.`,
+    message = `${path} is in use by another clockhook listen (pid ${pid}). Stop that one, or give this one its own store with --db. (If no listen runs, pid ${pid} is another program's now: delete ${path}.lock.)`,
   ) {
     super(message);
   }

@@ -363,7 +363,10 @@ describe('listen with a known secret (offline mode)', () => {
     const { runCli } = await import('../helpers/cli.js');
     const second = await runCli(['listen', '--port', '0', '--secret', SECRET, '--json'], { cwd: dir.path });
     expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(/in use by another clockhook listen \(pid \d+\)/);
+    // With what to do when the pid on the lock is not a listen any more (a crash, then the pid reused).
+    expect(second.stderr).toMatch(
+      /^clockhook: \.clockhook\/captures\.json is in use by another clockhook listen \(pid (\d+)\)\. Stop that one, or give this one its own store with --db\. \(If no listen runs, pid \1 is another program's now: delete \.clockhook\/captures\.json\.lock\.\)\n$/,
+    );
   });
 
   it('keeps the retention cap', async () => {

@@ -123,6 +123,13 @@ describe('sandbox state and discovery', () => {
     await expect(startSandbox({ port: 0, ...paths })).rejects.toThrow(
       `${paths.dbPath} is in use by the sandbox running at ${first.apiBase} (pid ${process.pid}), which the other commands in this folder use. Stop that one first, or give this one its own state with --db.`,
     );
+    // Without the discovery file to name it (deleted by hand), it is another sandbox, and the lock's pid may
+    // be another program's by now (a crash, then the pid reused): what to do then is said too.
+    const { rm } = await import('node:fs/promises');
+    await rm(paths.discoveryPath);
+    await expect(startSandbox({ port: 0, ...paths })).rejects.toThrow(
+      `${paths.dbPath} is in use by another sandbox (pid ${process.pid}: a clockhook sandbox, or the one clockhook listen runs when none is running). Stop that one first, or give this one its own state with --db. (If none runs, pid ${process.pid} is another program's now: delete ${paths.dbPath}.lock.)`,
+    );
     // Its own --db is another state, and allowed.
     const apart = await startSandbox({ port: 0, dbPath: join(paths.dir, 'other-db.json'), discoveryPath: null });
     await apart.close();
