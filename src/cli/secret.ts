@@ -7,6 +7,12 @@ import { maskSecret, printJson } from './output.js';
 /** Where listen keeps the endpoints it registered from this folder, with their secrets. */
 export const RECORDS_PATH = join('.clockhook', 'endpoints.json');
 
+/**
+ * The API a record is on, for people: listen files an embedded sandbox's endpoints under the port asked
+ * for, and with `--sandbox-port 0` that is port 0, which reads as no address at all.
+ */
+const apiName = (apiBase: string) => (/^http:\/\/127\.0\.0\.1:0$/.test(apiBase) ? "this folder's sandbox (--sandbox-port 0)" : apiBase);
+
 /** One endpoint on file for a message: never its whole secret. */
 export const describeRecord = (record: EndpointRecordOnFile) => `endpoint ${record.id} (${record.url}, secret ${maskSecret(record.secret)})`;
 
@@ -33,7 +39,7 @@ export async function endpointRecordOnFile(which: string | undefined): Promise<E
   }
   const chosen = which === undefined ? records : records.filter((record) => matches(record, which));
   if (chosen.length === 1) return chosen[0];
-  const listed = (some: EndpointRecordOnFile[]) => some.map((record) => `${describeRecord(record)} on ${record.apiBase}`).join(', ');
+  const listed = (some: EndpointRecordOnFile[]) => some.map((record) => `${describeRecord(record)} on ${apiName(record.apiBase)}`).join(', ');
   if (which === undefined) throw new UsageError(`${RECORDS_PATH} holds ${records.length} endpoints: ${listed(records)}. Name one by its id or URL: npx clockhook secret <id|url>.`);
   if (chosen.length === 0) throw new UsageError(`no endpoint ${JSON.stringify(which)} in ${RECORDS_PATH}, which holds ${listed(records)}. Name one by its id or URL.`);
   throw new UsageError(`${JSON.stringify(which)} names ${chosen.length} endpoints in ${RECORDS_PATH}: ${listed(chosen)}. Name one by its URL.`);
@@ -54,7 +60,7 @@ export function registerSecret(program: Command): void {
         printJson({ id: record.id, url: record.url, apiBase: record.apiBase, secret: record.secret });
         return;
       }
-      console.error(`The secret of endpoint ${record.id} (${record.url}, on ${record.apiBase}), which clockhook listen registered from this folder:`);
+      console.error(`The secret of endpoint ${record.id} (${record.url}, on ${apiName(record.apiBase)}), which clockhook listen registered from this folder:`);
       console.log(record.secret);
     });
 }

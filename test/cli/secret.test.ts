@@ -45,6 +45,14 @@ describe('clockhook secret', () => {
     expect(unknown.stderr).toContain('no endpoint "7" in .clockhook/endpoints.json, which holds endpoint 1');
   });
 
+  it("names the sandbox of a listen run with --sandbox-port 0 as such, not by the port 0 it is filed under", async () => {
+    await onFile(record(1, 'http://127.0.0.1:4380/', 'whsec_free_port_aaaa', 'http://127.0.0.1:0'), record(2, 'https://relay.example.com/c/abc', 'whsec_second_bbbb'));
+    const res = await secret();
+    expect(res.stderr).toContain("endpoint 1 (http://127.0.0.1:4380/, secret whsec_…aaaa) on this folder's sandbox (--sandbox-port 0), endpoint 2");
+    expect((await secret('1')).stderr).toContain("The secret of endpoint 1 (http://127.0.0.1:4380/, on this folder's sandbox (--sandbox-port 0))");
+    expect(JSON.parse((await secret('1', '--json')).stdout).apiBase).toBe('http://127.0.0.1:0');
+  });
+
   it('asks for the URL when an id names endpoints on two APIs', async () => {
     await onFile(record(1, 'http://127.0.0.1:4300/', 'whsec_sandbox_aaaa'), record(1, 'https://hooks.example.com/in', 'whsec_service_bbbb', SERVICE));
     const res = await secret('1');
