@@ -37,7 +37,8 @@ export function dropOutputWhenClosed(): void {
     if (outputClosed) return;
     outputClosed = true;
     pendingOutput = '';
-    if (serving) process.stderr.write(`clockhook: standard output is closed (${error.code ?? error.message}: what read it has exited); ${serving} goes on without it. Stop it with Ctrl-C.\n`);
+    const why = error.code === 'EPIPE' ? 'EPIPE: what read it has exited' : (error.code ?? error.message); // EIO: its terminal closed
+    if (serving) process.stderr.write(`clockhook: standard output is closed (${why}); ${serving} goes on without it. Stop it with Ctrl-C.\n`);
   });
   process.stderr.on('error', () => {}); // nowhere left to say anything
 }
