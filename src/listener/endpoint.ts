@@ -113,6 +113,12 @@ export async function registerEndpoint(options: {
    * itself, keeping its secret (the sandbox's endpoint of this listener's port, under another --path).
    */
   movable?: (url: string) => boolean;
+  /**
+   * Whether records filed under another API base are of this same API: this folder's sandbox is one API
+   * on whatever port it ran (`clockhook sandbox --port 4310` one day, listen's embedded one the next), as
+   * its state file is the same. Its endpoint's record is then found, and filed again under `apiBase`.
+   */
+  sameApi?: (apiBase: string) => boolean;
   recordsPath: string;
   logger: Logger;
 }): Promise<RegisteredEndpoint> {
@@ -120,8 +126,10 @@ export async function registerEndpoint(options: {
   const apiBase = options.apiBase ?? client.baseUrl;
   const description = options.kept ? KEPT_ENDPOINT_DESCRIPTION : ENDPOINT_DESCRIPTION;
   const records = await readEndpointRecords(recordsPath);
-  const ours = records.filter((r) => r.apiBase === apiBase);
-  const onFile = ours.find((r) => r.url === url) ?? ours.find((r) => options.movable?.(r.url));
+  const isOurs = (r: EndpointRecordOnFile) => r.apiBase === apiBase || options.sameApi?.(r.apiBase) === true;
+  const ours = records.filter(isOurs);
+  const onFile =
+    ours.find((r) => r.apiBase === apiBase && r.url === url) ?? ours.find((r) => r.url === url) ?? ours.find((r) => options.movable?.(r.url));
 
   if (onFile) {
     try {
@@ -133,12 +141,12 @@ export async function registerEndpoint(options: {
           ...(isListenEndpoint(endpoint) && endpoint.description !== description ? { description } : {}),
         };
         if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
-        const record = { ...onFile, url };
+        const record = { ...onFile, apiBase, url };
         let recordsNow = records.map((r) => (r === onFile ? record : r));
-        if (onFile.url !== url) {
-          recordsNow = await putRecord(recordsPath, record, (r) => r.apiBase === apiBase && r.id === onFile.id && r.url === onFile.url);
-          logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
+        if (onFile.url !== url || onFile.apiBase !== apiBase) {
+          recordsNow = await putRecord(recordsPath, record, (r) => r.apiBase === onFile.apiBase && r.id === onFile.id && r.url === onFile.url);
         }
+        if (onFile.url !== url) logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
         return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) };
       }
     } catch (error) {
@@ -173,7 +181,8 @@ export async function registerEndpoint(options: {
   }
   const secret = endpoint.secret as string;
   const record = { apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() };
-  const recordsNow = await putRecord(recordsPath, record, (r) => r.apiBase === apiBase && r.url === url);
+  // Records of this API for the URL whose endpoint is gone (or no longer points there) go with it.
+  const recordsNow = await putRecord(recordsPath, record, (r) => isOurs(r) && r.url === url);
   const { secret: _hidden, ...visible } = endpoint;
   return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(recordsNow, record) };
 }

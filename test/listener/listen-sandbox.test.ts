@@ -79,6 +79,35 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     });
   }
 
+  it('keeps the secret when the next run has another sandbox of the folder (clockhook sandbox on its own port, then the embedded one)', async () => {
+    const { sandbox } = await folderSandbox();
+    const port = String(await portForRestarts());
+    const first = await listen('--port', port, '--print-secret');
+    expect(await first.stop('SIGINT')).toBe(0);
+    await sandbox.close();
+    // The same state file, so the same endpoint, on another port: its record is filed under the one it had.
+    const second = await listen('--port', port, '--print-secret');
+    expect(second.ready).toMatchObject({ endpointId: first.ready.endpointId, secret: first.ready.secret });
+    expect(second.ready.apiBase).not.toBe(first.ready.apiBase);
+    expect(second.stderr).not.toContain('Deleting endpoint');
+    // One record for the URL, under the base this run files it under (the embedded sandbox's port asked for).
+    const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    expect(records).toEqual([expect.objectContaining({ apiBase: 'http://127.0.0.1:0', id: first.ready.endpointId, secret: first.ready.secret, url: `http://127.0.0.1:${port}/` })]);
+  });
+
+  it('forgets the record of an endpoint deleted since, whichever sandbox of the folder it was filed under', async () => {
+    const { sandbox, client } = await folderSandbox();
+    const port = String(await portForRestarts());
+    const first = await listen('--port', port, '--print-secret');
+    expect(await first.stop('SIGINT')).toBe(0);
+    await client.deleteEndpoint(first.ready.endpointId);
+    await sandbox.close();
+    const second = await listen('--port', port, '--print-secret');
+    expect(second.ready.secret).not.toBe(first.ready.secret);
+    const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    expect(records).toEqual([expect.objectContaining({ apiBase: 'http://127.0.0.1:0', id: second.ready.endpointId, secret: second.ready.secret })]);
+  });
+
   it('on a fixed port, keeps its endpoint and so its secret for the next run: the app sets it once', async () => {
     const { client } = await folderSandbox();
     const port = String(await portForRestarts());
