@@ -1,9 +1,11 @@
 import { type Command, Option } from 'commander';
 import type { WebhookEndpoint } from '../contract/index.js';
+import { EndpointRecordsError, forgetEndpointRecords, isSandboxBase } from '../listener/index.js';
 import { parseEventList, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { UsageError } from './errors.js';
 import { parsePositiveInt } from './process.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
+import { RECORDS_PATH } from './secret.js';
 
 interface EndpointFlags extends ApiFlags {
   url?: string;
@@ -40,6 +42,22 @@ function printEndpoint(endpoint: WebhookEndpoint): void {
 function parseId(id: string): string {
   if (!/^\d+$/.test(id)) throw new UsageError(`endpoint id must be a number (got ${JSON.stringify(id)}); see "npx clockhook endpoints list".`);
   return id;
+}
+
+/**
+ * A deleted endpoint that listen registered has its record in `.clockhook/endpoints.json`, with the secret:
+ * it goes too, so that `clockhook secret` does not hand out the secret of an endpoint that is gone.
+ * `onThisApi`: whether a record's API base is the API the endpoint was deleted on.
+ */
+async function forgetRecord(id: number, onThisApi: (apiBase: string) => boolean): Promise<void> {
+  try {
+    if (await forgetEndpointRecords(RECORDS_PATH, (r) => r.id === id && onThisApi(r.apiBase))) {
+      console.error(`Its secret, which clockhook listen kept, is no longer on file in ${RECORDS_PATH}.`);
+    }
+  } catch (error) {
+    if (!(error instanceof EndpointRecordsError)) throw error;
+    console.error(`The endpoint is deleted, but ${error.message}`);
+  }
 }
 
 /** `clockhook endpoints …`: manage webhook endpoints on the service or the sandbox. */
@@ -108,7 +126,12 @@ export function registerEndpoints(program: Command): void {
 
   withApiOptions(endpoints.command('delete <id>').description('delete an endpoint')).action(
     action(
-      async (flags, id) => (await resolveApi(flags)).client.deleteEndpoint(id),
+      async (flags, id) => {
+        const api = await resolveApi(flags);
+        const deleted = await api.client.deleteEndpoint(id);
+        await forgetRecord(deleted.id, api.fromSandbox ? isSandboxBase : (base) => base === api.client.baseUrl);
+        return deleted;
+      },
       (result: { id: number }) => console.log(`Deleted webhook endpoint ${result.id}.`),
     ),
   );

@@ -10,6 +10,12 @@ import { writePrivateFile } from '../store/index.js';
  */
 export const ENDPOINT_DESCRIPTION = 'clockhook listen (created automatically; deleted when it exits)';
 export const KEPT_ENDPOINT_DESCRIPTION = 'clockhook listen (created automatically; kept for its next run)';
+/**
+ * An API base this folder's sandbox may have had: it listens on this machine (an embedded one's records
+ * carry the port asked for, 0 included), on whatever port it was given.
+ */
+export const isSandboxBase = (apiBase: string) => /^http:\/\/(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0|\[::\]):\d+$/.test(apiBase);
+
 const isListenEndpoint = (endpoint: WebhookEndpoint) => endpoint.description === ENDPOINT_DESCRIPTION || endpoint.description === KEPT_ENDPOINT_DESCRIPTION;
 
 /** `.clockhook/endpoints.json`: endpoints listen registered, with the secret only the create response had. */
@@ -207,8 +213,15 @@ export async function releaseEndpoint(options: { client: ApiClient; apiBase?: st
   } catch (error) {
     if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
   }
+  await forgetEndpointRecords(recordsPath, (r) => r.apiBase === apiBase && r.id === id);
+}
+
+/** Forgets the records `matches` picks, and with them their secrets; says how many there were. */
+export async function forgetEndpointRecords(recordsPath: string, matches: (record: EndpointRecordOnFile) => boolean): Promise<number> {
   const records = await readEndpointRecords(recordsPath);
-  await writeRecords(recordsPath, records.filter((r) => !(r.apiBase === apiBase && r.id === id)));
+  const kept = records.filter((r) => !matches(r));
+  if (kept.length !== records.length) await writeRecords(recordsPath, kept);
+  return records.length - kept.length;
 }
 
 export interface EndpointWatchOptions {

@@ -7,7 +7,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { CaptureStore } from '../store/index.js';
-import { EndpointWatch, registerEndpoint, releaseEndpoint } from './endpoint.js';
+import { EndpointWatch, isSandboxBase, registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
 import { normalizeBasePath, normalizeForwardTarget } from './target.js';
 import { onPortOrFree } from '../net.js';
@@ -245,12 +245,6 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
 }
 
 /** The endpoint deliveries come through: the one named, or one registered for `url`; and its secret. */
-/**
- * An API base this folder's sandbox may have had: it listens on this machine (an embedded one's records
- * carry the port asked for, 0 included), on whatever port it was given.
- */
-const isLoopbackBase = (apiBase: string) => /^http:\/\/(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0|\[::\]):\d+$/.test(apiBase);
-
 async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretCommand: string | null; kept: boolean }> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
@@ -266,7 +260,7 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null):
   // Only this process can listen on its own address now: an endpoint kept for it under another --path is
   // this one's, moved (not a second one that would fail every event).
   const movable = setup.mode === 'sandbox' && !options.relay ? (earlier: string) => URL.canParse(earlier) && new URL(earlier).origin === new URL(url).origin : undefined;
-  const sameApi = setup.mode === 'sandbox' ? isLoopbackBase : undefined;
+  const sameApi = setup.mode === 'sandbox' ? isSandboxBase : undefined;
   const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], kept, movable, sameApi, recordsPath, logger });
   if (!kept) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
   const secretCommand = given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;

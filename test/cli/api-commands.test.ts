@@ -63,6 +63,25 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect((await cli('endpoints', 'delete', String(endpoint.id))).stdout).toContain(`Deleted webhook endpoint ${endpoint.id}`);
   });
 
+  it("deletes an endpoint listen registered together with its secret on file, and no other API's record", async () => {
+    const { readFile, rm, writeFile } = await import('node:fs/promises');
+    const created = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/kept`, '--json')).stdout);
+    const recordsPath = join(dir.path, '.clockhook', 'endpoints.json');
+    // As listen files them: this folder's sandbox under the port asked for; the real service under its base.
+    const onFile = (id: number, apiBase: string, url: string) => ({ apiBase, url, id, secret: `whsec_${apiBase.length}_${id}`, createdAt: '2026-11-22T00:00:00.000Z' });
+    const service = onFile(created.id, 'https://api.example.com', 'https://hooks.example.com/in');
+    await writeFile(recordsPath, JSON.stringify([onFile(created.id, 'http://127.0.0.1:4302', `${app.url}/kept`), service]));
+    const deleted = await cli('endpoints', 'delete', String(created.id));
+    expect(deleted.stdout).toBe(`Deleted webhook endpoint ${created.id}.\n`);
+    expect(deleted.stderr).toBe('Its secret, which clockhook listen kept, is no longer on file in .clockhook/endpoints.json.\n');
+    expect(JSON.parse(await readFile(recordsPath, 'utf8'))).toEqual([service]);
+    // Nothing of listen's on file for it: nothing said.
+    const other = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/other`, '--json')).stdout);
+    expect(await cli('endpoints', 'delete', String(other.id))).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(await readFile(recordsPath, 'utf8'))).toEqual([service]);
+    await rm(recordsPath);
+  });
+
   it('names the list to look in when an id is not found', async () => {
     const endpoint = await cli('endpoints', 'get', '9999');
     expect(endpoint.code).toBe(1);
