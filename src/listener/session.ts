@@ -7,7 +7,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { CaptureStore } from '../store/index.js';
-import { EndpointWatch, isSandboxBase, registerEndpoint, releaseEndpoint } from './endpoint.js';
+import { EndpointWatch, isSandboxBase, readEndpointRecords, registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
 import { normalizeBasePath, normalizeForwardTarget } from './target.js';
 import { onPortOrFree } from '../net.js';
@@ -263,8 +263,30 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null):
   const sameApi = setup.mode === 'sandbox' ? isSandboxBase : undefined;
   const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], kept, movable, sameApi, recordsPath, logger });
   if (!kept) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
+  if (setup.mode === 'sandbox') await adviseOnUnusedEndpoints(client, recordsPath, registered.endpoint.id, logger).catch(() => {});
   const secretCommand = given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
   return { endpoint: registered.endpoint, secret: given ?? registered.secret, secretCommand, kept };
+}
+
+/**
+ * A sandbox endpoint is kept for the next run on its port, so one kept for a port no longer used (4300
+ * then, 4310 now) goes on getting every event of this folder's sandbox, fails each, and is retried, as the
+ * service would: noise in `events get` and the page's attempts, with no listener to show it. Each such
+ * endpoint, still enabled, on a port of this machine where nothing listens now, is named once at start with
+ * the command that deletes it. It is not deleted here: that port's listen may only be stopped for now.
+ */
+async function adviseOnUnusedEndpoints(client: ApiClient, recordsPath: string, ownId: number, logger: Logger): Promise<void> {
+  for (const record of await readEndpointRecords(recordsPath)) {
+    if (record.id === ownId || !isSandboxBase(record.apiBase) || !URL.canParse(record.url)) continue;
+    const url = new URL(record.url);
+    // This machine's ports only: a relay's public URL is not this listener's to probe.
+    if (!isSandboxBase(url.origin) || (await isAnswering(url, 250))) continue;
+    const endpoint = await client.getEndpoint(record.id).catch(() => null);
+    if (endpoint?.url !== record.url || endpoint.status !== 'enabled') continue;
+    logger.warn(
+      `Endpoint ${record.id} (${record.url}) was kept by an earlier listen, and nothing listens on port ${url.port} now: this folder's sandbox sends it every event too, and each fails and is retried, as the service would. If you no longer use that port: npx clockhook endpoints delete ${record.id}`,
+    );
+  }
 }
 
 /**

@@ -108,6 +108,28 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(records).toEqual([expect.objectContaining({ apiBase: 'http://127.0.0.1:0', id: second.ready.endpointId, secret: second.ready.secret })]);
   });
 
+  it('names an endpoint an earlier run kept for a port nothing listens on any more, with the command that deletes it', async () => {
+    const { client } = await folderSandbox();
+    const [before, now] = [String(await portForRestarts()), String(await portForRestarts())];
+    const first = await listen('--port', before);
+    // While that listen runs, its endpoint is no one's noise.
+    const beside = await listen('--port', now, '--db', join(dir.path, 'beside.json'));
+    expect(beside.ready.endpointId).not.toBe(first.ready.endpointId);
+    expect(beside.stderr).not.toContain('was kept by an earlier listen');
+    expect(await beside.stop('SIGINT')).toBe(0);
+    expect(await first.stop('SIGINT')).toBe(0);
+    const later = await listen('--port', now);
+    expect(later.stderr).toContain(
+      `Endpoint ${first.ready.endpointId} (http://127.0.0.1:${before}/) was kept by an earlier listen, and nothing listens on port ${before} now: this folder's sandbox sends it every event too, and each fails and is retried, as the service would. If you no longer use that port: npx clockhook endpoints delete ${first.ready.endpointId}`,
+    );
+    expect(later.stderr).not.toContain(`Endpoint ${later.ready.endpointId} (`);
+    // Disabled, it gets no events: nothing to say.
+    expect(await later.stop('SIGINT')).toBe(0);
+    await client.updateEndpoint(first.ready.endpointId, { status: 'disabled' });
+    const quiet = await listen('--port', now);
+    expect(quiet.stderr).not.toContain('was kept by an earlier listen');
+  });
+
   it('on a fixed port, keeps its endpoint and so its secret for the next run: the app sets it once', async () => {
     const { client } = await folderSandbox();
     const port = String(await portForRestarts());
