@@ -65,12 +65,14 @@ const rows = () => page.locator('#captures .capture');
 
 describe('the inspector page in Chromium', () => {
   it('shows a delivery live, replays it, redelivers it, and refuses invalid JSON in Edit & replay', async () => {
-    await expect.poll(() => page.locator('#endpoint').textContent()).toContain(`#${t.session.ready.endpointId}`);
+    // The first test meets the page as it starts, with the other browser tests starting on the same two
+    // cores: once, a poll of 4 s was not enough for it.
+    await expect.poll(() => page.locator('#endpoint').textContent(), { timeout: 15_000 }).toContain(`#${t.session.ready.endpointId}`);
     await expect.poll(() => page.locator('#mode').textContent()).toBe('sandbox');
 
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.created' } });
     await rows().filter({ hasText: event.id }).first().waitFor();
-    await expect.poll(() => rows().first().textContent()).toContain('punch.created');
+    await expect.poll(() => rows().first().textContent(), { timeout: 15_000 }).toContain('punch.created');
     await expect.poll(() => rows().first().textContent()).toContain('signature valid');
     await rows().first().click();
     await expect.poll(() => page.locator('#detail h2').textContent()).toContain(event.id);
