@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { WebhookEndpoint } from '../contract/index.js';
-import { EndpointRecordsError, forgetEndpointRecords, isSandboxBase } from '../listener/index.js';
+import { EndpointRecordsError, forgetEndpointRecords, isSandboxBase, sameBase } from '../listener/index.js';
 import { parseEventList, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { UsageError } from './errors.js';
 import { parsePositiveInt } from './process.js';
@@ -129,7 +129,7 @@ export function registerEndpoints(program: Command): void {
       async (flags, id) => {
         const api = await resolveApi(flags);
         const deleted = await api.client.deleteEndpoint(id);
-        await forgetRecord(deleted.id, api.fromSandbox ? isSandboxBase : (base) => base === api.client.baseUrl);
+        await forgetRecord(deleted.id, api.fromSandbox ? isSandboxBase : (base) => sameBase(base, api.client.baseUrl));
         return deleted;
       },
       (result: { id: number }) => console.log(`Deleted webhook endpoint ${result.id}.`),

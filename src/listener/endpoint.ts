@@ -16,6 +16,12 @@ export const KEPT_ENDPOINT_DESCRIPTION = 'clockhook listen (created automaticall
  */
 export const isSandboxBase = (apiBase: string) => /^http:\/\/(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0|\[::\]):\d+$/.test(apiBase);
 
+/** An API base as the API client spells it (`https://api.example.com/` and `…com` are one API). */
+const baseOf = (apiBase: string) => (URL.canParse(apiBase) ? new URL(apiBase).href.replace(/\/+$/, '') : apiBase);
+
+/** Whether two API bases, as given or as filed, name the same API. */
+export const sameBase = (a: string, b: string) => baseOf(a) === baseOf(b);
+
 const isListenEndpoint = (endpoint: WebhookEndpoint) => endpoint.description === ENDPOINT_DESCRIPTION || endpoint.description === KEPT_ENDPOINT_DESCRIPTION;
 
 /** `.clockhook/endpoints.json`: endpoints listen registered, with the secret only the create response had. */
@@ -132,10 +138,10 @@ export async function registerEndpoint(options: {
   const apiBase = options.apiBase ?? client.baseUrl;
   const description = options.kept ? KEPT_ENDPOINT_DESCRIPTION : ENDPOINT_DESCRIPTION;
   const records = await readEndpointRecords(recordsPath);
-  const isOurs = (r: EndpointRecordOnFile) => r.apiBase === apiBase || options.sameApi?.(r.apiBase) === true;
+  const isOurs = (r: EndpointRecordOnFile) => sameBase(r.apiBase, apiBase) || options.sameApi?.(r.apiBase) === true;
   const ours = records.filter(isOurs);
   const onFile =
-    ours.find((r) => r.apiBase === apiBase && r.url === url) ?? ours.find((r) => r.url === url) ?? ours.find((r) => options.movable?.(r.url));
+    ours.find((r) => sameBase(r.apiBase, apiBase) && r.url === url) ?? ours.find((r) => r.url === url) ?? ours.find((r) => options.movable?.(r.url));
 
   if (onFile) {
     try {
@@ -213,7 +219,7 @@ export async function releaseEndpoint(options: { client: ApiClient; apiBase?: st
   } catch (error) {
     if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
   }
-  await forgetEndpointRecords(recordsPath, (r) => r.apiBase === apiBase && r.id === id);
+  await forgetEndpointRecords(recordsPath, (r) => sameBase(r.apiBase, apiBase) && r.id === id);
 }
 
 /** Forgets the records `matches` picks, and with them their secrets; says how many there were. */

@@ -3,4 +3,4 @@ export type { DirectAnswer, DirectRequest } from './direct.js';
 export { answerExcerpt, textExcerpt, withoutHopByHop } from './forward.js';
 export { normalizeBasePath, normalizeForwardTarget } from './target.js';
 export { type ListenMode, type ListenOptions, type ListenSession, ListenUsageError, type ReadyInfo, type RelayEvent, startListen } from './session.js';
-export { EndpointRecordsError, type EndpointRecordOnFile, forgetEndpointRecords, isSandboxBase, readEndpointRecords } from './endpoint.js';
+export { EndpointRecordsError, type EndpointRecordOnFile, forgetEndpointRecords, isSandboxBase, readEndpointRecords, sameBase } from './endpoint.js';

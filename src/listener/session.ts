@@ -211,11 +211,15 @@ interface Api {
  * again, with a new secret, whenever port 4302 happened to be busy.
  */
 async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<Api | null> {
-  const connect = (baseUrl: string, apiKey: string, recordsBase = baseUrl, timeScale = 1) => ({ client: new ApiClient({ baseUrl, apiKey, logger }), recordsBase, timeScale });
+  const connect = (baseUrl: string, apiKey: string, recordsBase?: string, timeScale = 1) => {
+    const client = new ApiClient({ baseUrl, apiKey, logger });
+    // As the client spells it: `--api-base https://api.example.com/` one day and without the slash the next is one API.
+    return { client, recordsBase: recordsBase ?? client.baseUrl, timeScale };
+  };
   if (mode === 'api') return connect(options.apiBase as string, options.apiKey as string);
   if (mode === 'offline') return null;
   const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
-  if (running) return connect(running.apiBase, running.apiKey, running.apiBase, running.timeScale);
+  if (running) return connect(running.apiBase, running.apiKey, undefined, running.timeScale);
   const port = options.sandboxPort ?? 4302;
   const sandbox = await startEmbeddedSandbox(port, stateDir, logger);
   cleanups.push(() => sandbox.close());

@@ -43,6 +43,17 @@ describe('registerEndpoint: the name `clockhook secret` needs for the record', (
   });
 });
 
+describe('registerEndpoint and the API base on file', () => {
+  it('finds a record filed under another spelling of the same base (a trailing slash), and files it again as the client spells it', async () => {
+    const first = await register('http://127.0.0.1:4300/');
+    const [record] = JSON.parse(await readFile(recordsPath, 'utf8'));
+    await writeFile(recordsPath, JSON.stringify([{ ...record, apiBase: `${record.apiBase}/` }]));
+    const again = await register('http://127.0.0.1:4300/');
+    expect(again).toMatchObject({ endpoint: { id: first.endpoint.id }, secret: first.secret });
+    expect(JSON.parse(await readFile(recordsPath, 'utf8'))).toEqual([{ ...record, apiBase: client.baseUrl }]);
+  });
+});
+
 describe('registerEndpoint beside another listen of the same folder', () => {
   it('keeps the record the other wrote while this one was creating its endpoint (the secret would be lost)', async () => {
     // This run's create call waits until the other run has registered (fetch is held, the sandbox is real).

@@ -376,6 +376,19 @@ describe('listen with an API key', () => {
     expect((await client.listEndpoints()).data).toEqual([]);
   });
 
+  it('reuses its kept endpoint, secret and all, whichever way the same --api-base is spelled', async () => {
+    const { sandbox } = await folderSandbox();
+    const args = (base: string) => ['--api-key', sandbox.apiKey, '--api-base', base, '--public-url', 'https://t.example.com/spelled', '--keep-endpoint', '--print-secret'];
+    const first = await listen(...args(`${sandbox.apiBase}/`));
+    expect(await first.stop('SIGTERM')).toBe(0);
+    const second = await listen(...args(sandbox.apiBase));
+    expect(second.ready).toMatchObject({ endpointId: first.ready.endpointId, secret: first.ready.secret });
+    expect(second.stderr).not.toContain('Deleting endpoint');
+    expect(await second.stop('SIGTERM')).toBe(0);
+    const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    expect(records).toEqual([expect.objectContaining({ apiBase: sandbox.apiBase, id: first.ready.endpointId })]);
+  });
+
   it('exits 1 with a clear message when the key is refused', async () => {
     const { sandbox } = await folderSandbox();
     const res = await runCli(['listen', '--port', '0', '--api-key', 'tt_live_wrong', '--api-base', sandbox.apiBase, '--public-url', 'https://t.example.com/h'], { cwd: dir.path });
