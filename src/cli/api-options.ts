@@ -1,3 +1,4 @@
+import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ApiClient } from '../api/index.js';
 import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
@@ -39,14 +40,30 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
   }
   const sandbox = await findRunningSandbox(DEFAULT_DISCOVERY_PATH);
   if (!sandbox) {
+    const above = await stateAbove('sandbox.json', async (path) => (await findRunningSandbox(path)) !== null);
     throw new CliError(
-      'no API key and no running sandbox in this folder (.clockhook/sandbox.json). Start one with "npx clockhook sandbox" (or "npx clockhook listen") in this folder, or pass --api-key and --api-base (or set CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE).',
+      above
+        ? `no API key and no running sandbox in this folder (.clockhook/sandbox.json), but one runs for ${above}: run this there (cd ${relative(process.cwd(), above)}), where listen or the sandbox was started, or pass --api-key and --api-base.`
+        : 'no API key and no running sandbox in this folder (.clockhook/sandbox.json). Start one with "npx clockhook sandbox" (or "npx clockhook listen") in this folder, or pass --api-key and --api-base (or set CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE).',
     );
   }
   if (apiBase && apiBase.replace(/\/+$/, '') !== sandbox.apiBase) {
     throw new UsageError(`--api-base ${apiBase} was given without a key; the key on file is for the sandbox at ${sandbox.apiBase}. Pass --api-key too.`);
   }
   return { client: makeClient(sandbox.apiBase, sandbox.apiKey), apiBase: sandbox.apiBase, fromSandbox: true, timeScale: sandbox.timeScale ?? 1 };
+}
+
+/**
+ * The nearest folder above this one whose `.clockhook/<file>` passes `found`, or null. The state is per
+ * folder, where listen runs; a command run from a subfolder of the project (`src/`) is told where it is,
+ * rather than only that this folder has none. It is not used from there: that folder may be another
+ * project's.
+ */
+export async function stateAbove(file: string, found: (path: string) => Promise<boolean>, from = process.cwd()): Promise<string | null> {
+  for (let dir = dirname(resolve(from)); ; dir = dirname(dir)) {
+    if (await found(join(dir, '.clockhook', file))) return dir;
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 function makeClient(baseUrl: string, apiKey: string): ApiClient {

@@ -1,6 +1,7 @@
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { type EndpointRecordOnFile, EndpointRecordsError, readEndpointRecords } from '../listener/index.js';
+import { stateAbove } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { maskSecret, printJson } from './output.js';
 
@@ -33,6 +34,10 @@ const matches = (record: EndpointRecordOnFile, which: string) =>
 export async function endpointRecordOnFile(which: string | undefined): Promise<EndpointRecordOnFile> {
   const records = await recordsOnFile();
   if (records.length === 0) {
+    const above = await stateAbove('endpoints.json', async (path) => (await readEndpointRecords(path).catch(() => [])).length > 0);
+    if (above) {
+      throw new CliError(`no endpoint on file in ${RECORDS_PATH}, but ${above} has some: run this there (cd ${relative(process.cwd(), above)}), where clockhook listen ran.`);
+    }
     throw new CliError(
       `no endpoint on file in ${RECORDS_PATH}: clockhook listen registers one the first time it runs in this folder (with the sandbox, --public-url or --relay) and keeps its secret there. Run it, then this again. An endpoint made some other way shows its secret only in the answer that created it.`,
     );

@@ -82,6 +82,17 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     await rm(recordsPath);
   });
 
+  it('run from a subfolder of the project, says where the sandbox runs instead of only that this folder has none', async () => {
+    const { mkdir } = await import('node:fs/promises');
+    const sub = join(dir.path, 'src', 'hooks');
+    await mkdir(sub, { recursive: true });
+    const res = await runCli(['trigger', 'punch.created'], { cwd: sub });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe(
+      `clockhook: no API key and no running sandbox in this folder (.clockhook/sandbox.json), but one runs for ${dir.path}: run this there (cd ../..), where listen or the sandbox was started, or pass --api-key and --api-base.\n`,
+    );
+  });
+
   it('names the list to look in when an id is not found', async () => {
     const endpoint = await cli('endpoints', 'get', '9999');
     expect(endpoint.code).toBe(1);

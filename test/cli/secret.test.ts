@@ -70,6 +70,15 @@ describe('clockhook secret', () => {
     expect(res.stderr).toContain('cannot read .clockhook/endpoints.json (entry 2 lacks its apiBase, url, id or secret)');
   });
 
+  it('run from a subfolder, says which folder above has the endpoints on file', async () => {
+    await onFile(record(1, 'http://127.0.0.1:4300/', 'whsec_above_aaaa'));
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir.path, 'src'));
+    const res = await runCli(['secret'], { cwd: join(dir.path, 'src') });
+    expect(res).toMatchObject({ code: 1, stdout: '' });
+    expect(res.stderr).toBe(`clockhook: no endpoint on file in .clockhook/endpoints.json, but ${dir.path} has some: run this there (cd ..), where clockhook listen ran.\n`);
+  });
+
   it('says where a secret comes from when none is on file, exit 1', async () => {
     const res = await secret();
     expect(res.code).toBe(1);
