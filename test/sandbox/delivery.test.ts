@@ -170,14 +170,16 @@ describe('sandbox delivery worker', () => {
   }, 30_000);
 
   it('makes no retry to an endpoint disabled meanwhile (it is excluded from deliveries), but still pings it', async () => {
-    t = await startTestSandbox({ timeScale: 0.001 }); // 60 ms before attempt 2
+    // 600 ms before attempt 2: time enough to disable the endpoint first however busy the machine (with 60 ms,
+    // attempt 2 once went out before the update arrived, in a CI run with every test file busy).
+    t = await startTestSandbox({ timeScale: 0.01 });
     const app = await failWith(500);
     const endpoint = await endpointFor(app.url);
     const { body: event } = await emit('punch.created');
     await t.waitForAttempts(1);
     expect((await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { body: { status: 'disabled' } })).body.status).toBe('disabled');
-    // Attempt 2 was due 60 ms after the first; wait well past it, and past attempt 3's 300 ms.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Attempt 2 was due 600 ms after the first; wait well past it (attempt 3 would be 3 s later still).
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
     expect(app.received).toHaveLength(1);
     expect((await t.call('GET', `/event/${event.id}`)).body.delivery_attempts).toHaveLength(1);
     await t.call('POST', `/webhookEndpoint/${endpoint.id}/ping`);
