@@ -102,12 +102,13 @@ describe('sandbox state and discovery', () => {
       res.end();
     });
     cleanups.push(app.close);
-    let first = await startSandbox({ port: 0, ...paths, timeScale: 0.001 /* 1 min → 60 ms */ });
+    // 1 min → 600 ms: time enough to stop it before the retry however busy the machine (60 ms is a race).
+    let first = await startSandbox({ port: 0, ...paths, timeScale: 0.01 });
     const headers = auth(first.apiKey);
     await fetch(`${first.apiBase}/webhookEndpoint`, { method: 'POST', headers, body: JSON.stringify({ url: app.url, enabledEvents: ['*'] }) });
     await fetch(`${first.apiBase}/sandbox/events`, { method: 'POST', headers, body: JSON.stringify({ type: 'punch.created' }) });
     await app.waitFor(1);
-    await first.close(); // the retry, 60 ms away, has not run
+    await first.close(); // the retry, 600 ms away, has not run
     expect(app.received).toHaveLength(1);
     first = await startSandbox({ port: 0, ...paths, timeScale: 0.001 });
     cleanups.push(first.close);
