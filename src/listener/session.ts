@@ -9,6 +9,7 @@ import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index
 import { CaptureStore } from '../store/index.js';
 import { EndpointWatch, isSandboxBase, readEndpointRecords, registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
+import { watchSandbox } from './sandbox-watch.js';
 import { normalizeBasePath, normalizeForwardTarget } from './target.js';
 import { onPortOrFree } from '../net.js';
 
@@ -65,6 +66,8 @@ export interface ListenOptions {
   /** @default silent */
   logger?: Logger;
   onDelivery?: (report: DeliveryReport) => void;
+  /** How often a sandbox of the folder that listen did not start is asked whether it still runs (see watchSandbox). @default 5000 */
+  sandboxWatchMs?: number;
   /** When the endpoint is read again after a failed delivery (see EndpointWatch). @default 2 s after it, at most every 30 s */
   endpointCheck?: { settleMs?: number; minIntervalMs?: number };
   /** @default Date.now */
@@ -219,7 +222,11 @@ async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup):
   if (mode === 'api') return connect(options.apiBase as string, options.apiKey as string);
   if (mode === 'offline') return null;
   const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
-  if (running) return connect(running.apiBase, running.apiKey, undefined, running.timeScale);
+  if (running) {
+    const watch = watchSandbox({ sandbox: running, discoveryPath: join(stateDir, 'sandbox.json'), logger, intervalMs: options.sandboxWatchMs });
+    cleanups.push(async () => watch.close());
+    return connect(running.apiBase, running.apiKey, undefined, running.timeScale);
+  }
   const port = options.sandboxPort ?? 4302;
   const sandbox = await startEmbeddedSandbox(port, stateDir, logger);
   cleanups.push(() => sandbox.close());
