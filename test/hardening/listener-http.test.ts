@@ -5,13 +5,13 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
 import { type DeliveryReport, Listener } from '../../src/listener/index.js';
-import { silentLogger } from '../../src/logger.js';
 import type { Capture, CaptureStore } from '../../src/store/index.js';
 import { postSigned } from '../helpers/listen.js';
 import { sendRaw } from '../helpers/raw.js';
 import { answer200, type Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { recordingLogger } from '../helpers/logger.js';
 
 const SECRET = 'whsec_hardening';
 const BODY = JSON.stringify({ id: 'evt_h1', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1 } });
@@ -157,14 +157,15 @@ describe('the budget of bodies held at once', () => {
   it('answers 503 listener_busy while the bodies held fill it, captures nothing of it, and takes deliveries again once they are answered', async () => {
     // An app that holds every answer until told to give them, so the bodies stay held.
     const held: (() => void)[] = [];
-    const warnings: string[] = [];
+    const logger = recordingLogger();
+    const { warnings } = logger;
     const reports: DeliveryReport[] = [];
     const budget = await startListenerRig({
       secret: SECRET,
       maxBodyBytes: 512 * KiB,
       maxBufferedBytes: 1024 * KiB,
       respond: (_request, res) => held.push(() => res.writeHead(200).end('{"ok":true}')),
-      logger: { ...silentLogger, warn: (message) => warnings.push(message) },
+      logger,
       onDelivery: (report) => reports.push(report),
     });
     try {

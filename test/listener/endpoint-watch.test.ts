@@ -5,6 +5,7 @@ import { ApiClient } from '../../src/api/index.js';
 import { EndpointWatch } from '../../src/listener/endpoint.js';
 import { silentLogger } from '../../src/logger.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
+import { recordingLogger } from '../helpers/logger.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let cleanup: (() => Promise<void>) | undefined;
@@ -20,11 +21,12 @@ describe('EndpointWatch', () => {
       { status: 200, body: endpoint },
       { status: 200, body: { ...endpoint, status: 'disabled' } },
     ]);
-    const warnings: string[] = [];
+    const logger = recordingLogger();
+    const { warnings } = logger;
     const watch = new EndpointWatch({
       client: new ApiClient({ baseUrl: server.url, apiKey: 'tt_live_testkey' }),
       endpoint,
-      logger: { ...silentLogger, warn: (message) => warnings.push(message) },
+      logger,
       now: Date.now,
       settleMs: 20,
       minIntervalMs: 1000,

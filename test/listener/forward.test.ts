@@ -11,6 +11,7 @@ import { post } from '../helpers/listen.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 import { answer200, type Responder } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { recordingLogger } from '../helpers/logger.js';
 
 const SECRET = 'whsec_forward_test_secret';
 const delivery = (id: string) => {
@@ -84,8 +85,8 @@ describe('forwarding over kept-alive connections', () => {
   });
 
   it('passes a redirect back and says once why every such delivery fails, and where to forward instead', async () => {
-    const warnings: string[] = [];
-    const logger = { info() {}, warn: (message: string) => warnings.push(message), error() {} };
+    const logger = recordingLogger();
+    const { warnings } = logger;
     rig = await startListenerRig({
       secret: SECRET,
       logger,
@@ -104,8 +105,9 @@ describe('forwarding over kept-alive connections', () => {
 
 describe('a request outside --path', () => {
   it('is answered 404 and not captured, and the first POST there is explained, once', async () => {
-    const warnings: string[] = [];
-    rig = await startListenerRig({ secret: SECRET, path: '/hooks', logger: { info() {}, warn: (message: string) => warnings.push(message), error() {} } });
+    const logger = recordingLogger();
+    const { warnings } = logger;
+    rig = await startListenerRig({ secret: SECRET, path: '/hooks', logger });
     const origin = new URL(rig.listener.url).origin;
     // A browser's GET is not a delivery gone astray: nothing said.
     expect((await fetch(`${origin}/favicon.ico`)).status).toBe(404);

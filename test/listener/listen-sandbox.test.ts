@@ -5,13 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
 import { verifySignature } from '../../src/contract/index.js';
 import { startListen } from '../../src/listener/index.js';
-import { silentLogger } from '../../src/logger.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { recordingLogger } from '../helpers/logger.js';
 
 let dir: { path: string; remove: () => Promise<void> };
 let app: Receiver;
@@ -292,8 +292,8 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     // Retries 10,000 times faster than the contract's: each delivery's five attempts take under half a second.
     const { client } = await folderSandbox(0.0001);
     await app.close();
-    const warnings: string[] = [];
-    const logger = { ...silentLogger, warn: (message: string) => warnings.push(message) };
+    const logger = recordingLogger();
+    const { warnings } = logger;
     const session = await startListen({ forwardTo: app.url, port: 0, inspector: false, stateDir: join(dir.path, '.clockhook'), logger, endpointCheck: { settleMs: 50, minIntervalMs: 200 } });
     try {
       const id = session.ready.endpointId as number;

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findRunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { recordingLogger } from '../helpers/logger.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -79,8 +80,8 @@ describe('sandbox state and discovery', () => {
 
   it('moves a corrupt state file aside, warns naming both paths, and starts', async () => {
     const paths = await folder();
-    const warnings: string[] = [];
-    const logger = { info() {}, error() {}, warn: (m: string) => warnings.push(m) };
+    const logger = recordingLogger();
+    const { warnings } = logger;
     const first = await startSandbox({ port: 0, ...paths });
     await first.close();
     await writeFile(paths.dbPath, '{"version":1,"endpoints":[tru');

@@ -10,6 +10,7 @@ import { JournalAdapter } from '../../src/store/journal.js';
 import { readCaptures } from '../helpers/listen.js';
 import { sampleCapture } from '../helpers/capture.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { recordingLogger } from '../helpers/logger.js';
 
 const run = promisify(execFile);
 
@@ -115,8 +116,9 @@ describe('CaptureStore', () => {
     await store.close();
     const [a, b] = [capture('evt_a'), capture('evt_b')];
     await writeFile(`${path}.journal`, [JSON.stringify({ op: 'put', capture: a }), '{"op":"put","capt', JSON.stringify({ op: 'put', capture: b }), ''].join('\n'));
-    const logged: string[] = [];
-    const reopened = await CaptureStore.open({ path, logger: { ...silentLogger, warn: (message: string) => logged.push(message) } });
+    const logger = recordingLogger();
+    const reopened = await CaptureStore.open({ path, logger });
+    const logged = logger.warnings;
     expect(reopened.all().map((c) => c.id)).toEqual([a.id]);
     expect(logged.join('\n')).toMatch(/journal .*captures\.json\.journal is damaged at line 2; moved it to .*\.journal\.corrupt-/);
     await reopened.close();
@@ -138,8 +140,9 @@ describe('CaptureStore', () => {
 
     const whole = await readFile(path, 'utf8');
     await writeFile(path, whole.slice(0, whole.lastIndexOf(']}')));
-    const logged: string[] = [];
-    const cut = await CaptureStore.open({ path, logger: { ...silentLogger, warn: (message: string) => logged.push(message) } });
+    const logger = recordingLogger();
+    const cut = await CaptureStore.open({ path, logger });
+    const logged = logger.warnings;
     expect(cut.all()).toEqual([]);
     expect(logged.join('\n')).toMatch(/is corrupt; moved it to .*captures\.json\.corrupt-/);
     await cut.close();

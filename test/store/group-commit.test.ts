@@ -6,6 +6,7 @@ import { type Capture, newCaptureId } from '../../src/store/index.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
 import { JournalAdapter, type StoreData } from '../../src/store/journal.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { recordingLogger } from '../helpers/logger.js';
 
 let dir: { path: string; remove: () => Promise<void> };
 beforeEach(async () => {
@@ -111,8 +112,9 @@ const settledWithin = (promise: Promise<unknown>, ms: number) =>
 
 describe('GroupCommit folding the journal into a snapshot', () => {
   function rig() {
-    const warnings: string[] = [];
-    const journal = new GatedJournal(join(dir.path, 'captures.json'), { logger: { ...silentLogger, warn: (m: string) => warnings.push(m) }, compactAfterBytes: 2048, now: Date.now });
+    const logger = recordingLogger();
+    const { warnings } = logger;
+    const journal = new GatedJournal(join(dir.path, 'captures.json'), { logger, compactAfterBytes: 2048, now: Date.now });
     const data: StoreData = { version: 1, captures: [] };
     const commit = new GroupCommit(journal, () => data);
     const store = (i: number) => {
