@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { signPayload } from '../../src/contract/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { channelFor, connectRelay, type RelayRequestLog, type RelayServer, startRelayServer } from '../../src/relay/index.js';
+import { channelFor, connectRelay, loadRelayRecord, type RelayRequestLog, type RelayServer, saveRelayRecord, startRelayServer } from '../../src/relay/index.js';
 import { encodeFrame, PROTOCOL_HEADER, PROTOCOL_VERSION } from '../../src/relay/protocol.js';
 import { runCli, type SpawnedCli } from '../helpers/cli.js';
 import { post, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
@@ -387,6 +387,37 @@ describe('relay and listen --relay', () => {
     expect(record).toEqual({ relay: relay.url, channel: channelFor(record.token), token: expect.stringMatching(/^[\w-]{43}$/), publicUrl: proc.ready.publicUrl });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.stringify(logs)).not.toContain(record.token);
+  });
+
+  it('gives the public URL of a relay used before back, with its endpoint, after a run on another relay', async () => {
+    const first = await listen();
+    await first.stop();
+    const other = await relayOn();
+    try {
+      const elsewhere = await startListenProcess(['--relay', other.url, '--forward-to', app.url, '--print-secret'], dir.path);
+      procs.push(elsewhere);
+      expect(elsewhere.ready.publicUrl.startsWith(`${other.url}/c/`)).toBe(true);
+      await elsewhere.stop();
+    } finally {
+      await other.close();
+    }
+    const back = await listen();
+    expect(back.ready.publicUrl).toBe(first.ready.publicUrl);
+    // The endpoint kept for that URL is the one used again: the app's secret still holds.
+    expect(back.ready.secret).toBe(first.ready.secret);
+    const record = JSON.parse(await readFile(join(dir.path, '.clockhook', 'relay.json'), 'utf8'));
+    expect(record).toMatchObject({ relay: relay.url, publicUrl: first.ready.publicUrl, earlier: [{ relay: other.url }] });
+    expect(record.earlier).toHaveLength(1);
+  });
+
+  it('keeps the record of a relay another listen of the folder saved meanwhile', async () => {
+    const path = join(dir.path, 'relay.json');
+    const mine = await loadRelayRecord(path, 'http://relay-a.test/');
+    const theirs = await loadRelayRecord(path, 'http://relay-b.test');
+    await saveRelayRecord(path, { ...theirs, publicUrl: 'http://relay-b.test/c/b' });
+    await saveRelayRecord(path, { ...mine, publicUrl: 'http://relay-a.test/c/a' });
+    expect(await loadRelayRecord(path, 'http://relay-b.test/')).toEqual({ ...theirs, publicUrl: 'http://relay-b.test/c/b' });
+    expect(await loadRelayRecord(path, 'http://relay-a.test')).toEqual({ ...mine, relay: 'http://relay-a.test', publicUrl: 'http://relay-a.test/c/a' });
   });
 
   it('moves an unreadable relay.json aside, never over it, and says the public URL is a new one', async () => {
