@@ -105,6 +105,9 @@ async function allEndpoints(client: ApiClient): Promise<WebhookEndpoint[]> {
   return all;
 }
 
+/** Whether two records, read at different times, are the same one. */
+const sameRecord = (a: EndpointRecordOnFile, b: EndpointRecordOnFile) => a.apiBase === b.apiBase && a.id === b.id && a.url === b.url;
+
 const sameEvents = (a: string[], b: string[]) => a.length === b.length && a.every((type) => b.includes(type));
 
 /**
@@ -140,30 +143,44 @@ export async function registerEndpoint(options: {
   const records = await readEndpointRecords(recordsPath);
   const isOurs = (r: EndpointRecordOnFile) => sameBase(r.apiBase, apiBase) || options.sameApi?.(r.apiBase) === true;
   const ours = records.filter(isOurs);
-  const onFile =
-    ours.find((r) => sameBase(r.apiBase, apiBase) && r.url === url) ?? ours.find((r) => r.url === url) ?? ours.find((r) => options.movable?.(r.url));
-
-  if (onFile) {
+  // The records that may hold this URL's endpoint, best first: filed under this base, under another base
+  // of this API (legacy runs filed one per sandbox port), then one this listener may move here.
+  const candidates = [
+    ...ours.filter((r) => r.url === url && sameBase(r.apiBase, apiBase)),
+    ...ours.filter((r) => r.url === url && !sameBase(r.apiBase, apiBase)),
+    ...ours.filter((r) => r.url !== url && options.movable?.(r.url) === true),
+  ];
+  /** Records whose endpoint the API says is gone: their secrets open nothing any more. */
+  const gone: EndpointRecordOnFile[] = [];
+  const endpointOf = async (record: EndpointRecordOnFile) => {
     try {
-      let endpoint = await client.getEndpoint(onFile.id);
-      if (endpoint.url === onFile.url) {
-        const patch: EndpointPatch = {
-          ...(endpoint.url !== url ? { url } : {}),
-          ...(sameEvents(endpoint.enabledEvents, events) ? {} : { enabledEvents: events }),
-          ...(isListenEndpoint(endpoint) && endpoint.description !== description ? { description } : {}),
-        };
-        if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
-        const record = { ...onFile, apiBase, url };
-        let recordsNow = records.map((r) => (r === onFile ? record : r));
-        if (onFile.url !== url || onFile.apiBase !== apiBase) {
-          recordsNow = await putRecord(recordsPath, record, (r) => r.apiBase === onFile.apiBase && r.id === onFile.id && r.url === onFile.url);
-        }
-        if (onFile.url !== url) logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
-        return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) };
-      }
+      return await client.getEndpoint(record.id);
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
+      gone.push(record);
+      return null;
     }
+  };
+
+  for (const onFile of candidates) {
+    let endpoint = await endpointOf(onFile);
+    if (endpoint?.url !== onFile.url) continue;
+    const patch: EndpointPatch = {
+      ...(endpoint.url !== url ? { url } : {}),
+      ...(sameEvents(endpoint.enabledEvents, events) ? {} : { enabledEvents: events }),
+      ...(isListenEndpoint(endpoint) && endpoint.description !== description ? { description } : {}),
+    };
+    if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
+    // Another record of this API for the URL is an older one, from before records were found across
+    // sandbox ports: it goes once the API says its endpoint is gone (one it still has is left alone).
+    for (const other of candidates) if (other !== onFile && other.url === url && !gone.includes(other)) await endpointOf(other);
+    const record = { ...onFile, apiBase, url };
+    let recordsNow = records.map((r) => (r === onFile ? record : r)).filter((r) => !gone.includes(r));
+    if (onFile.url !== url || onFile.apiBase !== apiBase || gone.length > 0) {
+      recordsNow = await putRecord(recordsPath, record, (r) => sameRecord(r, onFile) || gone.some((g) => sameRecord(r, g)));
+    }
+    if (onFile.url !== url) logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
+    return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) };
   }
 
   for (const stale of await allEndpoints(client)) {
@@ -193,8 +210,9 @@ export async function registerEndpoint(options: {
   }
   const secret = endpoint.secret as string;
   const record = { apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() };
-  // Records of this API for the URL whose endpoint is gone (or no longer points there) go with it.
-  const recordsNow = await putRecord(recordsPath, record, (r) => isOurs(r) && r.url === url);
+  // Records of this API for the URL whose endpoint is gone (or no longer points there) go with it, as do
+  // those the API said are gone.
+  const recordsNow = await putRecord(recordsPath, record, (r) => (isOurs(r) && r.url === url) || gone.some((g) => sameRecord(r, g)));
   const { secret: _hidden, ...visible } = endpoint;
   return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(recordsNow, record) };
 }

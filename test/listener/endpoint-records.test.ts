@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
-import { registerEndpoint } from '../../src/listener/endpoint.js';
+import { isSandboxBase, registerEndpoint } from '../../src/listener/endpoint.js';
 import { silentLogger } from '../../src/logger.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -51,6 +51,30 @@ describe('registerEndpoint and the API base on file', () => {
     const again = await register('http://127.0.0.1:4300/');
     expect(again).toMatchObject({ endpoint: { id: first.endpoint.id }, secret: first.secret });
     expect(JSON.parse(await readFile(recordsPath, 'utf8'))).toEqual([{ ...record, apiBase: client.baseUrl }]);
+  });
+});
+
+describe('registerEndpoint and records of one sandbox filed under two ports (before they were found across ports)', () => {
+  const url = 'http://127.0.0.1:4300/';
+  const acrossPorts = () => registerEndpoint({ client, url, events: ['*'], kept: true, sameApi: isSandboxBase, recordsPath, logger: silentLogger });
+  const gone = (apiBase: string) => ({ apiBase, url, id: 999, secret: 'whsec_gone', createdAt: '2026-11-01T00:00:00.000Z' });
+
+  it('uses the one whose endpoint exists, though the record under this port is first, and does not delete it', async () => {
+    const live = await register(url);
+    const [record] = JSON.parse(await readFile(recordsPath, 'utf8'));
+    await writeFile(recordsPath, JSON.stringify([gone(client.baseUrl), { ...record, apiBase: 'http://127.0.0.1:4310' }]));
+    const again = await acrossPorts();
+    expect(again).toMatchObject({ endpoint: { id: live.endpoint.id }, secret: live.secret, recordName: null });
+    expect(JSON.parse(await readFile(recordsPath, 'utf8'))).toEqual([{ ...record, apiBase: client.baseUrl }]);
+  });
+
+  it('forgets the other record once the API says its endpoint is gone', async () => {
+    const live = await register(url);
+    const [record] = JSON.parse(await readFile(recordsPath, 'utf8'));
+    await writeFile(recordsPath, JSON.stringify([record, gone('http://127.0.0.1:4310')]));
+    const again = await acrossPorts();
+    expect(again).toMatchObject({ endpoint: { id: live.endpoint.id }, secret: live.secret, recordName: null });
+    expect(JSON.parse(await readFile(recordsPath, 'utf8'))).toEqual([record]);
   });
 });
 
