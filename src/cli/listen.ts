@@ -3,7 +3,7 @@ import open from 'open';
 import { ApiError } from '../api/index.js';
 import { type DeliveryReport, EndpointRecordsError, ListenUsageError, MAX_BODY_BYTES, type ReadyInfo, type RelayEvent, startListen } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
-import { StoreLockedError } from '../store/index.js';
+import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { RelayUnreachableError } from '../relay/index.js';
 import { isCertificateError } from '../net.js';
 import { parseEventList } from './api-options.js';
@@ -217,7 +217,7 @@ function relayAdvice(code: string | undefined): string {
 }
 
 function explainStartFailure(error: unknown, host: string, port: number): unknown {
-  if (error instanceof ListenUsageError || error instanceof TypeError) return new UsageError(error.message);
+  if (error instanceof ListenUsageError || error instanceof TypeError || error instanceof ForeignPathError) return new UsageError(error.message);
   if (error instanceof StoreLockedError || error instanceof EndpointRecordsError) return new CliError(error.message);
   if (error instanceof RelayUnreachableError) return new CliError(`${error.message}. ${relayAdvice(error.code)}`);
   if (error instanceof ApiError) {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { isApiVersionLabel } from '../contract/index.js';
 import { type AttemptReport, startSandbox } from '../sandbox/index.js';
 import { consoleLogger } from '../logger.js';
-import { StoreLockedError } from '../store/index.js';
+import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
 import { bindFailure, onShutdown, parsePort } from './process.js';
@@ -51,6 +51,7 @@ export function registerSandbox(program: Command): void {
         onAttempt: (report) => (flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report))),
       }).catch((error: NodeJS.ErrnoException) => {
         if (error instanceof StoreLockedError) throw new CliError(error.message);
+        if (error instanceof ForeignPathError) throw new UsageError(error.message);
         throw bindFailure(error, flags.host, port, 'another sandbox') ?? error;
       });
 

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { Low } from 'lowdb';
 import { isApiVersionLabel, isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { acquireLock, coalesceWrites, ensurePrivateDir } from '../store/index.js';
+import { acquireLock, assertNotFolder, coalesceWrites, ensurePrivateDir } from '../store/index.js';
 import { DEFAULT_DISCOVERY_PATH, readDiscoveryFile, removeDiscovery, writeDiscovery } from './discovery.js';
 import { invalidParam, notFound, rateLimited, SandboxError } from './errors.js';
 import { DAY_MS, MinuteWindow, PER_KEY_PER_MINUTE, TRIAL_CAPS, usageInLastDay } from './limits.js';
@@ -363,6 +363,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   validateOptions(config);
   // Two sandboxes over one state file would each write the whole of theirs, and the last to write
   // would undo the other's endpoints, secrets and events: the second is refused, as a second listen is.
+  await assertNotFolder(config.dbPath, 'sandbox-db.json');
   await ensurePrivateDir(dirname(config.dbPath));
   const release = await acquireLock(config.dbPath, (pid) => sandboxInUse(config, pid));
   try {

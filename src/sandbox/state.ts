@@ -145,7 +145,7 @@ class PrivateJsonAdapter implements Adapter<SandboxData> {
   ) {}
 
   async read(): Promise<SandboxData | null> {
-    const result = await readJsonFile(this.path, isSandboxData);
+    const result = await readJsonFile(this.path, isSandboxData, { marker: '{"version":1,', what: 'a clockhook sandbox state' });
     if (result.status === 'corrupt') {
       this.logger.warn(
         `Sandbox state ${this.path} could not be read (${result.reason}); moved it to ${result.movedTo} and started empty.`,

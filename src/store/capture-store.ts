@@ -5,7 +5,7 @@ import { bodyPreview, type Capture, decodeBody, INLINE_BODY_CHARS } from './capt
 import { GroupCommit, type Staged } from './group-commit.js';
 import { JournalAdapter, type StoreData } from './journal.js';
 import { acquireLock } from './lock.js';
-import { ensurePrivateDir } from './private-files.js';
+import { assertNotFolder, ensurePrivateDir } from './private-files.js';
 
 export interface CaptureStoreOptions {
   /** The capture file. @default '.clockhook/captures.json' */
@@ -92,6 +92,7 @@ export class CaptureStore {
     const path = options.path ?? '.clockhook/captures.json';
     const maxCaptures = options.maxCaptures ?? 1000;
     if (!Number.isInteger(maxCaptures) || maxCaptures < 1) throw new TypeError(`maxCaptures must be a positive integer (got ${maxCaptures}).`);
+    await assertNotFolder(path, 'captures.json');
     await ensurePrivateDir(dirname(path));
     const release = await acquireLock(path);
     try {

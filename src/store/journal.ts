@@ -5,7 +5,7 @@ import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import type { Capture } from './capture.js';
-import { moveAside, writePrivateFile } from './private-files.js';
+import { assertOwnFile, moveAside, startsWith, writePrivateFile } from './private-files.js';
 
 /** The capture file: `{ "version": 1, "captures": [ … ] }`, newest last. */
 export interface StoreData {
@@ -104,18 +104,6 @@ async function* readLines(path: string): AsyncGenerator<string> {
       if (start < data.length) partial.push(Buffer.from(data.subarray(start)));
     }
     if (partial.length > 0) yield Buffer.concat(partial).toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Whether a file starts with these bytes. */
-async function startsWith(path: string, text: string): Promise<boolean> {
-  const expected = Buffer.from(text);
-  const handle = await open(path, 'r');
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(expected.length), 0, expected.length, 0);
-    return bytesRead === expected.length && buffer.equals(expected);
   } finally {
     await handle.close();
   }
@@ -539,6 +527,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     }
     const data = await parseSnapshot(this.path);
     if (data) return data;
+    await assertOwnFile(this.path, SNAPSHOT_HEADER, 'a clockhook capture store');
     const aside = await moveAside(this.path, this.options.now());
     this.options.logger.warn(
       `The capture store ${this.path} is corrupt; moved it to ${aside} (nothing was overwritten) and started a new one.`,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** The folder clockhook keeps its state in, in the project folder it runs from. */
@@ -13,9 +13,11 @@ const STATE_DIR_NAME = '.clockhook';
 const STATE_DIR_GITIGNORE = '# Written by clockhook: secrets, tokens and captures stay out of git.\n*\n';
 
 /**
- * Creates the folder (and parents) as 0700; tightens an existing one. A folder named `.clockhook` also
- * gets its `.gitignore` (STATE_DIR_GITIGNORE) when it has none: never overwritten, so an edit of it
- * stays, and made again if deleted. A folder of another name, which a user chose with `--db`, gets none.
+ * Creates the folder (and parents) as 0700. An existing folder is tightened to 0700 only when it is a
+ * `.clockhook` folder, clockhook's own: one the user named with `--db` (the project folder, `/tmp`, `/etc`)
+ * keeps its mode, which other programs and users may depend on; the files clockhook puts there are 0600.
+ * A `.clockhook` folder also gets its `.gitignore` (STATE_DIR_GITIGNORE) when it has none: never
+ * overwritten, so an edit of it stays, and made again if deleted.
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
   try {
@@ -26,9 +28,53 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
       throw plain.code === 'EEXIST' ? error : plain;
     });
   }
+  if (basename(dir) !== STATE_DIR_NAME) return;
   await chmod(dir, 0o700).catch(() => {});
   // Best effort: a folder it cannot write to fails the write that follows, with a message about that file.
-  if (basename(dir) === STATE_DIR_NAME) await writeFile(join(dir, '.gitignore'), STATE_DIR_GITIGNORE, { flag: 'wx', mode: 0o600 }).catch(() => {});
+  await writeFile(join(dir, '.gitignore'), STATE_DIR_GITIGNORE, { flag: 'wx', mode: 0o600 }).catch(() => {});
+}
+
+/**
+ * The path given for one of clockhook's files (`--db`) holds something that is not clockhook's: a folder,
+ * or another program's file. It is left as it is, and the message says what to give instead.
+ */
+export class ForeignPathError extends Error {
+  override readonly name = 'ForeignPathError';
+}
+
+/**
+ * Refuses a path that is a folder, before anything is made beside it (a lock, a journal): `--db .` would
+ * otherwise put them in the folder above, and fail on the first read.
+ */
+export async function assertNotFolder(path: string, example: string): Promise<void> {
+  const stats = await stat(path).catch(() => null);
+  if (stats?.isDirectory()) throw new ForeignPathError(`${path} is a folder, not a file. Give --db a file path, such as ${join(path, example)}.`);
+}
+
+/** Whether a file starts with these bytes. */
+export async function startsWith(path: string, text: string): Promise<boolean> {
+  const expected = Buffer.from(text);
+  const handle = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(expected.length), 0, expected.length, 0);
+    return bytesRead === expected.length && buffer.equals(expected);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Refuses to move aside an unreadable file that is not clockhook's: one outside a `.clockhook` folder
+ * that neither is empty nor begins with `marker`, as clockhook writes it. `--db package.json` (or
+ * `/etc/passwd`, as root) would otherwise be renamed to `….corrupt-<time>` and replaced, and whatever
+ * reads it broken. A store of clockhook's own, damaged, still begins as one, and is moved aside.
+ */
+export async function assertOwnFile(path: string, marker: string, what: string): Promise<void> {
+  if (basename(dirname(path)) === STATE_DIR_NAME) return;
+  if ((await stat(path)).size === 0 || (await startsWith(path, marker))) return;
+  throw new ForeignPathError(
+    `${path} is not ${what}: it does not begin as clockhook writes one, so it is left as it is. Give --db a file clockhook made, or a path where no file is yet.`,
+  );
 }
 
 /**
@@ -69,8 +115,11 @@ export type ReadJsonResult<T> =
   | { status: 'ok'; data: T }
   | { status: 'corrupt'; movedTo: string; reason: string };
 
-/** Reads a JSON file; a corrupt one is moved aside and reported, never overwritten. */
-export async function readJsonFile<T>(path: string, isValid: (value: unknown) => value is T): Promise<ReadJsonResult<T>> {
+/**
+ * Reads a JSON file; a corrupt one is moved aside and reported, never overwritten. With `owner`, a file
+ * that is not clockhook's (see assertOwnFile) is refused instead of being moved.
+ */
+export async function readJsonFile<T>(path: string, isValid: (value: unknown) => value is T, owner?: { marker: string; what: string }): Promise<ReadJsonResult<T>> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -86,5 +135,6 @@ export async function readJsonFile<T>(path: string, isValid: (value: unknown) =>
   } catch (error) {
     reason = `it is not valid JSON (${(error as Error).message})`;
   }
+  if (owner) await assertOwnFile(path, owner.marker, owner.what);
   return { status: 'corrupt', movedTo: await moveAside(path), reason };
 }

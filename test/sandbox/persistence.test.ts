@@ -95,6 +95,16 @@ describe('sandbox state and discovery', () => {
     expect(warnings.join('\n')).toContain(aside);
   });
 
+  it('refuses a state file that is not its own, or a folder, leaving it as it was', async () => {
+    const paths = await folder();
+    const foreign = join(paths.dir, 'package.json');
+    await writeFile(foreign, '{"name":"my-app"}');
+    await expect(startSandbox({ port: 0, ...paths, dbPath: foreign })).rejects.toThrow(`${foreign} is not a clockhook sandbox state: it does not begin as clockhook writes one, so it is left as it is.`);
+    expect(await readFile(foreign, 'utf8')).toBe('{"name":"my-app"}');
+    await expect(startSandbox({ port: 0, ...paths, dbPath: paths.dir })).rejects.toThrow(`${paths.dir} is a folder, not a file. Give --db a file path, such as ${join(paths.dir, 'sandbox-db.json')}.`);
+    expect((await readdir(paths.dir)).filter((name) => name !== '.clockhook')).toEqual(['package.json']);
+  });
+
   it('resumes pending retries after a restart', async () => {
     const paths = await folder();
     let calls = 0;

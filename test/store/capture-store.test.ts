@@ -1,10 +1,10 @@
-import { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bodyPreview, type Capture, CaptureStore, encodeBody, encodeBodyHead, INLINE_BODY_CHARS, newCaptureId, StoreLockedError } from '../../src/store/index.js';
+import { bodyPreview, type Capture, CaptureStore, encodeBody, encodeBodyHead, ForeignPathError, INLINE_BODY_CHARS, newCaptureId, StoreLockedError } from '../../src/store/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { JournalAdapter } from '../../src/store/journal.js';
 import { readCaptures } from '../helpers/listen.js';
@@ -31,6 +31,53 @@ describe('CaptureStore', () => {
     expect((await stat(join(dir.path, '.clockhook'))).mode & 0o777).toBe(0o700);
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ version: 1, captures: [] });
     await store.close();
+  });
+
+  it("leaves the mode of a folder the user chose as it is, and tightens its own .clockhook folder", async () => {
+    // `--db /tmp/captures.json` made /tmp 0700 for everyone, and `--db ./captures.json` the project folder.
+    const shared = join(dir.path, 'shared');
+    await mkdir(shared, { mode: 0o755 });
+    await chmod(shared, 0o755);
+    const chosen = await CaptureStore.open({ path: join(shared, 'captures.json') });
+    await chosen.close();
+    expect((await stat(shared)).mode & 0o777).toBe(0o755);
+    expect((await stat(join(shared, 'captures.json'))).mode & 0o777).toBe(0o600);
+    expect(await readdir(shared)).not.toContain('.gitignore');
+    await mkdir(dirname(path), { mode: 0o755 });
+    await chmod(dirname(path), 0o755);
+    const own = await CaptureStore.open({ path });
+    await own.close();
+    expect((await stat(dirname(path))).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses a file that is not a capture store, leaving it as it was, and moves aside a damaged store of its own', async () => {
+    // `--db package.json` (or /etc/passwd, as root) was renamed to ….corrupt-<time> and replaced.
+    const foreign = join(dir.path, 'package.json');
+    await writeFile(foreign, '{"name":"my-app","version":"1.0.0"}\n');
+    await expect(CaptureStore.open({ path: foreign })).rejects.toThrow(
+      new ForeignPathError(`${foreign} is not a clockhook capture store: it does not begin as clockhook writes one, so it is left as it is. Give --db a file clockhook made, or a path where no file is yet.`),
+    );
+    expect(await readFile(foreign, 'utf8')).toBe('{"name":"my-app","version":"1.0.0"}\n');
+    expect((await readdir(dir.path)).sort()).toEqual(['package.json']);
+
+    // A damaged store outside .clockhook still begins as one: it is clockhook's, and moved aside.
+    const chosen = join(dir.path, 'captures.json');
+    const store = await CaptureStore.open({ path: chosen });
+    await store.add(capture('evt_kept'));
+    await store.close();
+    const whole = await readFile(chosen, 'utf8');
+    await writeFile(chosen, whole.slice(0, whole.lastIndexOf(']}')));
+    const logger = recordingLogger();
+    const reopened = await CaptureStore.open({ path: chosen, logger });
+    await reopened.close();
+    expect(logger.warnings.join('\n')).toMatch(/captures\.json is corrupt; moved it to .*captures\.json\.corrupt-/);
+  });
+
+  it('refuses a folder as its path before making anything beside it', async () => {
+    const folder = join(dir.path, 'state');
+    await mkdir(folder);
+    await expect(CaptureStore.open({ path: folder })).rejects.toThrow(new ForeignPathError(`${folder} is a folder, not a file. Give --db a file path, such as ${join(folder, 'captures.json')}.`));
+    expect(await readdir(dir.path)).toEqual(['state']);
   });
 
   it('resolves add only once the capture is on disk, sharing writes between concurrent adds', async () => {
