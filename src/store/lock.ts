@@ -1,4 +1,5 @@
 import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { ForeignPathError, inStateDir } from './private-files.js';
 
 /** A file another live process holds the lock of: a second listen on a store, a second sandbox on a state. */
 export class StoreLockedError extends Error {
@@ -41,8 +42,19 @@ export async function acquireLock(path: string, inUse?: (pid: number) => Promise
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const pid = Number((await readFile(lockPath, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) throw new StoreLockedError(path, pid, await inUse?.(pid));
+    const text = await readFile(lockPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null; // released meanwhile
+      throw error;
+    });
+    if (text === null) continue;
+    // Outside .clockhook, only a pid is clockhook's: `--db Gemfile` must not delete the project's Gemfile.lock.
+    if (!/^\d+\n?$/.test(text) && !inStateDir(lockPath)) {
+      throw new ForeignPathError(
+        `${lockPath} is not a clockhook lock (it holds something else), so it is left as it is: give --db another path. (If clockhook left it, empty after a crash, delete it.)`,
+      );
+    }
+    const pid = Number(text);
+    if (pid > 0 && isProcessAlive(pid)) throw new StoreLockedError(path, pid, await inUse?.(pid));
     await unlink(lockPath).catch(() => {}); // stale: its process is gone
   }
   throw new Error(`could not take the lock ${lockPath}; remove it if no clockhook listen is running.`);

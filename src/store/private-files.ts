@@ -51,6 +51,9 @@ export async function assertNotFolder(path: string, example: string): Promise<vo
   if (stats?.isDirectory()) throw new ForeignPathError(`${path} is a folder, not a file. Give --db a file path, such as ${join(path, example)}.`);
 }
 
+/** Whether a file is in a `.clockhook` folder, where everything is clockhook's. */
+export const inStateDir = (path: string) => basename(dirname(path)) === STATE_DIR_NAME;
+
 /** Whether a file starts with these bytes. */
 export async function startsWith(path: string, text: string): Promise<boolean> {
   const expected = Buffer.from(text);
@@ -70,7 +73,7 @@ export async function startsWith(path: string, text: string): Promise<boolean> {
  * reads it broken. A store of clockhook's own, damaged, still begins as one, and is moved aside.
  */
 export async function assertOwnFile(path: string, marker: string, what: string): Promise<void> {
-  if (basename(dirname(path)) === STATE_DIR_NAME) return;
+  if (inStateDir(path)) return;
   if ((await stat(path)).size === 0 || (await startsWith(path, marker))) return;
   throw new ForeignPathError(
     `${path} is not ${what}: it does not begin as clockhook writes one, so it is left as it is. Give --db a file clockhook made, or a path where no file is yet.`,

@@ -276,6 +276,20 @@ describe('CaptureStore', () => {
     const taken = await CaptureStore.open({ path });
     expect(await readFile(`${path}.lock`, 'utf8')).toBe(String(process.pid));
     await taken.close();
+    // In .clockhook, a lock a crash left empty is clockhook's too.
+    await writeFile(`${path}.lock`, '');
+    const again = await CaptureStore.open({ path });
+    await again.close();
+  });
+
+  it("leaves another program's file where its lock would go (--db Gemfile: Gemfile.lock) as it is", async () => {
+    const store = join(dir.path, 'Gemfile');
+    await writeFile(`${store}.lock`, 'GEM\n  remote: https://rubygems.org/\n');
+    await expect(CaptureStore.open({ path: store })).rejects.toThrow(
+      new ForeignPathError(`${store}.lock is not a clockhook lock (it holds something else), so it is left as it is: give --db another path. (If clockhook left it, empty after a crash, delete it.)`),
+    );
+    expect(await readFile(`${store}.lock`, 'utf8')).toBe('GEM\n  remote: https://rubygems.org/\n');
+    expect(await readdir(dir.path)).toEqual(['Gemfile.lock']);
   });
 
   it('tells subscribers about each new and changed capture', async () => {
