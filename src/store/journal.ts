@@ -5,7 +5,7 @@ import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import type { Capture } from './capture.js';
-import { assertOwnFile, moveAside, startsWith, writePrivateFile } from './private-files.js';
+import { assertOwnFile, ForeignPathError, inStateDir, moveAside, startsWith, writePrivateFile } from './private-files.js';
 
 /** The capture file: `{ "version": 1, "captures": [ … ] }`, newest last. */
 export interface StoreData {
@@ -227,7 +227,8 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   /** Deletes body files no capture names: left by a crash between a body's write and its journal line. */
   async removeOrphanBodies(captures: readonly Capture[]): Promise<void> {
-    const names = await readdir(this.bodiesDir).catch(() => [] as string[]);
+    // Only files named as clockhook names bodies (a capture's id, `.partial` while written) are its own.
+    const names = (await readdir(this.bodiesDir).catch(() => [] as string[])).filter((name) => /^cap_\w+(\.partial)?$/.test(name));
     if (names.length === 0) return;
     const kept = new Set(captures.flatMap((c) => (c.bodyFile ? [basename(c.bodyFile)] : [])));
     await this.removeBodies(names.filter((name) => !kept.has(name)).map((name) => this.bodyFileFor(name)));
@@ -537,12 +538,17 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   /** The entries of a journal (this one, or one being folded), null when there is none. */
   async #readJournal(path: string): Promise<JournalEntry[] | null> {
+    let size: number;
     try {
-      const { size } = await stat(path);
+      size = (await stat(path)).size;
       if (path === this.journalPath) this.#journalBytes = size;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
+    }
+    // Its lines are JSON objects: any other file by that name, outside .clockhook, is not clockhook's to move or empty.
+    if (size > 0 && !inStateDir(path) && !(await startsWith(path, '{'))) {
+      throw new ForeignPathError(`${path} is not a clockhook capture journal: it does not begin as one, so it is left as it is. Give --db another path.`);
     }
     const entries: JournalEntry[] = [];
     let number = 0;

@@ -73,6 +73,24 @@ describe('CaptureStore', () => {
     expect(logger.warnings.join('\n')).toMatch(/captures\.json is corrupt; moved it to .*captures\.json\.corrupt-/);
   });
 
+  it("leaves another program's files beside a store as they are: its journal's name, and its bodies folder", async () => {
+    const notes = join(dir.path, 'notes');
+    await writeFile(`${notes}.journal`, 'Monday: call the bank\nTuesday: nothing\n');
+    await expect(CaptureStore.open({ path: notes })).rejects.toThrow(
+      new ForeignPathError(`${notes}.journal is not a clockhook capture journal: it does not begin as one, so it is left as it is. Give --db another path.`),
+    );
+    expect(await readFile(`${notes}.journal`, 'utf8')).toBe('Monday: call the bank\nTuesday: nothing\n');
+
+    // A body left by a crash is removed at open; a file clockhook did not name is not.
+    const chosen = join(dir.path, 'captures.json');
+    await mkdir(`${chosen}.bodies`);
+    await writeFile(join(`${chosen}.bodies`, 'cap_000000000000orph'), 'a body no capture names');
+    await writeFile(join(`${chosen}.bodies`, 'README.txt'), 'mine');
+    const store = await CaptureStore.open({ path: chosen });
+    await store.close();
+    expect(await readdir(`${chosen}.bodies`)).toEqual(['README.txt']);
+  });
+
   it('refuses a folder as its path before making anything beside it', async () => {
     const folder = join(dir.path, 'state');
     await mkdir(folder);
