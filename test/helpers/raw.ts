@@ -11,9 +11,10 @@ export interface RawResult {
 
 /**
  * Writes raw bytes to a server and collects whatever comes back until it closes the connection or
- * `waitMs` passes. For HTTP that no client library would send.
+ * `waitMs` passes (with `untilStatus`, until the status line has come). For HTTP that no client library
+ * would send.
  */
-export function sendRaw(port: number, chunks: (string | Buffer)[], { waitMs = 3000, gapMs = 0 } = {}): Promise<RawResult> {
+export function sendRaw(port: number, chunks: (string | Buffer)[], { waitMs = 3000, gapMs = 0, untilStatus = false } = {}): Promise<RawResult> {
   return new Promise((resolve) => {
     const started = performance.now();
     const socket: Socket = connect(port, '127.0.0.1');
@@ -29,6 +30,7 @@ export function sendRaw(port: number, chunks: (string | Buffer)[], { waitMs = 30
     const timer = setTimeout(() => finish(false), waitMs);
     socket.on('data', (data) => {
       response += data.toString('latin1');
+      if (untilStatus && response.includes('\r\n')) finish(false);
     });
     socket.on('close', () => finish(true));
     socket.on('error', () => finish(true));
