@@ -10,7 +10,7 @@ import { CaptureStore } from '../store/index.js';
 import { EndpointWatch, isSandboxBase, readEndpointRecords, registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
 import { watchSandbox } from './sandbox-watch.js';
-import { normalizeBasePath, normalizeForwardTarget } from './target.js';
+import { isListenerItself, normalizeBasePath, normalizeForwardTarget } from './target.js';
 import { onPortOrFree } from '../net.js';
 
 export type ListenMode = 'sandbox' | 'api' | 'offline';
@@ -195,6 +195,11 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
   });
   await listener.start();
   cleanups.push(() => listener.close());
+  if (forwardTo && (await isListenerItself(forwardTo, { host: options.host ?? '127.0.0.1', port: listener.port }))) {
+    throw new ListenUsageError(
+      `--forward-to ${forwardTo.href} is this listener itself (port ${listener.port}): every delivery would come back to it. Give your app's port, such as --forward-to 3000, or move the listener with --port.`,
+    );
+  }
   return { store, listener };
 }
 

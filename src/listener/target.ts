@@ -1,3 +1,6 @@
+import { lookup } from 'node:dns/promises';
+import { networkInterfaces } from 'node:os';
+
 /**
  * Normalizes `--forward-to` the way other tools do: `3000` → `http://localhost:3000`,
  * `localhost:3000/hooks` → `http://localhost:3000/hooks`, a full URL as is.
@@ -52,4 +55,24 @@ export function joinTargetPath(target: URL, relative: string): string {
   const query = queryIndex === -1 ? '' : relative.slice(queryIndex);
   const joined = pathname === '/' ? base || '/' : `${base}${pathname}`;
   return `${joined}${query}`;
+}
+
+const isLoopback = (address: string) => /^(127\.|::1$|::ffff:127\.)/.test(address);
+
+/**
+ * Whether `target` is the listener itself: its port, at an address the listener answers on. `--forward-to
+ * 4300` beside the default `--port 4300` sent every delivery back to the listener, which captured it and
+ * forwarded it again, a capture per hop until the added X-Forwarded-For outgrew the header limit.
+ */
+export async function isListenerItself(target: URL, listening: { host: string; port: number }): Promise<boolean> {
+  if (Number(target.port || (target.protocol === 'https:' ? 443 : 80)) !== listening.port) return false;
+  const addressesOf = async (host: string) => (await lookup(host.replace(/^\[|\]$/g, ''), { all: true }).catch(() => [])).map(({ address }) => address);
+  const targets = await addressesOf(target.hostname);
+  // A listener on every interface answers on each of this machine's addresses; one on a host, on that host's.
+  const answering =
+    listening.host === '0.0.0.0' || listening.host === '::'
+      ? Object.values(networkInterfaces()).flatMap((infos) => (infos ?? []).map((info) => info.address))
+      : await addressesOf(listening.host);
+  // Any loopback address is this machine: 127.0.0.1 and ::1 are told apart only by how the app listens.
+  return targets.some((address) => answering.includes(address) || (isLoopback(address) && answering.some(isLoopback)));
 }

@@ -7,6 +7,8 @@ import { signPayload } from '../../src/contract/index.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { post, readCaptures, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { runCli } from '../helpers/cli.js';
+import { portForRestarts } from '../helpers/ports.js';
 
 const SECRET = 'whsec_direct_test_secret';
 const ENVELOPE = JSON.stringify({ id: 'evt_direct1', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1, note: 'Zoë' } });
@@ -356,6 +358,16 @@ describe('listen with a known secret (offline mode)', () => {
     expect(stderr).toContain(join('.clockhook', 'captures.json'));
     expect(stderr).toContain(aside);
     expect(await readFile(join(dir.path, '.clockhook', aside as string), 'utf8')).toBe('{"version":1,"captures":[{"id":');
+  });
+
+  it('refuses to forward to itself, which would send every delivery around in a loop (exit 2)', async () => {
+    const port = String(await portForRestarts());
+    for (const target of [port, `http://127.0.0.1:${port}/hooks`]) {
+      const res = await runCli(['listen', '--secret', SECRET, '--port', port, '--inspector-port', '0', '--no-open', '--forward-to', target], { cwd: dir.path });
+      expect(res.code, target).toBe(2);
+      const href = new URL(target === port ? `http://localhost:${port}` : target).href;
+      expect(res.stderr).toBe(`clockhook: --forward-to ${href} is this listener itself (port ${port}): every delivery would come back to it. Give your app's port, such as --forward-to 3000, or move the listener with --port.\n`);
+    }
   });
 
   it('refuses a second listener on the same store with a clear message', async () => {

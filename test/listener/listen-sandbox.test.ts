@@ -411,11 +411,11 @@ describe('listen with an API key', () => {
     expect(small.stderr).toContain('--max-buffer must be at least 5mb, the largest body a delivery may have (got 1mb).');
     // A --db that is not a store is left as it is, with exit 2 and what to give instead.
     await writeFile(join(dir.path, 'package.json'), '{"name":"my-app"}');
-    const foreign = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--db', 'package.json'], { cwd: dir.path });
+    const foreign = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--db', 'package.json'], { cwd: dir.path });
     expect(foreign.code).toBe(2);
     expect(foreign.stderr).toBe('clockhook: package.json is not a clockhook capture store: it does not begin as clockhook writes one, so it is left as it is. Give --db a file clockhook made, or a path where no file is yet.\n');
     expect(await readFile(join(dir.path, 'package.json'), 'utf8')).toBe('{"name":"my-app"}');
-    const folder = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--db', '.'], { cwd: dir.path });
+    const folder = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--db', '.'], { cwd: dir.path });
     expect(folder.code).toBe(2);
     expect(folder.stderr).toBe('clockhook: . is a folder, not a file. Give --db a file path, such as captures.json.\n');
   });

@@ -2,7 +2,8 @@ import { parse as parseUrl } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { proxyTarget } from '../../src/listener/forward.js';
 import { normalizeForwardTarget } from '../../src/listener/index.js';
-import { joinTargetPath, pathUnderBase } from '../../src/listener/target.js';
+import { isListenerItself, joinTargetPath, pathUnderBase } from '../../src/listener/target.js';
+import { networkInterfaces } from 'node:os';
 
 describe('--forward-to normalization', () => {
   it.each([
@@ -57,5 +58,31 @@ describe('the target as handed to http-proxy', () => {
     const parsed = parseUrl(target.origin); // the reference: what http-proxy does with a string
     const { protocol, host, hostname, port, path, pathname } = parsed;
     expect(proxyTarget(target)).toEqual({ protocol, host, hostname, port: port ?? '', path, pathname });
+  });
+});
+
+describe('a --forward-to that is the listener itself', () => {
+  const outward = Object.values(networkInterfaces())
+    .flatMap((infos) => infos ?? [])
+    .find((info) => !info.internal && info.family === 'IPv4')?.address;
+
+  it.each([
+    ['http://localhost:4300/', '127.0.0.1', 4300, true],
+    ['http://127.0.0.1:4300/hooks', '127.0.0.1', 4300, true],
+    ['http://[::1]:4300/', '127.0.0.1', 4300, true],
+    ['http://localhost:4300/', 'localhost', 4300, true],
+    ['http://localhost:4300/', '0.0.0.0', 4300, true],
+    ['http://localhost:3000/', '127.0.0.1', 4300, false],
+    ['http://localhost/', '127.0.0.1', 80, true],
+    ['https://localhost/', '127.0.0.1', 80, false],
+    ['http://unknown-host.invalid:4300/', '127.0.0.1', 4300, false],
+  ])('%s, listener on %s:%i: %s', async (target, host, port, itself) => {
+    expect(await isListenerItself(new URL(target), { host, port })).toBe(itself);
+  });
+
+  it.runIf(outward !== undefined)("counts this machine's other addresses only for a listener on every interface", async () => {
+    const target = new URL(`http://${outward}:4300/`);
+    expect(await isListenerItself(target, { host: '0.0.0.0', port: 4300 })).toBe(true);
+    expect(await isListenerItself(target, { host: '127.0.0.1', port: 4300 })).toBe(false);
   });
 });
