@@ -338,6 +338,11 @@ async function startPage(
     refreshEndpoint: () => watch.read(),
   });
   cleanups.push(() => inspector.close());
+  if (forwardTo && (await isListenerItself(forwardTo, { host: '127.0.0.1', port: inspector.port }))) {
+    throw new ListenUsageError(
+      `--forward-to ${forwardTo.href} is this listen's inspector page (port ${inspector.port}), not your app: it would answer every delivery 404. Give your app's port, such as --forward-to 3000, or move the inspector with --inspector-port.`,
+    );
+  }
   return inspector;
 }
 

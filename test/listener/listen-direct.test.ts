@@ -370,6 +370,13 @@ describe('listen with a known secret (offline mode)', () => {
     }
   });
 
+  it("refuses to forward to its own inspector page, which is not the app (exit 2)", async () => {
+    const port = String(await portForRestarts());
+    const res = await runCli(['listen', '--secret', SECRET, '--port', '0', '--inspector-port', port, '--no-open', '--forward-to', port], { cwd: dir.path });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe(`clockhook: --forward-to http://localhost:${port}/ is this listen's inspector page (port ${port}), not your app: it would answer every delivery 404. Give your app's port, such as --forward-to 3000, or move the inspector with --inspector-port.\n`);
+  });
+
   it('refuses a second listener on the same store with a clear message', async () => {
     await start();
     const { runCli } = await import('../helpers/cli.js');
