@@ -353,6 +353,7 @@ async function startPage(
 export async function startListen(options: ListenOptions): Promise<ListenSession> {
   const mode = chooseMode(options);
   const forwardTo = options.forwardTo ? normalizeForwardTarget(options.forwardTo) : null;
+  normalizeBasePath(options.path ?? '/'); // refuses a bad --path before anything starts
   // Known once the endpoint is; until then there is none to watch.
   let endpointWatch: EndpointWatch | null = null;
   const setup: Setup = {

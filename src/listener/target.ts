@@ -27,9 +27,16 @@ export function normalizeForwardTarget(input: string): URL {
   return url;
 }
 
-/** Normalizes `--path` to `/…` without a trailing slash (except the root itself). */
+/**
+ * Normalizes `--path` to `/…` without a trailing slash (except the root itself). It is a path only: a
+ * query or a fragment in it (`--path '?x'`) made an endpoint URL no delivery's path could match, so every
+ * delivery got 404.
+ */
 export function normalizeBasePath(path: string): string {
   const trimmed = `/${path.trim().replace(/^\/+|\/+$/g, '')}`;
+  if (/[?#]/.test(trimmed)) throw new TypeError(`--path ${JSON.stringify(path)} has a query or fragment; give a path only, such as /webhooks.`);
+  const encoded = new URL(trimmed, 'http://localhost').pathname;
+  if (encoded !== trimmed) throw new TypeError(`--path ${JSON.stringify(path)} is not a URL path as written: a URL makes it ${encoded}. Give --path ${encoded}, or a path such as /webhooks.`);
   return trimmed;
 }
 

@@ -2,7 +2,7 @@ import { parse as parseUrl } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { proxyTarget } from '../../src/listener/forward.js';
 import { normalizeForwardTarget } from '../../src/listener/index.js';
-import { isListenerItself, joinTargetPath, pathUnderBase } from '../../src/listener/target.js';
+import { isListenerItself, joinTargetPath, normalizeBasePath, pathUnderBase } from '../../src/listener/target.js';
 import { networkInterfaces } from 'node:os';
 
 describe('--forward-to normalization', () => {
@@ -23,6 +23,26 @@ describe('--forward-to normalization', () => {
   // named "http", and `htp//localhost:3000` to one named "htp".
   it.each(['ftp://x', 'http://[bad', '99999', 'http:/localhost:3000', 'htp//localhost:3000', 'ht!tp://x', 'localhost:30a0'])('refuses %s with a message saying what works', (input) => {
     expect(() => normalizeForwardTarget(input)).toThrow(/forward-to/);
+  });
+});
+
+describe('--path', () => {
+  it.each([
+    ['hooks', '/hooks'],
+    ['/hooks/', '/hooks'],
+    ['//', '/'],
+    ['/a%20b', '/a%20b'],
+  ])('%s is %s', (given, path) => {
+    expect(normalizeBasePath(given)).toBe(path);
+  });
+
+  it.each([
+    ['?x', '--path "?x" has a query or fragment; give a path only, such as /webhooks.'],
+    ['/hooks#a', '--path "/hooks#a" has a query or fragment; give a path only, such as /webhooks.'],
+    ['/a b', '--path "/a b" is not a URL path as written: a URL makes it /a%20b. Give --path /a%20b, or a path such as /webhooks.'],
+    ['/a/../b', '--path "/a/../b" is not a URL path as written: a URL makes it /b. Give --path /b, or a path such as /webhooks.'],
+  ])('refuses %s, which no delivery could reach', (given, message) => {
+    expect(() => normalizeBasePath(given)).toThrow(new TypeError(message));
   });
 });
 
