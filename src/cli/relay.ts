@@ -40,15 +40,17 @@ export function registerRelay(program: Command): void {
     .action(async (flags: RelayFlags) => {
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError('--tls-cert and --tls-key go together.');
       const maxBody = parseSizeFlag(flags.maxBody, '--max-body');
+      if (maxBody < 1) throw new UsageError(`--max-body must be more than 0 bytes (got ${flags.maxBody}): every delivery would get 413. The default is 5mb.`);
       const maxBuffered = parseSizeFlag(flags.maxBuffer, '--max-buffer');
       if (maxBuffered < 4 * maxBody) {
         throw new UsageError(`--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${formatSizeFlag(4 * maxBody)}.`);
       }
-      if (flags.publicUrl) {
-        try {
-          new URL(flags.publicUrl);
-        } catch {
-          throw new UsageError(`--public-url ${flags.publicUrl} is not a URL; e.g. https://hooks.example.com`);
+      if (flags.publicUrl !== undefined) {
+        const url = URL.canParse(flags.publicUrl) ? new URL(flags.publicUrl) : null;
+        if (!url || !/^https?:$/.test(url.protocol)) throw new UsageError(`--public-url ${flags.publicUrl} is not an http(s) URL; e.g. https://hooks.example.com`);
+        // Channel URLs are made by appending /c/<channel>: after a query or a fragment, no request would reach one.
+        if (url.search || url.hash || flags.publicUrl.includes('?') || flags.publicUrl.includes('#')) {
+          throw new UsageError(`--public-url ${flags.publicUrl} has a query or fragment; give the base URL only, e.g. https://hooks.example.com`);
         }
       }
       const port = parsePort(flags.port, '--port');

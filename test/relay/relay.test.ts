@@ -602,6 +602,15 @@ describe('clockhook relay (the command)', () => {
     for (const args of [['--max-body', 'huge'], ['--max-buffer', 'lots'], ['--tls-cert', 'x.pem'], ['--public-url', 'not a url'], ['--port', '70000']]) {
       expect((await runCli(['relay', ...args], { cwd: dir.path })).code, args.join(' ')).toBe(2);
     }
+    const refusals: [string[], string][] = [
+      [['--max-body', '0'], 'clockhook: --max-body must be more than 0 bytes (got 0): every delivery would get 413. The default is 5mb.\n'],
+      [['--public-url', 'https://hooks.example.com/?a'], 'clockhook: --public-url https://hooks.example.com/?a has a query or fragment; give the base URL only, e.g. https://hooks.example.com\n'],
+      [['--public-url', 'ftp://hooks.example.com'], 'clockhook: --public-url ftp://hooks.example.com is not an http(s) URL; e.g. https://hooks.example.com\n'],
+    ];
+    for (const [args, message] of refusals) {
+      const res = await runCli(['relay', '--port', '0', ...args], { cwd: dir.path });
+      expect(res, args.join(' ')).toMatchObject({ code: 2, stderr: message });
+    }
     const small = await runCli(['relay', '--max-body', '10mb', '--max-buffer', '32mb'], { cwd: dir.path });
     expect(small.code).toBe(2);
     expect(small.stderr).toContain('--max-buffer must be at least 4 × --max-body');
