@@ -203,7 +203,7 @@ class RelayConnection implements RelayClient {
       const stopHeartbeat = this.#heartbeat(ws);
       ws.on('unexpected-response', (_req, res) => {
         state.failure = `the relay refused the connection (HTTP ${res.statusCode})`;
-        if (res.statusCode === 401) this.#logger.error(`The relay at ${relayUrl} refused the channel token (401). Remove its record ("relay": "${relayUrl}") from .clockhook/relay.json to make a new one; the others there keep their relays' public URLs.`);
+        if (res.statusCode === 401) this.#logger.error(`The relay at ${relayUrl} refused the channel token (401). Remove its record ("relay": "${relayUrl.replace(/\/+$/, '')}") from .clockhook/relay.json to make a new one; the others there keep their relays' public URLs.`);
         ws.terminate();
       });
       ws.on('message', (data, isBinary) => this.#onMessage(ws, state, decodeFrame(data, isBinary), isBinary));

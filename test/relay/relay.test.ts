@@ -15,6 +15,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { eventually } from '../helpers/eventually.js';
+import { recordingLogger } from '../helpers/logger.js';
 
 let dir: { path: string; remove: () => Promise<void> };
 let app: Receiver;
@@ -537,6 +538,22 @@ describe('the relay client, against a relay that misbehaves', () => {
     } finally {
       await client.close();
       fake.close();
+    }
+  });
+});
+
+describe('the relay client, refused by the relay', () => {
+  it('says which record of relay.json to remove when the relay refuses its token (401)', async () => {
+    const logger = recordingLogger();
+    const client = connectRelay({ relayUrl: `${relay.url}/`, token: 'too-short', logger, minBackoffMs: 60_000, handle: () => Promise.reject(new Error('unused')) });
+    client.ready.catch(() => {});
+    try {
+      await vi.waitFor(() => expect(logger.errors).toHaveLength(1), eventually);
+      expect(logger.errors[0]).toBe(
+        `The relay at ${relay.url}/ refused the channel token (401). Remove its record ("relay": "${relay.url}") from .clockhook/relay.json to make a new one; the others there keep their relays' public URLs.`,
+      );
+    } finally {
+      await client.close();
     }
   });
 });
