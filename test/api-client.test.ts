@@ -201,6 +201,9 @@ describe('ApiClient', () => {
   it('refuses to be built without a base URL or key', () => {
     expect(() => new ApiClient({ baseUrl: '', apiKey: KEY })).toThrow(/baseUrl is required/);
     expect(() => new ApiClient({ baseUrl: 'nope', apiKey: KEY })).toThrow(/not a URL/);
+    // Its paths are appended to the base: another scheme, a query or a fragment would send them nowhere.
+    expect(() => new ApiClient({ baseUrl: 'ftp://api.example.com', apiKey: KEY })).toThrow(new TypeError('ApiClient: baseUrl "ftp://api.example.com" is not an http(s) URL; use e.g. https://api.example.com'));
+    expect(() => new ApiClient({ baseUrl: 'https://api.example.com/?v=1', apiKey: KEY })).toThrow(new TypeError('ApiClient: baseUrl "https://api.example.com/?v=1" has a query or fragment; use e.g. https://api.example.com'));
     expect(() => new ApiClient({ baseUrl: 'http://x', apiKey: '' })).toThrow(/apiKey is required/);
   });
 });

@@ -68,6 +68,18 @@ export function normalizeEndpoint(raw: unknown): WebhookEndpoint {
 }
 
 /**
+ * Why `value` cannot be the base URL of the API (the service's or a sandbox's), or null when it can: its
+ * paths are appended to it, so it is an http(s) URL without a query or fragment.
+ */
+export function apiBaseProblem(value: string): string | null {
+  if (!URL.canParse(value)) return `${JSON.stringify(value)} is not a URL`;
+  const url = new URL(value);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${JSON.stringify(value)} is not an http(s) URL`;
+  if (url.search || url.hash || /[?#]/.test(value)) return `${JSON.stringify(value)} has a query or fragment`;
+  return null;
+}
+
+/**
  * One delivery attempt. The contract does not show the field names inside an entry: the sandbox's are
  * camelCase, and a service may well use snake_case, so both are read; an endpoint given as an object
  * is named by its id, and a time in Unix seconds (as the envelope's `created`) becomes an ISO date.
@@ -133,13 +145,9 @@ export class ApiClient {
   constructor(options: ApiClientOptions) {
     if (!options?.baseUrl) throw new TypeError('ApiClient: baseUrl is required (the service or sandbox URL).');
     if (!options.apiKey) throw new TypeError('ApiClient: apiKey is required (--api-key or CLOCKHOOK_API_KEY).');
-    let base: URL;
-    try {
-      base = new URL(options.baseUrl);
-    } catch {
-      throw new TypeError(`ApiClient: baseUrl ${JSON.stringify(options.baseUrl)} is not a URL; use e.g. https://api.example.com`);
-    }
-    this.baseUrl = base.href.replace(/\/+$/, '');
+    const problem = apiBaseProblem(options.baseUrl);
+    if (problem) throw new TypeError(`ApiClient: baseUrl ${problem}; use e.g. https://api.example.com`);
+    this.baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#sleep = options.sleep ?? realSleep;

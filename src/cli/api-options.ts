@@ -1,6 +1,6 @@
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ApiClient } from '../api/index.js';
+import { ApiClient, apiBaseProblem } from '../api/index.js';
 import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
 import { CliError, UsageError } from './errors.js';
 import { fromEnv } from './process.js';
@@ -32,6 +32,8 @@ export function withApiOptions(command: Command): Command {
 export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedApi> {
   const apiKey = flags.apiKey ?? fromEnv('CLOCKHOOK_API_KEY', env);
   const apiBase = flags.apiBase ?? fromEnv('CLOCKHOOK_API_BASE', env);
+  const problem = apiBase === undefined ? null : apiBaseProblem(apiBase);
+  if (problem) throw new UsageError(`${flags.apiBase === undefined ? 'CLOCKHOOK_API_BASE' : '--api-base'} ${problem}: give the service's API base URL, e.g. https://api.example.com.`);
   if (apiKey) {
     if (!apiBase) {
       throw new UsageError('an API key was given without a base URL: pass --api-base or set CLOCKHOOK_API_BASE to the service\'s API URL.');

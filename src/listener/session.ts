@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { ApiClient } from '../api/index.js';
+import { ApiClient, apiBaseProblem } from '../api/index.js';
 import { maskSecret, validateSubscription, type WebhookEndpoint } from '../contract/index.js';
 import { type Inspector, startInspector } from '../inspector/index.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -137,6 +137,8 @@ async function isAnswering(url: URL, timeoutMs = 1000): Promise<boolean> {
 const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
 
 function chooseMode(options: ListenOptions): ListenMode {
+  const apiBase = options.apiBase === undefined ? null : apiBaseProblem(options.apiBase);
+  if (apiBase) throw new ListenUsageError(`--api-base (or CLOCKHOOK_API_BASE) ${apiBase}: give the service's API base URL, e.g. https://api.example.com.`);
   if (options.relay && options.publicUrl) throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
   if (options.relay && !isHttpUrl(options.relay)) {
     throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`);

@@ -211,6 +211,10 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect((await cli('endpoints', 'create')).code).toBe(2);
     expect((await cli('events', 'list', '--limit', 'lots')).code).toBe(2);
     expect((await cli('frobnicate')).code).toBe(2);
+    const base = await runCli(['endpoints', 'list', '--api-key', 'tt_live_x'], { cwd: dir.path, env: { CLOCKHOOK_API_BASE: 'api.example.com' } });
+    expect(base).toMatchObject({ code: 2, stderr: `clockhook: CLOCKHOOK_API_BASE "api.example.com" is not a URL: give the service's API base URL, e.g. https://api.example.com.\n` });
+    const scheme = await cli('endpoints', 'list', '--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com');
+    expect(scheme).toMatchObject({ code: 2, stderr: `clockhook: --api-base "ftp://api.example.com" is not an http(s) URL: give the service's API base URL, e.g. https://api.example.com.\n` });
   });
 });
 
