@@ -198,6 +198,14 @@ describe('ApiClient', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('says why fetch would not even try a port browsers block', async () => {
+    const client = new ApiClient({ baseUrl: 'http://127.0.0.1:6000', apiKey: KEY, maxServerRetries: 0 });
+    await expect(client.getEndpoint(1)).rejects.toMatchObject({
+      code: 'connection_failed',
+      message: 'No response from http://127.0.0.1:6000/webhookEndpoint/1: fetch refuses to connect to that port (one browsers block, such as 9, 6000 or 6667); run it on another port',
+    });
+  });
+
   it('refuses to be built without a base URL or key', () => {
     expect(() => new ApiClient({ baseUrl: '', apiKey: KEY })).toThrow(/baseUrl is required/);
     expect(() => new ApiClient({ baseUrl: 'nope', apiKey: KEY })).toThrow(/not a URL/);

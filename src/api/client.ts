@@ -275,6 +275,8 @@ function describeCause(cause: unknown): string {
   if (cause instanceof Error) {
     const inner = (cause as Error & { cause?: { code?: string; message?: string } }).cause;
     if (cause.name === 'TimeoutError') return 'timed out';
+    // fetch's own refusal, before any connection: a port browsers block (such as 9, 6000 or 6667).
+    if (inner?.message === 'bad port') return 'fetch refuses to connect to that port (one browsers block, such as 9, 6000 or 6667); run it on another port';
     return inner?.code ?? inner?.message ?? cause.message;
   }
   return String(cause);
