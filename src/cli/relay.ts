@@ -52,6 +52,10 @@ export function registerRelay(program: Command): void {
         if (url.search || url.hash || flags.publicUrl.includes('?') || flags.publicUrl.includes('#')) {
           throw new UsageError(`--public-url ${flags.publicUrl} has a query or fragment; give the base URL only, e.g. https://hooks.example.com`);
         }
+        // The relay serves /connect and /c/<channel> at the root, and listen connects to /connect at the root of --relay.
+        if (url.pathname !== '/') {
+          throw new UsageError(`--public-url ${flags.publicUrl} has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. ${url.origin}, and proxy that host name's root to it.`);
+        }
       }
       const port = parsePort(flags.port, '--port');
       const relay = await startRelayServer({

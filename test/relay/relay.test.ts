@@ -623,6 +623,7 @@ describe('clockhook relay (the command)', () => {
       [['--max-body', '0'], 'clockhook: --max-body must be more than 0 bytes (got 0): every delivery would get 413. The default is 5mb.\n'],
       [['--public-url', 'https://hooks.example.com/?a'], 'clockhook: --public-url https://hooks.example.com/?a has a query or fragment; give the base URL only, e.g. https://hooks.example.com\n'],
       [['--public-url', 'ftp://hooks.example.com'], 'clockhook: --public-url ftp://hooks.example.com is not an http(s) URL; e.g. https://hooks.example.com\n'],
+      [['--public-url', 'https://example.com/hooks'], 'clockhook: --public-url https://example.com/hooks has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. https://example.com, and proxy that host name\'s root to it.\n'],
     ];
     for (const [args, message] of refusals) {
       const res = await runCli(['relay', '--port', '0', ...args], { cwd: dir.path });
