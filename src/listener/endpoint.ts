@@ -150,38 +150,8 @@ export async function registerEndpoint(options: {
     ...ours.filter((r) => r.url === url && !sameBase(r.apiBase, apiBase)),
     ...ours.filter((r) => r.url !== url && options.movable?.(r.url) === true),
   ];
-  /** Records whose endpoint the API says is gone: their secrets open nothing any more. */
-  const gone: EndpointRecordOnFile[] = [];
-  const endpointOf = async (record: EndpointRecordOnFile) => {
-    try {
-      return await client.getEndpoint(record.id);
-    } catch (error) {
-      if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
-      gone.push(record);
-      return null;
-    }
-  };
-
-  for (const onFile of candidates) {
-    let endpoint = await endpointOf(onFile);
-    if (endpoint?.url !== onFile.url) continue;
-    const patch: EndpointPatch = {
-      ...(endpoint.url !== url ? { url } : {}),
-      ...(sameEvents(endpoint.enabledEvents, events) ? {} : { enabledEvents: events }),
-      ...(isListenEndpoint(endpoint) && endpoint.description !== description ? { description } : {}),
-    };
-    if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
-    // Another record of this API for the URL is an older one, from before records were found across
-    // sandbox ports: it goes once the API says its endpoint is gone (one it still has is left alone).
-    for (const other of candidates) if (other !== onFile && other.url === url && !gone.includes(other)) await endpointOf(other);
-    const record = { ...onFile, apiBase, url };
-    let recordsNow = records.map((r) => (r === onFile ? record : r)).filter((r) => !gone.includes(r));
-    if (onFile.url !== url || onFile.apiBase !== apiBase || gone.length > 0) {
-      recordsNow = await putRecord(recordsPath, record, (r) => sameRecord(r, onFile) || gone.some((g) => sameRecord(r, g)));
-    }
-    if (onFile.url !== url) logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
-    return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) };
-  }
+  const { reused, gone } = await reuseOnFile({ client, url, events, description, apiBase, records, candidates, recordsPath, logger });
+  if (reused) return reused;
 
   for (const stale of await allEndpoints(client)) {
     if (stale.url === url && isListenEndpoint(stale)) {
@@ -215,6 +185,57 @@ export async function registerEndpoint(options: {
   const recordsNow = await putRecord(recordsPath, record, (r) => (isOurs(r) && r.url === url) || gone.some((g) => sameRecord(r, g)));
   const { secret: _hidden, ...visible } = endpoint;
   return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(recordsNow, record) };
+}
+
+/**
+ * The endpoint of the first of `candidates` that the API still has at the URL on file, brought up to date
+ * (URL, events, description) and filed under `apiBase`; null when there is none. `gone` names the records
+ * whose endpoint the API says no longer exists: their secrets open nothing any more.
+ */
+async function reuseOnFile(context: {
+  client: ApiClient;
+  url: string;
+  events: string[];
+  description: string;
+  apiBase: string;
+  records: EndpointRecordOnFile[];
+  candidates: EndpointRecordOnFile[];
+  recordsPath: string;
+  logger: Logger;
+}): Promise<{ reused: RegisteredEndpoint | null; gone: EndpointRecordOnFile[] }> {
+  const { client, url, events, description, apiBase, records, candidates, recordsPath, logger } = context;
+  const gone: EndpointRecordOnFile[] = [];
+  const endpointOf = async (record: EndpointRecordOnFile) => {
+    try {
+      return await client.getEndpoint(record.id);
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
+      gone.push(record);
+      return null;
+    }
+  };
+
+  for (const onFile of candidates) {
+    let endpoint = await endpointOf(onFile);
+    if (endpoint?.url !== onFile.url) continue;
+    const patch: EndpointPatch = {
+      ...(endpoint.url !== url ? { url } : {}),
+      ...(sameEvents(endpoint.enabledEvents, events) ? {} : { enabledEvents: events }),
+      ...(isListenEndpoint(endpoint) && endpoint.description !== description ? { description } : {}),
+    };
+    if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
+    // Another record of this API for the URL is an older one, from before records were found across
+    // sandbox ports: it goes once the API says its endpoint is gone (one it still has is left alone).
+    for (const other of candidates) if (other !== onFile && other.url === url && !gone.includes(other)) await endpointOf(other);
+    const record = { ...onFile, apiBase, url };
+    let recordsNow = records.map((r) => (r === onFile ? record : r)).filter((r) => !gone.includes(r));
+    if (onFile.url !== url || onFile.apiBase !== apiBase || gone.length > 0) {
+      recordsNow = await putRecord(recordsPath, record, (r) => sameRecord(r, onFile) || gone.some((g) => sameRecord(r, g)));
+    }
+    if (onFile.url !== url) logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
+    return { reused: { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) }, gone };
+  }
+  return { reused: null, gone };
 }
 
 /**
