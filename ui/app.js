@@ -1,4 +1,5 @@
 import { BulkReplay } from './bulk.js';
+import { ClearCaptures } from './clear.js';
 import { drawChart, outcome } from './chart.js';
 import { curlCommand } from './curl.js';
 import { clear, el, jsonTree } from './render.js';
@@ -292,6 +293,7 @@ function renderList() {
   const visible = visibleCaptures();
   renderSearchNote();
   bulk.render($('bulk'), { shown: isNarrowed() ? visible : null, forwardTo: state.forwardTo });
+  clearing.render($('clear-bar'), { unpinned: all.filter((capture) => !capture.pinned).length, more: state.hasMore });
   for (const capture of visible) {
     const markers = [signatureBadge(capture.signature), forwardBadge(capture)];
     if (capture.source === 'replay') markers.push(el('span', { class: 'badge info' }, 'replay'));
@@ -316,6 +318,7 @@ function renderList() {
 const isNarrowed = () => Boolean($('type-filter').value || $('status-filter').value !== 'all' || searchText());
 
 const bulk = new BulkReplay({ act, errorText, changed: () => scheduleRender({}) });
+const clearing = new ClearCaptures({ act, errorText, changed: () => scheduleRender({}) });
 
 // ---- search over the whole store ----------------------------------------------------------
 
@@ -856,7 +859,7 @@ document.addEventListener('keydown', (event) => {
 
 for (const id of ['type-filter', 'status-filter']) $(id).addEventListener('input', () => scheduleRender({}));
 $('search').addEventListener('input', searchChanged);
-$('clear').addEventListener('click', () => act({ type: 'clear' }));
+$('clear').addEventListener('click', () => clearing.ask());
 $('reenable').addEventListener('click', reenable);
 $('older').addEventListener('click', () => {
   if (state.oldestLoaded && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'history', before: state.oldestLoaded }));

@@ -701,9 +701,23 @@ describe('the inspector page in Chromium', () => {
     await rows().filter({ hasText: 'evt_filter_a' }).click();
     await page.getByRole('button', { name: 'Pin', exact: true }).click();
     await expect.poll(() => rows().filter({ hasText: 'evt_filter_a' }).textContent()).toContain('pinned');
+    // Clear asks first, with the count: it sits beside the filters, where a click could be meant for them.
+    const unpinned = t.session.store.all().filter((c) => !c.pinned).length;
     await page.locator('#clear').click();
+    const bar = page.getByRole('group', { name: 'Clear captures' });
+    await expect.poll(() => bar.textContent()).toBe(`Remove the ${unpinned} captures that are not pinned from the store? They cannot be brought back.RemoveCancel`);
+    await bar.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => bar.isHidden()).toBe(true);
+    expect(t.session.store.all().filter((c) => !c.pinned)).toHaveLength(unpinned);
+    await page.locator('#clear').click();
+    await bar.getByRole('button', { name: 'Remove' }).click();
     await expect.poll(shownIds).toEqual(['evt_filter_a']);
     expect(t.session.store.all().map((c) => c.envelope?.id)).toEqual(['evt_filter_a']);
+    await expect.poll(() => bar.isHidden()).toBe(true);
+    // With nothing left to remove, it says so instead.
+    await page.locator('#clear').click();
+    await expect.poll(() => bar.textContent()).toBe('Nothing to clear: every capture is pinned.OK');
+    await bar.getByRole('button', { name: 'OK' }).click();
     expect(problems).toEqual([]);
   });
 
