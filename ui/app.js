@@ -749,7 +749,7 @@ function renderDetail() {
     el('h2', {}, capture.envelope?.type || `${capture.method} ${capture.path}`, ' ', el('span', { class: 'muted mono' }, capture.envelope?.id ?? '')),
     el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}`, capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null, ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
     answerNote(capture.forward),
-    capture.duplicateOf ? el('p', { class: 'duplicate-note' }, 'Duplicate: the service delivered this event before, in ', captureLink(capture.duplicateOf), '. Receivers deduplicate on the event id; your app should not act on it twice.') : null,
+    capture.duplicateOf ? el('p', { class: 'duplicate-note' }, `Duplicate: ${capture.signature.status === 'valid' ? 'the service delivered this event before' : 'an earlier request carried this event id'}, in `, captureLink(capture.duplicateOf), '. Receivers deduplicate on the event id; your app should not act on it twice.') : null,
     detailActions(capture, whole),
     result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
     state.editing === capture.id && whole ? editor(whole) : null,

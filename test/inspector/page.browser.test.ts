@@ -676,6 +676,14 @@ describe('the inspector page in Chromium', () => {
     await page.screenshot({ path: join(await outputDir(), 'inspector-400.png'), fullPage: true });
   });
 
+  it('says a duplicate came from the service only when its signature says so', async () => {
+    // Sent twice by hand, unsigned: the service is not the one that delivered it before.
+    const body = JSON.stringify({ id: 'evt_by_hand', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+    for (let i = 0; i < 2; i++) expect((await post(t.session.ready.listener, body)).status).toBe(400);
+    await rows().filter({ hasText: 'evt_by_hand' }).filter({ hasText: 'duplicate' }).click();
+    await expect.poll(() => page.locator('#detail .duplicate-note').textContent()).toMatch(/^Duplicate: an earlier request carried this event id, in the capture of .+\. Receivers deduplicate/);
+  });
+
   // Last: Clear empties the list the tests above use.
   it('filters the list by body text, type and outcome, and keeps a pinned capture through Clear', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
