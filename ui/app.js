@@ -769,14 +769,18 @@ function detailActions(capture, whole) {
   const isEvent = Boolean(capture.envelope?.id);
   const hasApi = state.mode !== 'offline';
   const waiting = whole === null ? { disabled: true, title: 'Waiting for the whole body' } : {};
+  // A button that is not offered says why, on hover: a greyed-out one alone leaves the reader guessing.
+  const unless = (why) => (why ? { disabled: true, title: why } : {});
+  const noApp = unless(!state.forwardTo && 'No app to replay to: listen runs in capture-only mode. Start it with --forward-to <your app>.');
+  const noApi = !hasApi && 'Offline (--secret without an API key): there is no service to ask.';
   return el(
     'div',
     { class: 'actions' },
-    el('button', { type: 'button', onclick: () => replay(capture, 'resign'), disabled: !state.forwardTo }, 'Replay'),
-    el('button', { type: 'button', onclick: () => replay(capture, 'asis'), disabled: !state.forwardTo }, 'Replay as-is'),
-    el('button', { type: 'button', onclick: () => { setEditing(capture.id); scheduleRender({ detail: true }); }, disabled: !state.forwardTo, ...waiting }, 'Edit & replay'),
-    el('button', { type: 'button', onclick: () => redeliver(capture), disabled: !isEvent || !hasApi }, 'Redeliver'),
-    el('button', { type: 'button', onclick: () => ping(capture), disabled: !hasApi || !state.endpoint }, 'Ping endpoint'),
+    el('button', { type: 'button', onclick: () => replay(capture, 'resign'), ...noApp }, 'Replay'),
+    el('button', { type: 'button', onclick: () => replay(capture, 'asis'), ...noApp }, 'Replay as-is'),
+    el('button', { type: 'button', onclick: () => { setEditing(capture.id); scheduleRender({ detail: true }); }, ...waiting, ...noApp }, 'Edit & replay'),
+    el('button', { type: 'button', onclick: () => redeliver(capture), ...unless(noApi || (!isEvent && 'This request has no event id: the service has no event to send again.')) }, 'Redeliver'),
+    el('button', { type: 'button', onclick: () => ping(capture), ...unless(noApi || (!state.endpoint && 'No endpoint to ping: this listen registered none.')) }, 'Ping endpoint'),
     el('button', { type: 'button', onclick: () => copyCurl(whole), ...waiting }, 'Copy as curl'),
     el('button', { type: 'button', onclick: () => downloadJson(whole), ...waiting }, 'Download JSON'),
     el('button', { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) }, capture.pinned ? 'Unpin' : 'Pin'),

@@ -101,3 +101,19 @@ describe('hostile payloads in the inspector page', () => {
     await page.screenshot({ path: join(await outputDir(), 'hostile.png') });
   });
 });
+
+describe('actions an offline listener without an app cannot offer', () => {
+  it('says on each why it is not offered', async () => {
+    await row('evt_plain').click();
+    const titles = await page.locator('#detail .actions button:disabled').evaluateAll((buttons) => buttons.map((b) => [b.textContent, b.getAttribute('title')]));
+    const noApp = 'No app to replay to: listen runs in capture-only mode. Start it with --forward-to <your app>.';
+    const offline = 'Offline (--secret without an API key): there is no service to ask.';
+    expect(titles).toEqual([
+      ['Replay', noApp],
+      ['Replay as-is', noApp],
+      ['Edit & replay', noApp],
+      ['Redeliver', offline],
+      ['Ping endpoint', offline],
+    ]);
+  });
+});
