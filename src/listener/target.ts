@@ -52,8 +52,9 @@ export function pathUnderBase(requestPath: string, basePath: string): string | n
 }
 
 /**
- * Appends the path under the base to the target's path, keeping the query:
- * target `/hooks`: `/` → `/hooks`, `/a?b=1` → `/hooks/a?b=1`.
+ * Appends the path under the base to the target's path, keeping the query, the target's first:
+ * target `/hooks`: `/` → `/hooks`, `/a?b=1` → `/hooks/a?b=1`; target `/hooks?app=1`: `/a?b=1` →
+ * `/hooks/a?app=1&b=1` (`--forward-to 3000/hooks?app=1` used to lose its `?app=1` on every delivery).
  */
 export function joinTargetPath(target: URL, relative: string): string {
   const base = target.pathname.replace(/\/+$/, '');
@@ -61,7 +62,8 @@ export function joinTargetPath(target: URL, relative: string): string {
   const pathname = queryIndex === -1 ? relative : relative.slice(0, queryIndex);
   const query = queryIndex === -1 ? '' : relative.slice(queryIndex);
   const joined = pathname === '/' ? base || '/' : `${base}${pathname}`;
-  return `${joined}${query}`;
+  if (!target.search) return `${joined}${query}`;
+  return query.length > 1 ? `${joined}${target.search}&${query.slice(1)}` : `${joined}${target.search}`;
 }
 
 const isLoopback = (address: string) => /^(127\.|::1$|::ffff:127\.)/.test(address);

@@ -57,6 +57,13 @@ describe('path mapping', () => {
     expect(joinTargetPath(target, path)).toBe(expected);
   });
 
+  it("keeps the target's own query, before the delivery's", () => {
+    const withQuery = new URL('http://localhost:3000/hooks?app=1');
+    expect(joinTargetPath(withQuery, '/')).toBe('/hooks?app=1');
+    expect(joinTargetPath(withQuery, '/a?b=2')).toBe('/hooks/a?app=1&b=2');
+    expect(joinTargetPath(new URL('http://localhost:3000/?app=1'), '/?')).toBe('/?app=1');
+  });
+
   it('keeps the path as is for a target at the root', () => {
     expect(joinTargetPath(new URL('http://localhost:3000'), '/a?b=1')).toBe('/a?b=1');
     expect(joinTargetPath(new URL('http://localhost:3000'), '/')).toBe('/');
