@@ -142,3 +142,14 @@ export const isCertificateError = (code: string | undefined) => code !== undefin
  * could not verify with (400, 401, 403). The listener and check both say "another secret?" on them.
  */
 export const isSignatureRefusal = (status: number) => status === 400 || status === 401 || status === 403;
+
+/**
+ * A URL as shown to people (the ready line, the page, messages): its password, if it has one, as
+ * `***`, since those go to terminals, logs and CI output.
+ */
+export function shownUrl(url: URL): string {
+  if (!url.password) return url.href;
+  const shown = new URL(url.href);
+  shown.password = '***';
+  return shown.href;
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { checkEnvelope, type DeliveryEnvelope, maskSecret, PING_EVENT_TYPE, sampleData, signPayload } from '../contract/index.js';
-import { isSignatureRefusal } from '../net.js';
+import { isSignatureRefusal, shownUrl } from '../net.js';
 import { type Answer, describeAnswer, is2xx, is5xx, redirectTo, sendDelivery } from './send.js';
 
 export type CheckStatus = 'pass' | 'fail' | 'warn';
@@ -124,7 +124,7 @@ async function checkValidDeliveries(b: Battery, events: string[]): Promise<void>
     const env = b.envelope(type);
     const answer = await b.deliver(env);
     if (index === 0 && answer.kind === 'error' && ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH'].includes(answer.code ?? '')) {
-      throw new TargetUnreachableError(`nothing answers at ${b.options.target.href} (${answer.error}). Start your app, or correct --forward-to.`);
+      throw new TargetUnreachableError(`nothing answers at ${shownUrl(b.options.target)} (${answer.error}). Start your app, or correct --forward-to.`);
     }
     b.record({
       id: `valid:${type}`,
@@ -245,7 +245,7 @@ async function checkEnvelopeVersion(b: Battery): Promise<void> {
 
 /** 9. The ping diagnostic. */
 async function checkPing(b: Battery): Promise<void> {
-  const env = b.envelope(PING_EVENT_TYPE, { object: 'webhook_endpoint', id: 1, url: b.options.target.href, status: 'enabled' });
+  const env = b.envelope(PING_EVENT_TYPE, { object: 'webhook_endpoint', id: 1, url: shownUrl(b.options.target), status: 'enabled' });
   const answer = await b.deliver(env);
   b.record({
     id: 'ping',
@@ -307,7 +307,7 @@ export async function runChecks(options: CheckOptions): Promise<CheckReport> {
   await checkPing(battery);
   checkResponseTime(battery);
   diagnoseSecret(battery, results);
-  return { target: options.target.href, ok: results.every((r) => r.status !== 'fail'), checks: results };
+  return { target: shownUrl(options.target), ok: results.every((r) => r.status !== 'fail'), checks: results };
 }
 
 async function probe(url: URL, id: string, timeoutMs: number): Promise<number | null> {

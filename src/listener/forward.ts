@@ -121,12 +121,18 @@ export class Forwarder {
   readonly #proxy: httpProxy;
   readonly #agent: HttpAgent;
   readonly #proxyTarget: ProxyTarget;
+  /**
+   * `user:password` of a target given with them (`http://user:pass@localhost:3000`), sent as Basic
+   * authorization (a delivery's own Authorization header wins): the app gets what the URL says.
+   */
+  readonly #auth: string | undefined;
 
   constructor(
     readonly target: URL,
     private readonly timeoutMs: number,
   ) {
     this.#proxyTarget = proxyTarget(target);
+    this.#auth = target.username || target.password ? `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}` : undefined;
     this.#agent = target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
     this.#proxy = httpProxy.createProxyServer({
       agent: this.#agent,
@@ -165,7 +171,7 @@ export class Forwarder {
       headers['content-length'] = String(body.length);
       req.headers = headers as IncomingMessage['headers'];
       req.url = path;
-      this.#proxy.web(req, res, { target: this.#proxyTarget, buffer: bodySource(body) }, this.#failed);
+      this.#proxy.web(req, res, { target: this.#proxyTarget, auth: this.#auth, buffer: bodySource(body) }, this.#failed);
     });
   }
 
@@ -235,7 +241,7 @@ export class Forwarder {
       if (comma === -1) delete req.headers[name];
       else req.headers[name] = value.slice(0, comma);
     }
-    this.#proxy.web(req, pending.res, { target: this.#proxyTarget, buffer: bodySource(pending.body) }, this.#failed);
+    this.#proxy.web(req, pending.res, { target: this.#proxyTarget, auth: this.#auth, buffer: bodySource(pending.body) }, this.#failed);
   }
 
   #relayAnswer(proxyRes: IncomingMessage, req: IncomingMessage): void {

@@ -11,7 +11,7 @@ import { EndpointWatch, isSandboxBase, readEndpointRecords, registerEndpoint, re
 import { type DeliveryReport, Listener } from './listener.js';
 import { watchSandbox } from './sandbox-watch.js';
 import { isListenerItself, normalizeBasePath, normalizeForwardTarget } from './target.js';
-import { onPortOrFree } from '../net.js';
+import { onPortOrFree, shownUrl } from '../net.js';
 
 export type ListenMode = 'sandbox' | 'api' | 'offline';
 
@@ -199,7 +199,7 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
   cleanups.push(() => listener.close());
   if (forwardTo && (await isListenerItself(forwardTo, { host: options.host ?? '127.0.0.1', port: listener.port }))) {
     throw new ListenUsageError(
-      `--forward-to ${forwardTo.href} is this listener itself (port ${listener.port}): every delivery would come back to it. Give your app's port, such as --forward-to 3000, or move the listener with --port.`,
+      `--forward-to ${shownUrl(forwardTo)} is this listener itself (port ${listener.port}): every delivery would come back to it. Give your app's port, such as --forward-to 3000, or move the listener with --port.`,
     );
   }
   return { store, listener };
@@ -330,7 +330,7 @@ async function startPage(
     listener,
     client: api?.client ?? null,
     mode,
-    forwardTo: forwardTo?.href ?? null,
+    forwardTo: forwardTo ? shownUrl(forwardTo) : null,
     secretHint: secret ? maskSecret(secret) : null,
     timeScale: api?.timeScale,
     tokenPath: join(stateDir, 'inspector-token'),
@@ -342,7 +342,7 @@ async function startPage(
   cleanups.push(() => inspector.close());
   if (forwardTo && (await isListenerItself(forwardTo, { host: '127.0.0.1', port: inspector.port }))) {
     throw new ListenUsageError(
-      `--forward-to ${forwardTo.href} is this listen's inspector page (port ${inspector.port}), not your app: it would answer every delivery 404. Give your app's port, such as --forward-to 3000, or move the inspector with --inspector-port.`,
+      `--forward-to ${shownUrl(forwardTo)} is this listen's inspector page (port ${inspector.port}), not your app: it would answer every delivery 404. Give your app's port, such as --forward-to 3000, or move the inspector with --inspector-port.`,
     );
   }
   return inspector;
@@ -396,7 +396,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
         event: 'ready',
         listener: listener.url,
         inspector: inspector?.url ?? null,
-        forwardTo: forwardTo?.href ?? null,
+        forwardTo: forwardTo ? shownUrl(forwardTo) : null,
         apiBase: client?.baseUrl ?? null,
         sandbox: mode === 'sandbox',
         endpointId: registered?.id ?? null,
@@ -431,7 +431,7 @@ async function warnAboutSetup(logger: Logger, secret: string | null, endpoint: W
     logger.warn(`Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: npx clockhook endpoints enable ${endpoint.id}`);
   }
   if (forwardTo && !(await isAnswering(forwardTo))) {
-    logger.warn(`Nothing answers at ${forwardTo.href} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`);
+    logger.warn(`Nothing answers at ${shownUrl(forwardTo)} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`);
   }
 }
 

@@ -119,6 +119,16 @@ describe('clockhook check', () => {
     expect(stdout).toMatch(/\d+ passed, 1 failed, 2 warned/);
   });
 
+  it("sends a target's user and password as Basic authorization, and prints the password nowhere", async () => {
+    const app = await startReceiver();
+    stops.push(app.close);
+    const { stdout, report } = await check('--forward-to', app.url.replace('http://', 'http://hook:s3cret@'));
+    expect(report.target).toBe(`${app.url.replace('http://', 'http://hook:***@')}/`);
+    expect(stdout).not.toContain('s3cret');
+    expect(app.received.map((r) => r.headers.authorization)).toContain(`Basic ${Buffer.from('hook:s3cret').toString('base64')}`);
+    expect(app.received.map((r) => r.body.toString()).join('')).not.toContain('s3cret');
+  });
+
   it('names an unreachable target, exit 1', async () => {
     const gone = await startReceiver();
     await gone.close();

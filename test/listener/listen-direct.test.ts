@@ -110,6 +110,22 @@ describe('listen with a known secret (offline mode)', () => {
     expect(listen?.stderr.split('The app answered').length).toBe(2);
   });
 
+  it("sends a --forward-to's user and password to the app as Basic authorization, and shows the password nowhere", async () => {
+    const target = new URL(app.url);
+    target.username = 'hook';
+    target.password = 's3cr:t';
+    const { ready } = await start('--forward-to', `${target.href}hooks`);
+    expect(ready.forwardTo).toBe(`${app.url.replace('http://', 'http://hook:***@')}/hooks`);
+    expect((await post(ready.listener, ENVELOPE, signed(ENVELOPE))).status).toBe(201);
+    expect(app.received.at(-1)?.headers.authorization).toBe(`Basic ${Buffer.from('hook:s3cr:t').toString('base64')}`);
+    // A delivery's own Authorization header is the one the app gets.
+    expect((await post(ready.listener, ENVELOPE, { ...signed(ENVELOPE), authorization: 'Bearer from-the-sender' })).status).toBe(201);
+    expect(app.received.at(-1)?.headers.authorization).toBe('Bearer from-the-sender');
+    const captures = await readSettledCaptures(dir.path);
+    expect(captures).toHaveLength(2);
+    expect(JSON.stringify(captures)).not.toContain('s3cr');
+  });
+
   it('maps / to the target path itself', async () => {
     const { ready } = await start('--forward-to', `${app.url}/hooks`);
     await post(ready.listener, ENVELOPE, signed(ENVELOPE));
