@@ -143,6 +143,10 @@ function chooseMode(options: ListenOptions): ListenMode {
   if (options.relay && !isHttpUrl(options.relay)) {
     throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`);
   }
+  // Listeners connect at /connect on the relay's root: a path, a query or a fragment would be lost.
+  if (options.relay && (new URL(options.relay).pathname !== '/' || /[?#]/.test(options.relay))) {
+    throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is more than the relay's origin; give just that, e.g. ${new URL(options.relay).origin}, as \`clockhook relay\` prints it.`);
+  }
   if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl)) {
     throw new ListenUsageError(`--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL; give the URL your tunnel serves, e.g. https://abc123.ngrok.app`);
   }

@@ -397,7 +397,7 @@ describe('listen with an API key', () => {
   });
 
   it('exits 2 on bad usage', async () => {
-    for (const args of [['--api-key', 'tt_live_x'], ['--endpoint', '3'], ['--forward-to', 'ftp://x'], ['--tolerance', '-1'], ['--max-captures', '0'], ['--max-buffer', 'lots'], ['--path', '?x'], ['--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com'], ['--relay', 'nope'], ['--relay', 'ftp://relay.test'], ['--public-url', 'abc123.ngrok.app', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:9']]) {
+    for (const args of [['--api-key', 'tt_live_x'], ['--endpoint', '3'], ['--forward-to', 'ftp://x'], ['--tolerance', '-1'], ['--max-captures', '0'], ['--max-buffer', 'lots'], ['--path', '?x'], ['--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com'], ['--relay', 'nope'], ['--relay', 'ftp://relay.test'], ['--relay', 'https://relay.test/hooks'], ['--relay', 'https://relay.test/?a'], ['--public-url', 'abc123.ngrok.app', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:9']]) {
       const res = await runCli(['listen', '--port', '0', ...args], { cwd: dir.path });
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.stderr, args.join(' ')).toMatch(/^clockhook: /);
