@@ -10,7 +10,7 @@ import { CaptureStore } from '../store/index.js';
 import { EndpointWatch, isSandboxBase, readEndpointRecords, registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
 import { watchSandbox } from './sandbox-watch.js';
-import { isListenerItself, normalizeBasePath, normalizeForwardTarget } from './target.js';
+import { isListenerItself, normalizeBasePath, normalizeForwardTarget, pathUnderBase } from './target.js';
 import { onPortOrFree, shownUrl } from '../net.js';
 
 export type ListenMode = 'sandbox' | 'api' | 'offline';
@@ -392,6 +392,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     listener.setSecret(secret, { printedBy: secretCommand });
 
     const inspector = options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
+    if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
     await warnAboutSetup(logger, secret, registered, forwardTo);
 
     let closing: Promise<void> | undefined;
@@ -429,6 +430,18 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
 }
 
 /** Says once, at start, what will not work as the developer may expect. */
+/**
+ * A --public-url outside --path: a tunnel passes paths as they are (ngrok, cloudflared), so every delivery
+ * would get 404. Said, not refused: a tunnel or proxy in front may rewrite the path.
+ */
+function warnAboutPublicPath(logger: Logger, publicUrl: string, basePath: string): void {
+  const url = new URL(publicUrl);
+  if (pathUnderBase(`${url.pathname}${url.search}`, basePath) !== null) return;
+  logger.warn(
+    `--public-url ${publicUrl} is outside --path ${basePath}: through a tunnel that passes paths as they are, every delivery arrives at ${url.pathname} and gets 404. Register a URL under the path instead, such as --public-url ${url.origin}${basePath}`,
+  );
+}
+
 async function warnAboutSetup(logger: Logger, secret: string | null, endpoint: WebhookEndpoint | null, forwardTo: URL | null): Promise<void> {
   if (!secret) logger.warn('No endpoint secret known: signatures are recorded as unchecked and every request is forwarded. Pass --secret to verify them.');
   if (endpoint?.status === 'disabled') {

@@ -362,6 +362,18 @@ describe('listen with an API key', () => {
     expect(shown.ready.secret).toMatch(/^whsec_/);
   });
 
+  it('warns when --public-url is outside --path, where every delivery through a tunnel would get 404', async () => {
+    const { sandbox } = await folderSandbox();
+    const args = ['--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--path', '/hooks'];
+    const outside = await listen(...args, '--public-url', 'https://t.example.com');
+    await expect.poll(() => outside.stderr).toContain(
+      '--public-url https://t.example.com is outside --path /hooks: through a tunnel that passes paths as they are, every delivery arrives at / and gets 404. Register a URL under the path instead, such as --public-url https://t.example.com/hooks',
+    );
+    await outside.stop('SIGTERM');
+    const under = await listen(...args, '--public-url', 'https://t.example.com/hooks');
+    expect(under.stderr).not.toContain('is outside --path');
+  });
+
   it("an endpoint's description says what becomes of it, and follows the run that reuses it", async () => {
     const { sandbox, client } = await folderSandbox();
     const args = ['--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--public-url', 'https://t.example.com/k'];
