@@ -102,7 +102,7 @@ describe('a --forward-to that is the listener itself', () => {
     ['http://localhost:3000/', '127.0.0.1', 4300, false],
     ['http://localhost/', '127.0.0.1', 80, true],
     ['https://localhost/', '127.0.0.1', 80, false],
-    ['http://unknown-host.invalid:4300/', '127.0.0.1', 4300, false],
+    ['http://203.0.113.9:4300/', '0.0.0.0', 4300, false],
   ])('%s, listener on %s:%i: %s', async (target, host, port, itself) => {
     expect(await isListenerItself(new URL(target), { host, port })).toBe(itself);
   });
