@@ -3,34 +3,20 @@
 // after the other, oldest first (the order the service sent them in), each re-signed as Replay does. It is
 // offered only on a narrowed list, and asks first, naming the count and the app, so that one click cannot
 // send the whole store again.
+import { ActionBar } from './bar.js';
 import { clear, el } from './render.js';
 
 /** Errors after which nothing more can be replayed; the others concern one capture (gone, its body unreadable). */
 const STOPS = new Set(['disconnected', 'no_forward_target', 'no_secret', 'listener_closing']);
 
-export class BulkReplay {
+export class BulkReplay extends ActionBar {
   /**
    * null, or { phase: 'confirm' | 'running' | 'done', ids (oldest first, fixed when asked), sent,
    * answered2xx, notSent, error, stopping }.
    */
   #run = null;
-  /** What the bar says now: the list renders on every capture, the bar's buttons only when this changes. */
-  #said = '';
   /** The captures the list shows at the last render: what a click asks to replay. */
   #shown = null;
-  #act;
-  #errorText;
-  #changed;
-
-  /**
-   * `act` sends an action to the listener and resolves with its result; `errorText` words an error;
-   * `changed` is told when the bar has something new to say.
-   */
-  constructor({ act, errorText, changed }) {
-    this.#act = act;
-    this.#errorText = errorText;
-    this.#changed = changed;
-  }
 
   /**
    * The bar in `node`. `shown`: the captures the list shows, newest first, when it is narrowed (null
@@ -41,8 +27,7 @@ export class BulkReplay {
     const run = this.#run;
     const offer = !run && shown !== null && shown.length > 0 && Boolean(forwardTo);
     const said = JSON.stringify([run, offer && shown.length, forwardTo]);
-    if (said === this.#said) return;
-    this.#said = said;
+    if (!this.saysSomethingNew(said)) return;
     clear(node);
     node.hidden = !run && !offer;
     if (offer) {
@@ -60,7 +45,7 @@ export class BulkReplay {
     } else if (run?.phase === 'running') {
       const stop = () => {
         run.stopping = true;
-        this.#changed();
+        this.changed();
       };
       node.append(
         el('span', {}, `Replaying ${run.sent + run.notSent + 1} of ${run.ids.length}…`),
@@ -73,29 +58,29 @@ export class BulkReplay {
 
   #update(run) {
     this.#run = run;
-    this.#changed();
+    this.changed();
   }
 
   async #start() {
     const run = this.#run;
     if (run?.phase !== 'confirm') return; // a second click before the bar changed
     run.phase = 'running';
-    this.#changed();
+    this.changed();
     for (const captureId of run.ids) {
       if (run.stopping) break;
-      const result = await this.#act({ type: 'replay', captureId, mode: 'resign' });
+      const result = await this.act({ type: 'replay', captureId, mode: 'resign' });
       if (result.ok) {
         run.sent += 1;
         if (result.data.statusCode >= 200 && result.data.statusCode < 300) run.answered2xx += 1;
       } else {
         run.notSent += 1;
-        run.error = this.#errorText(result.error);
+        run.error = this.errorText(result.error);
         if (STOPS.has(result.error.code)) break;
       }
-      this.#changed();
+      this.changed();
     }
     run.phase = 'done';
-    this.#changed();
+    this.changed();
   }
 }
 

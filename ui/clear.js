@@ -1,26 +1,12 @@
 // Clear removes every capture that is not pinned from the store, for good. It sits at the end of the
 // filters' row, where a click meant to clear the search or the filters would otherwise empty the store
 // at once: so it asks first, saying how many captures would go.
+import { ActionBar } from './bar.js';
 import { clear, el } from './render.js';
 
-export class ClearCaptures {
+export class ClearCaptures extends ActionBar {
   /** null, 'asking' (the bar asks), 'clearing' (sent, not answered yet), or the text of a failure. */
   #state = null;
-  /** What the bar says now: the list renders on every capture, the bar's buttons only when this changes. */
-  #said = '';
-  #act;
-  #errorText;
-  #changed;
-
-  /**
-   * `act` sends an action to the listener and resolves with its result; `errorText` words an error;
-   * `changed` is told when the bar has something new to say.
-   */
-  constructor({ act, errorText, changed }) {
-    this.#act = act;
-    this.#errorText = errorText;
-    this.#changed = changed;
-  }
 
   /** The Clear button was clicked: the bar asks. */
   ask() {
@@ -34,8 +20,7 @@ export class ClearCaptures {
   render(node, { unpinned, more }) {
     const state = this.#state;
     const said = JSON.stringify([state, unpinned, more]);
-    if (said === this.#said) return;
-    this.#said = said;
+    if (!this.saysSomethingNew(said)) return;
     clear(node);
     node.hidden = state === null;
     const cancel = () => this.#update(null);
@@ -57,13 +42,13 @@ export class ClearCaptures {
 
   #update(state) {
     this.#state = state;
-    this.#changed();
+    this.changed();
   }
 
   async #clear() {
     if (this.#state !== 'asking') return; // a second click before the bar changed
     this.#update('clearing');
-    const result = await this.#act({ type: 'clear' });
-    this.#update(result.ok ? null : `Could not clear: ${this.#errorText(result.error)}`);
+    const result = await this.act({ type: 'clear' });
+    this.#update(result.ok ? null : `Could not clear: ${this.errorText(result.error)}`);
   }
 }
