@@ -1,18 +1,10 @@
 import { spawn } from 'node:child_process';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, cleanEnv, type SpawnedCli } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { BIN, cleanEnv, folderPerTest } from '../helpers/cli.js';
 import { postSigned, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
-import { tempDir } from '../helpers/sandbox.js';
 
-let dir: { path: string; remove: () => Promise<void> };
-const procs: SpawnedCli[] = [];
-beforeEach(async () => {
-  dir = await tempDir();
-});
-afterEach(async () => {
-  for (const proc of procs.splice(0)) await proc.stop('SIGKILL');
-  await dir.remove();
-});
+const dir = folderPerTest();
+const { procs } = dir;
 
 /** A command whose stdout is a pipe nobody reads any more (`… | head -0`): its exit code and stderr. */
 function runWithClosedStdout(args: string[]): Promise<{ code: number | null; stderr: string }> {

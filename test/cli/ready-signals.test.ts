@@ -1,19 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnCli, type SpawnedCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/sandbox.js';
+import { describe, expect, it } from 'vitest';
+import { folderPerTest, spawnCli, type SpawnedCli } from '../helpers/cli.js';
 
 const PROBE = fileURLToPath(new URL('../fixtures/signal-probe.mjs', import.meta.url));
 
-let dir: { path: string; remove: () => Promise<void> };
-const procs: SpawnedCli[] = [];
-beforeEach(async () => {
-  dir = await tempDir();
-});
-afterEach(async () => {
-  for (const proc of procs.splice(0)) await proc.stop('SIGKILL');
-  await dir.remove();
-});
+const dir = folderPerTest();
+const { procs } = dir;
 
 async function stderrLine(proc: SpawnedCli, pattern: RegExp, timeoutMs = 5_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;

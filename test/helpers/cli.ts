@@ -1,5 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach } from 'vitest';
+import { tempDir } from './sandbox.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
 
@@ -110,3 +112,26 @@ export function spawnCli(args: string[], { cwd, env = {} }: { cwd: string; env?:
 }
 
 export type SpawnedCli = ReturnType<typeof spawnCli>;
+
+/**
+ * For a test file of CLI processes: a fresh folder for each test (`path`), and the processes a test
+ * started (pushed to `procs`), killed after it before the folder goes. Call once, at the file's top level.
+ */
+export function folderPerTest(): { readonly path: string; procs: SpawnedCli[] } {
+  let dir: { path: string; remove: () => Promise<void> } | undefined;
+  const procs: SpawnedCli[] = [];
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(async () => {
+    for (const proc of procs.splice(0)) await proc.stop('SIGKILL');
+    await dir?.remove();
+  });
+  return {
+    get path() {
+      if (!dir) throw new Error('folderPerTest: the folder exists only while a test runs');
+      return dir.path;
+    },
+    procs,
+  };
+}
