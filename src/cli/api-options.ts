@@ -1,6 +1,7 @@
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ApiClient, apiBaseProblem } from '../api/index.js';
+import { sameBase } from '../listener/index.js';
 import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
 import { CliError, UsageError } from './errors.js';
 import { fromEnv } from './process.js';
@@ -49,7 +50,7 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
         : 'no API key and no running sandbox in this folder (.clockhook/sandbox.json). Start one with "npx clockhook sandbox" (or "npx clockhook listen") in this folder, or pass --api-key and --api-base (or set CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE).',
     );
   }
-  if (apiBase && apiBase.replace(/\/+$/, '') !== sandbox.apiBase) {
+  if (apiBase && !sameBase(apiBase, sandbox.apiBase)) {
     throw new UsageError(`--api-base ${apiBase} was given without a key; the key on file is for the sandbox at ${sandbox.apiBase}. Pass --api-key too.`);
   }
   return { client: makeClient(sandbox.apiBase, sandbox.apiKey), apiBase: sandbox.apiBase, fromSandbox: true, timeScale: sandbox.timeScale ?? 1 };

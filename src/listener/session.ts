@@ -359,7 +359,9 @@ async function startPage(
 export async function startListen(options: ListenOptions): Promise<ListenSession> {
   const mode = chooseMode(options);
   const forwardTo = options.forwardTo ? normalizeForwardTarget(options.forwardTo) : null;
-  normalizeBasePath(options.path ?? '/'); // refuses a bad --path before anything starts
+  // The relay's channel URL reaches the listener's root; deliveries must arrive under --path. A bad --path
+  // is refused here, before anything starts.
+  const basePath = normalizeBasePath(options.path ?? '/');
   // Known once the endpoint is; until then there is none to watch.
   let endpointWatch: EndpointWatch | null = null;
   const setup: Setup = {
@@ -382,8 +384,6 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const { store, listener } = await startCapturing(setup, forwardTo);
     const api = await connectApi(setup);
     const client = api?.client ?? null;
-    // The relay's channel URL reaches the listener's root; deliveries must arrive under --path.
-    const basePath = normalizeBasePath(options.path ?? '/');
     const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
     const { endpoint: registered, secret, secretCommand, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
     const watch = new EndpointWatch({ client, endpoint: registered, logger, now: options.now ?? Date.now, ...options.endpointCheck });
@@ -429,7 +429,6 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
   }
 }
 
-/** Says once, at start, what will not work as the developer may expect. */
 /**
  * A --public-url outside --path: a tunnel passes paths as they are (ngrok, cloudflared), so every delivery
  * would get 404. Said, not refused: a tunnel or proxy in front may rewrite the path.
@@ -442,6 +441,7 @@ function warnAboutPublicPath(logger: Logger, publicUrl: string, basePath: string
   );
 }
 
+/** Says once, at start, what will not work as the developer may expect. */
 async function warnAboutSetup(logger: Logger, secret: string | null, endpoint: WebhookEndpoint | null, forwardTo: URL | null): Promise<void> {
   if (!secret) logger.warn('No endpoint secret known: signatures are recorded as unchecked and every request is forwarded. Pass --secret to verify them.');
   if (endpoint?.status === 'disabled') {
