@@ -1,10 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
 import type { Low } from 'lowdb';
 import { isApiVersionLabel, isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { acquireLock, assertNotFolder, coalesceWrites, ensurePrivateDir } from '../store/index.js';
+import { claimStateFile, coalesceWrites } from '../store/index.js';
 import { DEFAULT_DISCOVERY_PATH, readDiscoveryFile, removeDiscovery, writeDiscovery } from './discovery.js';
 import { invalidParam, notFound, rateLimited, SandboxError } from './errors.js';
 import { DAY_MS, MinuteWindow, PER_KEY_PER_MINUTE, TRIAL_CAPS, usageInLastDay } from './limits.js';
@@ -363,9 +362,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   validateOptions(config);
   // Two sandboxes over one state file would each write the whole of theirs, and the last to write
   // would undo the other's endpoints, secrets and events: the second is refused, as a second listen is.
-  await assertNotFolder(config.dbPath, 'sandbox-db.json');
-  await ensurePrivateDir(dirname(config.dbPath));
-  const release = await acquireLock(config.dbPath, (pid) => sandboxInUse(config, pid));
+  const release = await claimStateFile(config.dbPath, 'sandbox-db.json', (pid) => sandboxInUse(config, pid));
   try {
     return await runSandbox(config, release);
   } catch (error) {

@@ -1,11 +1,9 @@
-import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { type Logger, silentLogger } from '../logger.js';
 import { bodyPreview, type Capture, decodeBody, INLINE_BODY_CHARS } from './capture.js';
 import { GroupCommit, type Staged } from './group-commit.js';
 import { JournalAdapter, type StoreData } from './journal.js';
-import { acquireLock } from './lock.js';
-import { assertNotFolder, ensurePrivateDir } from './private-files.js';
+import { claimStateFile } from './lock.js';
 
 export interface CaptureStoreOptions {
   /** The capture file. @default '.clockhook/captures.json' */
@@ -92,9 +90,7 @@ export class CaptureStore {
     const path = options.path ?? '.clockhook/captures.json';
     const maxCaptures = options.maxCaptures ?? 1000;
     if (!Number.isInteger(maxCaptures) || maxCaptures < 1) throw new TypeError(`maxCaptures must be a positive integer (got ${maxCaptures}).`);
-    await assertNotFolder(path, 'captures.json');
-    await ensurePrivateDir(dirname(path));
-    const release = await acquireLock(path);
+    const release = await claimStateFile(path, 'captures.json');
     try {
       const adapter = new JournalAdapter(path, {
         logger: options.logger ?? silentLogger,

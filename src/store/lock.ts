@@ -1,5 +1,6 @@
 import { readFile, unlink, writeFile } from 'node:fs/promises';
-import { ForeignPathError, inStateDir } from './private-files.js';
+import { dirname } from 'node:path';
+import { assertNotFolder, ensurePrivateDir, ForeignPathError, inStateDir } from './private-files.js';
 
 /** A file another live process holds the lock of: a second listen on a store, a second sandbox on a state. */
 export class StoreLockedError extends Error {
@@ -58,4 +59,15 @@ export async function acquireLock(path: string, inUse?: (pid: number) => Promise
     await unlink(lockPath).catch(() => {}); // stale: its process is gone
   }
   throw new Error(`could not take the lock ${lockPath}; remove it if no clockhook listen is running.`);
+}
+
+/**
+ * Readies a state file for this process (the capture store, a sandbox's state): refuses a path that is a
+ * folder (`example` names a file to give instead), makes its folder, and takes its lock (see acquireLock).
+ * Returns the release function.
+ */
+export async function claimStateFile(path: string, example: string, inUse?: (pid: number) => Promise<string>): Promise<() => Promise<void>> {
+  await assertNotFolder(path, example);
+  await ensurePrivateDir(dirname(path));
+  return acquireLock(path, inUse);
 }
