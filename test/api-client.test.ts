@@ -199,10 +199,16 @@ describe('ApiClient', () => {
   });
 
   it('says why fetch would not even try a port browsers block', async () => {
-    const client = new ApiClient({ baseUrl: 'http://127.0.0.1:6000', apiKey: KEY, maxServerRetries: 0 });
+    // A base on such a port is refused when the client is made; a redirect can still lead to one.
+    expect(() => new ApiClient({ baseUrl: 'http://127.0.0.1:6000', apiKey: KEY })).toThrow(
+      new TypeError('ApiClient: baseUrl "http://127.0.0.1:6000" is on port 6000, which fetch refuses to connect to (the Fetch standard blocks it, with 9, 6667 and others); use e.g. https://api.example.com'),
+    );
+    const server = await startScriptedServer([{ status: 307, headers: { location: 'http://127.0.0.1:6000/webhookEndpoint/1' } }]);
+    closeServer = server.close;
+    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY, maxServerRetries: 0 });
     await expect(client.getEndpoint(1)).rejects.toMatchObject({
       code: 'connection_failed',
-      message: 'No response from http://127.0.0.1:6000/webhookEndpoint/1: fetch refuses to connect to that port (one browsers block, such as 9, 6000 or 6667); run it on another port',
+      message: `No response from ${server.url}/webhookEndpoint/1: fetch refuses to connect to that port (one browsers block, such as 9, 6000 or 6667); run it on another port`,
     });
   });
 

@@ -9,7 +9,7 @@ import { isCertificateError } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
-import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSizeFlag, strayArgumentsError } from './process.js';
+import { bindFailure, fromEnv, onShutdown, parseFetchablePort, parsePort, parsePositiveInt, parseSizeFlag, strayArgumentsError } from './process.js';
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
@@ -143,7 +143,7 @@ export function registerListen(program: Command): void {
       const options = {
         forwardTo: flags.forwardTo ?? null,
         port: parsePort(flags.port, '--port'),
-        sandboxPort: parsePort(flags.sandboxPort, '--sandbox-port'),
+        sandboxPort: parseFetchablePort(flags.sandboxPort, '--sandbox-port', 'fetch, which clockhook calls the sandbox with,'),
         host: flags.host,
         path: flags.path,
         secret: flags.secret ?? fromEnv('CLOCKHOOK_SECRET'),
@@ -166,7 +166,7 @@ export function registerListen(program: Command): void {
         endpointId: flags.endpoint === undefined ? undefined : parsePositiveInt(flags.endpoint, '--endpoint'),
         keepEndpoint: Boolean(flags.keepEndpoint),
         inspector: flags.inspector,
-        inspectorPort: parsePort(flags.inspectorPort, '--inspector-port'),
+        inspectorPort: parseFetchablePort(flags.inspectorPort, '--inspector-port', 'a browser'),
         logger: consoleLogger,
         onDelivery: (report: DeliveryReport) => {
           if (flags.json) {

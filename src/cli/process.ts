@@ -1,3 +1,4 @@
+import { isBadPort } from '../net.js';
 import { parseSize } from '../size.js';
 import { CliError, UsageError } from './errors.js';
 import { flushOutput, keepServingWithoutOutput } from './output.js';
@@ -29,6 +30,16 @@ export function onShutdown(command: string, stop: () => Promise<void>): Promise<
 export function parsePort(value: string, flag: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`${flag} must be a port number 0-65535 (got ${value}).`);
+  return port;
+}
+
+/**
+ * A port that a browser or fetch must reach (`who` says which): one of the Fetch standard's bad ports,
+ * such as 6000, is refused here rather than failing later on every call.
+ */
+export function parseFetchablePort(value: string, flag: string, who: string): number {
+  const port = parsePort(value, flag);
+  if (isBadPort(port)) throw new UsageError(`${flag} ${port}: ${who} cannot reach that port (the Fetch standard blocks it, with 9, 6667 and others); pick another ${flag}.`);
   return port;
 }
 

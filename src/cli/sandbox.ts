@@ -5,7 +5,7 @@ import { consoleLogger } from '../logger.js';
 import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
-import { bindFailure, onShutdown, parsePort } from './process.js';
+import { bindFailure, onShutdown, parseFetchablePort } from './process.js';
 
 interface SandboxFlags {
   port: string;
@@ -36,7 +36,7 @@ export function registerSandbox(program: Command): void {
     .option('--api-version <date>', 'api_version of the envelopes it sends', '2026-11-01')
     .option('--json', 'print NDJSON: a ready line, then one line per delivery attempt')
     .action(async (flags: SandboxFlags) => {
-      const port = parsePort(flags.port, '--port');
+      const port = parseFetchablePort(flags.port, '--port', 'fetch, which clockhook calls the sandbox with,');
       const timeScale = Number(flags.timeScale);
       if (!Number.isFinite(timeScale) || timeScale <= 0) throw new UsageError(`--time-scale must be a positive number (got ${flags.timeScale}).`);
       if (!isApiVersionLabel(flags.apiVersion)) throw new UsageError(`--api-version must be a date YYYY-MM-DD (got ${flags.apiVersion}).`);

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -215,6 +216,8 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect(base).toMatchObject({ code: 2, stderr: `clockhook: CLOCKHOOK_API_BASE "api.example.com" is not a URL: give the service's API base URL, e.g. https://api.example.com.\n` });
     const scheme = await cli('endpoints', 'list', '--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com');
     expect(scheme).toMatchObject({ code: 2, stderr: `clockhook: --api-base "ftp://api.example.com" is not an http(s) URL: give the service's API base URL, e.g. https://api.example.com.\n` });
+    const blocked = await cli('endpoints', 'list', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:6000');
+    expect(blocked).toMatchObject({ code: 2, stderr: `clockhook: --api-base "http://127.0.0.1:6000" is on port 6000, which fetch refuses to connect to (the Fetch standard blocks it, with 9, 6667 and others): give the service's API base URL, e.g. https://api.example.com.\n` });
   });
 });
 
@@ -302,6 +305,15 @@ describe('clockhook sandbox', () => {
     await folder.remove();
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`port ${port}`);
+  });
+
+  it('refuses a port fetch will not connect to, exit 2, before anything starts', async () => {
+    const folder = await tempDir();
+    const res = await runCli(['sandbox', '--port', '6667'], { cwd: folder.path });
+    const made = await readdir(folder.path);
+    await folder.remove();
+    expect(res).toMatchObject({ code: 2, stderr: 'clockhook: --port 6667: fetch, which clockhook calls the sandbox with, cannot reach that port (the Fetch standard blocks it, with 9, 6667 and others); pick another --port.\n' });
+    expect(made).toEqual([]);
   });
 });
 

@@ -409,7 +409,7 @@ describe('listen with an API key', () => {
   });
 
   it('exits 2 on bad usage', async () => {
-    for (const args of [['--api-key', 'tt_live_x'], ['--endpoint', '3'], ['--forward-to', 'ftp://x'], ['--tolerance', '-1'], ['--max-captures', '0'], ['--max-buffer', 'lots'], ['--path', '?x'], ['--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com'], ['--relay', 'nope'], ['--relay', 'ftp://relay.test'], ['--relay', 'https://relay.test/hooks'], ['--relay', 'https://relay.test/?a'], ['--public-url', 'abc123.ngrok.app', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:9']]) {
+    for (const args of [['--api-key', 'tt_live_x'], ['--endpoint', '3'], ['--forward-to', 'ftp://x'], ['--tolerance', '-1'], ['--max-captures', '0'], ['--max-buffer', 'lots'], ['--path', '?x'], ['--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com'], ['--relay', 'nope'], ['--relay', 'ftp://relay.test'], ['--relay', 'https://relay.test/hooks'], ['--relay', 'https://relay.test/?a'], ['--public-url', 'abc123.ngrok.app', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:8'], ['--inspector-port', '6000'], ['--sandbox-port', '6667']]) {
       const res = await runCli(['listen', '--port', '0', ...args], { cwd: dir.path });
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.stderr, args.join(' ')).toMatch(/^clockhook: /);
@@ -421,6 +421,9 @@ describe('listen with an API key', () => {
     const small = await runCli(['listen', '--port', '0', '--max-buffer', '1mb'], { cwd: dir.path });
     expect(small.code).toBe(2);
     expect(small.stderr).toContain('--max-buffer must be at least 5mb, the largest body a delivery may have (got 1mb).');
+    // A browser would not open the page there (ERR_UNSAFE_PORT), nor fetch reach a sandbox.
+    const unsafe = await runCli(['listen', '--port', '0', '--inspector-port', '6000'], { cwd: dir.path });
+    expect(unsafe).toMatchObject({ code: 2, stderr: 'clockhook: --inspector-port 6000: a browser cannot reach that port (the Fetch standard blocks it, with 9, 6667 and others); pick another --inspector-port.\n' });
     // A --db that is not a store is left as it is, with exit 2 and what to give instead.
     await writeFile(join(dir.path, 'package.json'), '{"name":"my-app"}');
     const foreign = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--db', 'package.json'], { cwd: dir.path });
