@@ -173,6 +173,35 @@ describe('ApiClient', () => {
     expect(await client.listEvents()).toEqual({ data: [], hasMore: true, nextCursor: 'c_snake' });
   });
 
+  it('reads a limit over 100 a page at a time, following nextCursor, and stops where the list or the limit ends', async () => {
+    const events = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: `evt_${from + i}`, type: 'punch.created', delivery_attempts: [] }));
+    const { client, requests } = await clientFor([
+      { status: 200, body: { object: 'list', data: events(0, 100), hasMore: true, nextCursor: 'c1' } },
+      { status: 200, body: { object: 'list', data: events(100, 100), hasMore: true, nextCursor: 'c2' } },
+      { status: 200, body: { object: 'list', data: events(200, 50), hasMore: true, nextCursor: 'c3' } },
+      // The whole list, shorter than the limit.
+      { status: 200, body: { object: 'list', data: events(0, 100), hasMore: true, nextCursor: 'c1' } },
+      { status: 200, body: { object: 'list', data: events(100, 7), hasMore: false, nextCursor: null } },
+      // A service that says there is more but gives nothing, then one that gives its own cursor back.
+      { status: 200, body: { object: 'list', data: [], hasMore: true, nextCursor: 'c9' } },
+      { status: 200, body: { object: 'list', data: events(0, 100), hasMore: true, nextCursor: 'c1' } },
+      { status: 200, body: { object: 'list', data: events(100, 100), hasMore: true, nextCursor: 'c1' } },
+    ]);
+    const page = await client.listEvents({ type: 'punch.created', limit: 250 });
+    expect(page.data.map((e) => e.id)).toEqual(events(0, 250).map((e) => e.id));
+    expect(page).toMatchObject({ hasMore: true, nextCursor: 'c3' });
+    expect(requests.map((r) => r.url)).toEqual(['/event?type=punch.created&limit=100', '/event?type=punch.created&limit=100&cursor=c1', '/event?type=punch.created&limit=50&cursor=c2']);
+
+    const all = await client.listEvents({ limit: Number.POSITIVE_INFINITY });
+    expect(all).toMatchObject({ hasMore: false, nextCursor: null });
+    expect(all.data).toHaveLength(107);
+    expect(requests.slice(3).map((r) => r.url)).toEqual(['/event?limit=100', '/event?limit=100&cursor=c1']);
+
+    expect((await client.listEvents({ limit: 300 })).data).toEqual([]);
+    expect((await client.listEvents({ limit: 300, cursor: 'c0' })).data).toHaveLength(200);
+    expect(requests.slice(5).map((r) => r.url)).toEqual(['/event?limit=100', '/event?limit=100&cursor=c0', '/event?limit=100&cursor=c1']);
+  });
+
   it("reads an event's delivery attempts in camelCase or snake_case, whose names the contract does not show", async () => {
     const camel = { attempt: 1, endpointId: 3, statusCode: 502, durationMs: 41, responseBody: 'Bad Gateway', error: null, createdAt: '2026-11-22T10:00:00.000Z' };
     const snake = { attempt_number: 1, endpoint_id: 3, status_code: 502, duration_ms: 41, response_body: 'Bad Gateway', error: null, created_at: 1795341600 };

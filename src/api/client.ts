@@ -4,6 +4,7 @@ import {
   type DeliveryAttempt,
   type EventRecord,
   isErrorEnvelope,
+  LIST_PAGE,
   type ListPage,
   type PingAcknowledgement,
   RETRYABLE_RATE_LIMIT_CODES,
@@ -218,8 +219,9 @@ export class ApiClient {
     }
   }
 
-  async listEndpoints(query: ListQuery = {}): Promise<ListPage<WebhookEndpoint>> {
-    return normalizeList(await this.request('GET', '/webhookEndpoint', { query: { ...query } }), normalizeEndpoint);
+  /** Endpoints, newest first; `limit` as for listEvents. */
+  listEndpoints(query: ListQuery = {}): Promise<ListPage<WebhookEndpoint>> {
+    return this.#readUpTo(query, async (page) => normalizeList(await this.request('GET', '/webhookEndpoint', { query: { ...page } }), normalizeEndpoint));
   }
 
   async getEndpoint(id: number | string, options: Pick<RequestOptions, 'signal'> = {}): Promise<WebhookEndpoint> {
@@ -247,8 +249,12 @@ export class ApiClient {
     return this.request('POST', `/webhookEndpoint/${encodeURIComponent(id)}/ping`);
   }
 
-  async listEvents(query: ListQuery & { type?: string } = {}): Promise<ListPage<EventRecord>> {
-    return normalizeList(await this.request('GET', '/event', { query: { ...query } }), normalizeEvent);
+  /**
+   * Events, newest first. A `limit` over a page's maximum (100) is read a page at a time, following
+   * nextCursor; `Infinity` reads them all.
+   */
+  listEvents({ type, ...query }: ListQuery & { type?: string } = {}): Promise<ListPage<EventRecord>> {
+    return this.#readUpTo(query, async (page) => normalizeList(await this.request('GET', '/event', { query: { type, ...page } }), normalizeEvent));
   }
 
   async getEvent(id: string): Promise<EventRecord> {
@@ -257,6 +263,25 @@ export class ApiClient {
 
   redeliverEvent(id: string): Promise<RedeliveryAcknowledgement> {
     return this.request('POST', `/event/${encodeURIComponent(id)}/redeliver`);
+  }
+
+  /**
+   * Up to `limit` items from `cursor` on, read a page of at most LIST_PAGE.maxLimit at a time. hasMore
+   * and nextCursor are the last page's, so a next call goes on from there. A page longer than asked
+   * for is kept whole: cut, its nextCursor would skip what was cut.
+   */
+  async #readUpTo<T>({ limit, cursor }: ListQuery, readPage: (query: ListQuery) => Promise<ListPage<T>>): Promise<ListPage<T>> {
+    if (limit === undefined) return readPage({ cursor });
+    const data: T[] = [];
+    let page: ListPage<T>;
+    do {
+      page = await readPage({ limit: Math.min(limit - data.length, LIST_PAGE.maxLimit), cursor });
+      data.push(...page.data);
+      // An empty page, or one that names the cursor it was read from, would go round for ever.
+      if (page.data.length === 0 || page.nextCursor === cursor) break;
+      cursor = page.nextCursor ?? undefined;
+    } while (data.length < limit && page.hasMore && cursor !== undefined);
+    return { ...page, data };
   }
 
   #url(path: string, query: RequestOptions['query']): string {

@@ -77,7 +77,7 @@ export function registerEndpoints(program: Command): void {
     };
 
   withApiOptions(endpoints.command('list').description('list webhook endpoints'))
-    .option('--limit <n>', 'how many (1-100)', '20')
+    .option('--limit <n>', 'how many (over 100: read 100 at a time)', '20')
     .action(
       action(
         async (flags) => {

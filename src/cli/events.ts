@@ -99,7 +99,7 @@ export function registerEvents(program: Command): void {
 
   withApiOptions(events.command('list').description('list events, newest first'))
     .option('--type <type>', 'only this event type')
-    .option('--limit <n>', 'how many (1-100)', '20')
+    .option('--limit <n>', 'how many (over 100: read 100 at a time)', '20')
     .option('--cursor <cursor>', 'the next page, as printed by the previous one')
     .action(async (flags: EventFlags) => {
       // Bad flags are said before anything is looked up.

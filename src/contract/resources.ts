@@ -66,6 +66,9 @@ export interface ListPage<T> {
   nextCursor: string | null;
 }
 
+/** DESIGN.md's list wrapper (the contract does not show page sizes): `limit` is 20 unless given, at most 100. */
+export const LIST_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
+
 /** Limits of the contract's Limits table. */
 export const LIMITS = {
   deliveryAttempts: 5,

@@ -95,14 +95,7 @@ const recordsError = (path: string, why: string) =>
 const writeRecords = (path: string, records: EndpointRecordOnFile[]) => writePrivateFile(path, `${JSON.stringify(records, null, 2)}\n`);
 
 async function allEndpoints(client: ApiClient): Promise<WebhookEndpoint[]> {
-  const all: WebhookEndpoint[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listEndpoints({ limit: 100, cursor });
-    all.push(...page.data);
-    cursor = page.hasMore && page.nextCursor ? page.nextCursor : undefined;
-  } while (cursor);
-  return all;
+  return (await client.listEndpoints({ limit: Number.POSITIVE_INFINITY })).data;
 }
 
 /** Whether two records, read at different times, are the same one. */

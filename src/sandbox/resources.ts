@@ -1,6 +1,7 @@
 import {
   isKnownEventType,
   type FieldError,
+  LIST_PAGE,
   matchesSubscription,
   PING_EVENT_TYPE,
   validateSubscription,
@@ -34,8 +35,6 @@ export interface RouteResult {
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const DESCRIPTION_MAX = 500;
-const DEFAULT_PAGE = 20;
-const MAX_PAGE = 100;
 
 export function endpointJson(endpoint: EndpointRecord, withSecret = false): WebhookEndpoint {
   const { account: _account, secret, ...visible } = endpoint;
@@ -132,9 +131,9 @@ function findEvent(ctx: RouteContext, id: string): EventRecordStored {
 /** DESIGN.md list wrapper: newest first, `limit` (default 20, max 100), opaque `cursor`. */
 function page<T>(items: T[], order: (item: T) => number, query: URLSearchParams, map: (item: T) => unknown): RouteResult {
   const rawLimit = query.get('limit');
-  const limit = rawLimit === null ? DEFAULT_PAGE : Number(rawLimit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-    throw invalidParam('limit', `limit must be an integer from 1 to ${MAX_PAGE}`);
+  const limit = rawLimit === null ? LIST_PAGE.defaultLimit : Number(rawLimit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > LIST_PAGE.maxLimit) {
+    throw invalidParam('limit', `limit must be an integer from 1 to ${LIST_PAGE.maxLimit}`);
   }
   const rawCursor = query.get('cursor');
   let before = Number.POSITIVE_INFINITY;

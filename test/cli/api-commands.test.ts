@@ -127,6 +127,28 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     await cli('endpoints', 'delete', String(endpoint.id));
   });
 
+  it('lists more events than a page holds, read 100 at a time, and says where the next page starts', async () => {
+    const emit = () =>
+      fetch(`${sandbox.apiBase}/sandbox/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sandbox.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'geofence.deleted' }),
+      }).then((response) => response.json() as Promise<{ id: string }>);
+    const emitted: string[] = [];
+    for (let i = 0; i < 104; i++) emitted.push((await emit()).id);
+    const newestFirst = emitted.reverse();
+    const listed = await cli('events', 'list', '--type', 'geofence.deleted', '--limit', '103', '--json');
+    expect(listed.code).toBe(0);
+    const page = JSON.parse(listed.stdout);
+    expect(page.data.map((e: { id: string }) => e.id)).toEqual(newestFirst.slice(0, 103));
+    expect(page).toMatchObject({ hasMore: true, nextCursor: expect.any(String) });
+    const table = await cli('events', 'list', '--type', 'geofence.deleted', '--limit', '200');
+    expect(table.stdout.split('\n').filter((line) => line.includes('geofence.deleted'))).toHaveLength(104);
+    expect(table.stdout).not.toContain('More: --cursor');
+    const rest = JSON.parse((await cli('events', 'list', '--type', 'geofence.deleted', '--cursor', page.nextCursor, '--json')).stdout);
+    expect(rest).toMatchObject({ data: [expect.objectContaining({ id: newestFirst[103] })], hasMore: false, nextCursor: null });
+  });
+
   it("shows what the receiver answered to each attempt, its error message when it refused, and when the service tries again", async () => {
     const refusing = await startReceiver((_r, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"No signatures found matching the expected signature"}}'));
     try {
