@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import { type Command, Option } from 'commander';
 import open from 'open';
 import { ApiError } from '../api/index.js';
@@ -80,10 +81,29 @@ function secretText(secret: string, printSecret: boolean, { kept, printedBy }: {
   return `${printSecret ? secret : maskSecret(secret)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
 }
 
-function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, secretNotes: { kept: boolean; printedBy: string | null }, mode: string): void {
+/**
+ * With --host 0.0.0.0 (or ::), the listener's URL as other machines reach it, one per address of this
+ * machine's network interfaces (as Vite's "Network" line): the ready line's own is 127.0.0.1's.
+ * IPv6 ones only for ::, and not link-local ones, which need a zone to be reached.
+ */
+export function networkUrls(listenerUrl: string, host: string, interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()): string[] {
+  if (host !== '0.0.0.0' && host !== '::') return [];
+  const addresses = Object.values(interfaces).flatMap((entries) => entries ?? []);
+  return addresses
+    .filter((a) => !a.internal && (a.family === 'IPv4' || (host === '::' && !a.address.startsWith('fe80:'))))
+    .map((a) => {
+      const url = new URL(listenerUrl);
+      url.hostname = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+      return url.href;
+    });
+}
+
+function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, secretNotes: { kept: boolean; printedBy: string | null }, mode: string, host: string): void {
+  const network = networkUrls(ready.listener, host);
   const lines = [
     colour.cyan('clockhook listen is ready'),
     `  Listening   ${ready.listener}`,
+    ...(network.length > 0 ? [`  Network     ${network.join(', ')}`] : []),
     `  Forwarding  ${ready.forwardTo ?? 'nowhere: capture-only mode, clockhook answers 200 itself (use --forward-to <port|url>)'}`,
     `  API         ${ready.apiBase ? `${ready.apiBase}${ready.sandbox ? ' (sandbox)' : ''}` : 'none (offline)'}`,
   ];
@@ -182,7 +202,7 @@ export function registerListen(program: Command): void {
       stopRequested = () => session.close();
       const stopped = onShutdown('listen', () => session.close());
       if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
-      else printReady(session.ready, session.secret, Boolean(flags.printSecret), { kept: session.endpointKept, printedBy: session.secretCommand }, session.mode);
+      else printReady(session.ready, session.secret, Boolean(flags.printSecret), { kept: session.endpointKept, printedBy: session.secretCommand }, session.mode, flags.host);
       // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
       if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
         open(session.ready.inspector).catch(() => {});

@@ -1,7 +1,8 @@
+import type { NetworkInterfaceInfo } from 'node:os';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { formatAdvice, formatChecks } from '../../src/cli/check.js';
-import { deliveryLine } from '../../src/cli/listen.js';
+import { deliveryLine, networkUrls } from '../../src/cli/listen.js';
 import { formatTable, wrapText } from '../../src/cli/output.js';
 import type { CheckResult } from '../../src/check/index.js';
 import type { DeliveryReport } from '../../src/listener/index.js';
@@ -119,5 +120,24 @@ describe('the delivery line', () => {
   it('says a request refused unread was not captured, without a verdict it never had', () => {
     const busy: DeliveryReport = { ...report, captureId: null, eventId: null, type: null, signature: 'unchecked', target: null, status: 503, durationMs: 0, error: 'listener_busy' };
     expect(deliveryLine(busy)).toMatch(/^\d\d:\d\d:\d\d --> POST \(not captured\) {2}<-- \[503\] clockhook \(0 ms\) listener_busy$/);
+  });
+});
+
+describe("listen's Network line", () => {
+  const entry = (address: string, family: 'IPv4' | 'IPv6', internal = false) => ({ address, family, internal, netmask: '', mac: '', cidr: null, ...(family === 'IPv6' ? { scopeid: 0 } : {}) }) as NetworkInterfaceInfo;
+  const interfaces = {
+    lo: [entry('127.0.0.1', 'IPv4', true), entry('::1', 'IPv6', true)],
+    eth0: [entry('192.168.1.20', 'IPv4'), entry('fe80::1', 'IPv6'), entry('2001:db8::7', 'IPv6')],
+    docker0: [entry('172.17.0.1', 'IPv4')],
+  };
+
+  it("gives the listener's URL at each of the machine's outside addresses when it listens on every interface", () => {
+    expect(networkUrls('http://127.0.0.1:4300/hooks', '0.0.0.0', interfaces)).toEqual(['http://192.168.1.20:4300/hooks', 'http://172.17.0.1:4300/hooks']);
+    expect(networkUrls('http://127.0.0.1:4300/', '::', interfaces)).toEqual(['http://192.168.1.20:4300/', 'http://[2001:db8::7]:4300/', 'http://172.17.0.1:4300/']);
+  });
+
+  it('is not there when the listener is on one address', () => {
+    expect(networkUrls('http://127.0.0.1:4300/', '127.0.0.1', interfaces)).toEqual([]);
+    expect(networkUrls('http://192.168.1.20:4300/', '192.168.1.20', interfaces)).toEqual([]);
   });
 });
