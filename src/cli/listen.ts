@@ -10,7 +10,7 @@ import { isCertificateError } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
-import { bindFailure, fromEnv, onShutdown, parseFetchablePort, parsePort, parsePositiveInt, parseSizeFlag, strayArgumentsError } from './process.js';
+import { bindFailure, fileFailure, fromEnv, onShutdown, parseFetchablePort, parsePort, parsePositiveInt, parseSizeFlag, strayArgumentsError } from './process.js';
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
@@ -247,14 +247,5 @@ function explainStartFailure(error: unknown, host: string, port: number): unknow
     if (error.code === 'connection_failed') return new CliError(`the API is unreachable: ${error.message}. ${error.hint}`);
     return error;
   }
-  const { code, path, syscall } = error as NodeJS.ErrnoException;
-  if (path && syscall) {
-    const reasons: Record<string, string> = { EROFS: 'the file system is read-only', ENOSPC: 'the disk is full', EACCES: 'permission denied', EPERM: 'permission denied' };
-    // EEXIST is mkdir's answer when a file stands where the folder should be.
-    const throughFile = code === 'ENOTDIR' || (code === 'EEXIST' && syscall === 'mkdir');
-    const reason = throughFile ? 'part of that path is a file, not a folder' : (reasons[code ?? ''] ?? (error as Error).message);
-    const next = code === 'ENOSPC' ? 'Free some space, or run in a folder on another disk' : throughFile ? 'Give a path under a folder' : 'Run in a folder you can write to';
-    return new CliError(`cannot write ${path}: ${reason}. ${next} (the store can go elsewhere with --db).`);
-  }
-  return bindFailure(error, host, port, 'another clockhook listen') ?? error;
+  return fileFailure(error, 'the store') ?? bindFailure(error, host, port, 'another clockhook listen') ?? error;
 }

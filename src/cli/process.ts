@@ -59,6 +59,23 @@ export function parsePositiveInt(value: string, flag: string): number {
 }
 
 /**
+ * A file or folder of clockhook's state that could not be made or written, said for people; null for
+ * any other error. `what`: what `--db` moves elsewhere ("the store").
+ */
+export function fileFailure(error: unknown, what: string): CliError | null {
+  const { code, path, syscall } = error as NodeJS.ErrnoException;
+  if (!path || !syscall) return null;
+  const reasons: Record<string, string> = { EROFS: 'the file system is read-only', ENOSPC: 'the disk is full', EACCES: 'permission denied', EPERM: 'permission denied' };
+  // EEXIST is mkdir's answer when a file stands where the folder should be.
+  const throughFile = code === 'ENOTDIR' || (code === 'EEXIST' && syscall === 'mkdir');
+  // ENOENT from mkdir with the folder above there: a file system that makes no folders, such as /proc.
+  if (code === 'ENOENT' && syscall === 'mkdir') reasons.ENOENT = 'no folder can be made there';
+  const reason = throughFile ? 'part of that path is a file, not a folder' : (reasons[code ?? ''] ?? (error as Error).message);
+  const next = code === 'ENOSPC' ? 'Free some space, or run in a folder on another disk' : throughFile ? 'Give a path under a folder' : 'Run in a folder you can write to';
+  return new CliError(`cannot write ${path}: ${reason}. ${next} (${what} can go elsewhere with --db).`);
+}
+
+/**
  * A server that could not listen, said for people: the port is taken, is not ours to use, or the
  * address is not this machine's. Null for any other error. `holder`: who likely holds the port.
  */

@@ -5,7 +5,7 @@ import { consoleLogger } from '../logger.js';
 import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
-import { bindFailure, onShutdown, parseFetchablePort } from './process.js';
+import { bindFailure, fileFailure, onShutdown, parseFetchablePort } from './process.js';
 
 interface SandboxFlags {
   port: string;
@@ -52,7 +52,7 @@ export function registerSandbox(program: Command): void {
       }).catch((error: NodeJS.ErrnoException) => {
         if (error instanceof StoreLockedError) throw new CliError(error.message);
         if (error instanceof ForeignPathError) throw new UsageError(error.message);
-        throw bindFailure(error, flags.host, port, 'another sandbox') ?? error;
+        throw fileFailure(error, 'the state') ?? bindFailure(error, flags.host, port, 'another sandbox') ?? error;
       });
 
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.

@@ -20,18 +20,32 @@ const STATE_DIR_GITIGNORE = '# Written by clockhook: secrets, tokens and capture
  * overwritten, so an edit of it stays, and made again if deleted.
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    // A recursive mkdir reports ENOENT for what is really EROFS or EACCES; the plain one says which.
-    await mkdir(dir, { mode: 0o700 }).catch((plain: NodeJS.ErrnoException) => {
-      throw plain.code === 'EEXIST' ? error : plain;
-    });
-  }
+  await makeFolders(dir);
   if (basename(dir) !== STATE_DIR_NAME) return;
   await chmod(dir, 0o700).catch(() => {});
   // Best effort: a folder it cannot write to fails the write that follows, with a message about that file.
   await writeFile(join(dir, '.gitignore'), STATE_DIR_GITIGNORE, { flag: 'wx', mode: 0o600 }).catch(() => {});
+}
+
+/**
+ * `mkdir -p`, a folder at a time, as 0700. Node's recursive mkdir never returns for a path under `/proc`
+ * (it retries the ENOENT that file system gives for ever), and reports ENOENT for what is really EROFS or
+ * EACCES; a plain mkdir says which. ENOENT with the parent there is the file system's own refusal.
+ */
+async function makeFolders(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { mode: 0o700 });
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    // Something already there: a folder will do; a file is mkdir's EEXIST, for the caller to explain.
+    if (code === 'EEXIST' && (await stat(dir)).isDirectory()) return;
+    const parent = dirname(dir);
+    if (code !== 'ENOENT' || parent === dir || (await stat(parent).catch(() => null))) throw error;
+    await makeFolders(parent);
+    await mkdir(dir, { mode: 0o700 }).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== 'EEXIST') throw again;
+    });
+  }
 }
 
 /**

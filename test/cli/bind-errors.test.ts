@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -47,7 +48,7 @@ describe('long-running commands that cannot listen say why', () => {
   });
 });
 
-describe('listen that cannot write its files says why', () => {
+describe('listen and sandbox that cannot write their files say why', () => {
   it('names a path that runs through a file', async () => {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(`${dir.path}/notes.txt`, 'not a folder');
@@ -57,5 +58,20 @@ describe('listen that cannot write its files says why', () => {
     const deeper = await runCli([...commands.listen, '--port', '0', '--db', `${dir.path}/notes.txt/sub/captures.json`], { cwd: dir.path });
     expect(deeper.code).toBe(1);
     expect(deeper.stderr).toBe(`clockhook: cannot write ${dir.path}/notes.txt/sub: part of that path is a file, not a folder. Give a path under a folder (the store can go elsewhere with --db).\n`);
+  });
+
+  it('sandbox: names a path that runs through a file, as listen does', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(`${dir.path}/notes.txt`, 'not a folder');
+    const res = await runCli([...commands.sandbox, '--port', '0', '--db', 'notes.txt/sandbox-db.json'], { cwd: dir.path });
+    expect(res).toMatchObject({ code: 1, stderr: 'clockhook: cannot write notes.txt: part of that path is a file, not a folder. Give a path under a folder (the state can go elsewhere with --db).\n' });
+  });
+
+  // Node's own recursive mkdir never returns there: listen used to hang before it was ready.
+  it.skipIf(!existsSync('/proc/self'))('a path under /proc, where no folder can be made, at once', async () => {
+    for (const [name, whose] of [['listen', 'the store'], ['sandbox', 'the state']]) {
+      const res = await runCli([...commands[name], '--port', '0', '--db', '/proc/clockhook-test/a/db.json'], { cwd: dir.path });
+      expect(res, name).toMatchObject({ code: 1, stderr: `clockhook: cannot write /proc/clockhook-test: no folder can be made there. Run in a folder you can write to (${whose} can go elsewhere with --db).\n` });
+    }
   });
 });
