@@ -80,6 +80,7 @@ async function connectInspector(inspectorUrl) {
   const url = new URL(inspectorUrl);
   const socket = new WebSocket(`ws://${url.host}/ws?token=${url.searchParams.get('token')}`);
   let captures = 0;
+  let actions = 0;
   let snapshotAt = 0;
   const opened = performance.now();
   const snapshot = new Promise((resolve) => {
@@ -101,7 +102,22 @@ async function connectInspector(inspectorUrl) {
     socket.once('open', resolve);
     socket.once('error', reject);
   });
-  return { socket, snapshot, snapshotMs: async () => {
+  /** Sends an action as the page does and waits for its result. */
+  const act = (action) =>
+    new Promise((resolve, reject) => {
+      const id = `bench-${++actions}`;
+      const onMessage = (data) => {
+        if (data.subarray(0, CAPTURE_PREFIX.length).equals(CAPTURE_PREFIX)) return;
+        const message = JSON.parse(String(data));
+        if (message.type !== 'result' || message.id !== id) return;
+        socket.off('message', onMessage);
+        if (message.ok) resolve(message.data);
+        else reject(new Error(`inspector ${action.type}: ${message.error.message}`));
+      };
+      socket.on('message', onMessage);
+      socket.send(JSON.stringify({ ...action, id }));
+    });
+  return { socket, act, snapshot, snapshotMs: async () => {
     await snapshot;
     return snapshotAt - opened;
   }, get captures() { return captures; } };
@@ -214,7 +230,10 @@ async function interleaved(body, subjects) {
   const rounds = subjects.map(() => []);
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, subject] of subjects.entries()) rounds[i].push(await measuredLoad(subject, body));
+      for (const [i, subject] of subjects.entries()) {
+        await subject.beforeRound?.();
+        rounds[i].push(await measuredLoad(subject, body));
+      }
     }
     const rows = [];
     for (const [i, subject] of subjects.entries()) rows.push(await subject.report(merge(rounds[i])));
@@ -236,8 +255,12 @@ async function proxySubject(app, mode) {
   };
 }
 
-/** C: clockhook listen with one inspector page connected, receiving every capture. */
-async function listenSubject(app, { maxCaptures = 1000, prefill = 0 } = {}) {
+/**
+ * C: clockhook listen with one inspector page connected, receiving every capture. `emptyEachRound`:
+ * the store is cleared (the page's Clear) before each round, so that an "empty" store is one, and not
+ * full from its third round on (10,000 captures is two rounds' worth).
+ */
+async function listenSubject(app, { maxCaptures = 1000, prefill = 0, emptyEachRound = false } = {}) {
   const dir = await folder();
   if (prefill) await fullStore(dir, prefill);
   const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--max-captures', String(maxCaptures), '--no-open'], dir);
@@ -248,6 +271,7 @@ async function listenSubject(app, { maxCaptures = 1000, prefill = 0 } = {}) {
     url: ready.listener,
     secret: SECRET,
     pids: [listenProc.child.pid],
+    beforeRound: emptyEachRound ? () => inspector.act({ type: 'clear' }) : undefined,
     async report(result) {
       await settle(() => listenProc.deliveries >= result.total && inspector.captures >= result.total);
       return { ...result, listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries, inspectorMessages: inspector.captures };
@@ -350,7 +374,7 @@ console.error(`B, C, D in turns (${ROUNDS} rounds): bare http-proxy with a keep-
 console.error('B0 bare http-proxy, default agent (reference)');
 [rows.B0] = await interleaved(body, [await proxySubject(app, 'default')]);
 console.error(`C with --max-captures 10000, an empty store and a full one, in turns (${ROUNDS} rounds)`);
-[rows.C10kEmpty, rows.C10kFull] = await interleaved(body, [await listenSubject(app, { maxCaptures: 10_000 }), await listenSubject(app, { maxCaptures: 10_000, prefill: 10_000 })]);
+[rows.C10kEmpty, rows.C10kFull] = await interleaved(body, [await listenSubject(app, { maxCaptures: 10_000, emptyEachRound: true }), await listenSubject(app, { maxCaptures: 10_000, prefill: 10_000 })]);
 console.error('start-up with a full 10,000-capture store');
 const startupMs = await startupWithFullStore(app);
 console.error('inspector snapshot of 1,000 captures');
