@@ -19,6 +19,8 @@ export function buildProgram(): Command {
     .description('Local development tunnel and inspector for the time-tracking service\'s signed webhooks.')
     .version(pkg.version)
     .showHelpAfterError('(run with --help for usage)')
+    // commander's own usage errors ("error: missing required argument") begin as clockhook's others do.
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'clockhook: ')) })
     .exitOverride();
   registerListen(program);
   registerSandbox(program);

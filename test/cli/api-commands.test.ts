@@ -233,7 +233,9 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect((await cli('endpoints', 'get', 'abc')).code).toBe(2);
     expect((await cli('endpoints', 'create')).code).toBe(2);
     expect((await cli('events', 'list', '--limit', 'lots')).code).toBe(2);
-    expect((await cli('frobnicate')).code).toBe(2);
+    // commander's own usage errors begin as clockhook's others do.
+    expect(await cli('frobnicate')).toMatchObject({ code: 2, stderr: "clockhook: unknown command 'frobnicate'\n(run with --help for usage)\n" });
+    expect(await cli('trigger')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^clockhook: missing required argument 'event-type'\n/) });
     const base = await runCli(['endpoints', 'list', '--api-key', 'tt_live_x'], { cwd: dir.path, env: { CLOCKHOOK_API_BASE: 'api.example.com' } });
     expect(base).toMatchObject({ code: 2, stderr: `clockhook: CLOCKHOOK_API_BASE "api.example.com" is not a URL: give the service's API base URL, e.g. https://api.example.com.\n` });
     const scheme = await cli('endpoints', 'list', '--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com');
