@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type CheckReport, type CheckResult, runChecks, TargetUnreachableError } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/index.js';
+import { isBadPort } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
@@ -69,6 +70,17 @@ function parseUrl(value: string, flag: string): URL {
   }
 }
 
+/** --dedupe-probe, read with fetch: another scheme, or a port fetch refuses, would only ever say "cannot tell". */
+function parseProbeUrl(value: string): URL {
+  const url = parseUrl(value, '--dedupe-probe');
+  const shown = `--dedupe-probe ${JSON.stringify(value)}`;
+  if (!/^https?:$/.test(url.protocol)) throw new UsageError(`${shown} is not an http(s) URL; e.g. http://localhost:3000/processed-count.`);
+  if (url.port && isBadPort(Number(url.port))) {
+    throw new UsageError(`${shown} is on port ${url.port}, which fetch refuses to connect to (the Fetch standard blocks it, with 9, 6667 and others); serve the probe on another port.`);
+  }
+  return url;
+}
+
 /**
  * Without --secret: the secret of the one endpoint `clockhook listen` registered from this folder, which
  * is the one the app verifies with when it receives through that listen. Named on stderr, so that a
@@ -113,7 +125,7 @@ export function registerCheck(program: Command): void {
         target: parseUrl(flags.forwardTo, '--forward-to'),
         secret,
         events,
-        dedupeProbe: flags.dedupeProbe ? parseUrl(flags.dedupeProbe, '--dedupe-probe') : undefined,
+        dedupeProbe: flags.dedupeProbe ? parseProbeUrl(flags.dedupeProbe) : undefined,
         timeoutMs: parsePositiveInt(flags.timeout, '--timeout'),
       }).catch((error: unknown) => {
         throw error instanceof TargetUnreachableError ? new CliError(error.message) : error;

@@ -146,6 +146,13 @@ describe('clockhook check', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--secret is required');
     expect((await runCli(['check', '--forward-to', '3000', '--secret', SECRET, '--events', 'punch.exploded'], { cwd: dir.path })).code).toBe(2);
+    // The probe is read with fetch: a URL it cannot read would only ever give "cannot tell whether it deduplicated".
+    const probe = (url: string) => runCli(['check', '--forward-to', '3000', '--secret', SECRET, '--dedupe-probe', url], { cwd: dir.path });
+    expect(await probe('ftp://localhost/count')).toMatchObject({ code: 2, stderr: 'clockhook: --dedupe-probe "ftp://localhost/count" is not an http(s) URL; e.g. http://localhost:3000/processed-count.\n' });
+    expect(await probe('http://localhost:6000/count')).toMatchObject({
+      code: 2,
+      stderr: 'clockhook: --dedupe-probe "http://localhost:6000/count" is on port 6000, which fetch refuses to connect to (the Fetch standard blocks it, with 9, 6667 and others); serve the probe on another port.\n',
+    });
   });
 
   it('without --secret, in the folder where listen runs, uses the secret of the endpoint listen registered', async () => {
