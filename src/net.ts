@@ -21,6 +21,14 @@ export function isBadPort(port: number): boolean {
   return BAD_PORTS.has(port);
 }
 
+/** Why such a port cannot be used, for messages. */
+export const BAD_PORT_WHY = 'the Fetch standard blocks it, with 9, 6667 and others';
+
+/** "is on port 6000, which fetch refuses…" when `url` is on one of BAD_PORTS; null otherwise. */
+export function badPortProblem(url: URL): string | null {
+  return url.port && isBadPort(Number(url.port)) ? `is on port ${url.port}, which fetch refuses to connect to (${BAD_PORT_WHY})` : null;
+}
+
 /** Listens on `port` and `host`; rejects with the server's error (EADDRINUSE, EACCES…) instead of throwing it later. */
 export function listenOn(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -12,7 +12,7 @@ import {
   type WebhookEndpoint,
 } from '../contract/index.js';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
-import { isBadPort } from '../net.js';
+import { badPortProblem } from '../net.js';
 import { ApiError } from './error.js';
 
 export interface ApiClientOptions {
@@ -78,8 +78,8 @@ export function apiBaseProblem(value: string): string | null {
   const url = new URL(value);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${JSON.stringify(value)} is not an http(s) URL`;
   if (url.search || url.hash || /[?#]/.test(value)) return `${JSON.stringify(value)} has a query or fragment`;
-  if (url.port && isBadPort(Number(url.port))) return `${JSON.stringify(value)} is on port ${url.port}, which fetch refuses to connect to (the Fetch standard blocks it, with 9, 6667 and others)`;
-  return null;
+  const badPort = badPortProblem(url);
+  return badPort ? `${JSON.stringify(value)} ${badPort}` : null;
 }
 
 /**

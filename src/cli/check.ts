@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type CheckReport, type CheckResult, runChecks, TargetUnreachableError } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/index.js';
-import { isBadPort } from '../net.js';
+import { badPortProblem } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
@@ -75,9 +75,8 @@ function parseProbeUrl(value: string): URL {
   const url = parseUrl(value, '--dedupe-probe');
   const shown = `--dedupe-probe ${JSON.stringify(value)}`;
   if (!/^https?:$/.test(url.protocol)) throw new UsageError(`${shown} is not an http(s) URL; e.g. http://localhost:3000/processed-count.`);
-  if (url.port && isBadPort(Number(url.port))) {
-    throw new UsageError(`${shown} is on port ${url.port}, which fetch refuses to connect to (the Fetch standard blocks it, with 9, 6667 and others); serve the probe on another port.`);
-  }
+  const badPort = badPortProblem(url);
+  if (badPort) throw new UsageError(`${shown} ${badPort}; serve the probe on another port.`);
   return url;
 }
 

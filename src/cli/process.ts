@@ -1,4 +1,4 @@
-import { isBadPort } from '../net.js';
+import { BAD_PORT_WHY, isBadPort } from '../net.js';
 import { parseSize } from '../size.js';
 import { CliError, UsageError } from './errors.js';
 import { flushOutput, keepServingWithoutOutput } from './output.js';
@@ -39,7 +39,7 @@ export function parsePort(value: string, flag: string): number {
  */
 export function parseFetchablePort(value: string, flag: string, who: string): number {
   const port = parsePort(value, flag);
-  if (isBadPort(port)) throw new UsageError(`${flag} ${port}: ${who} cannot reach that port (the Fetch standard blocks it, with 9, 6667 and others); pick another ${flag}.`);
+  if (isBadPort(port)) throw new UsageError(`${flag} ${port}: ${who} cannot reach that port (${BAD_PORT_WHY}); pick another ${flag}.`);
   return port;
 }
 
