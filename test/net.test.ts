@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isBadPort } from '../src/net.js';
 
-/** Whether Node's own fetch refuses `port` before connecting. 192.0.2.1 (TEST-NET-1) answers nothing, so any other port only times out. */
+/** Whether Node's own fetch refuses `port` before connecting. 192.0.2.1 (TEST-NET-1) is no one's: on any other port the fetch only fails to connect, or times out. */
 async function fetchRefuses(port: number): Promise<boolean> {
   return fetch(`http://192.0.2.1:${port}/`, { signal: AbortSignal.timeout(500) }).then(
     () => false,
