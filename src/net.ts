@@ -29,6 +29,9 @@ export function badPortProblem(url: URL): string | null {
   return url.port && isBadPort(Number(url.port)) ? `is on port ${url.port}, which fetch refuses to connect to (${BAD_PORT_WHY})` : null;
 }
 
+/** Whether a server bound to `host` listens on every interface (`0.0.0.0`, `::`) rather than one address. */
+export const isEveryInterface = (host: string) => host === '0.0.0.0' || host === '::';
+
 /** Listens on `port` and `host`; rejects with the server's error (EADDRINUSE, EACCES…) instead of throwing it later. */
 export function listenOn(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@ import { type DeliveryReport, EndpointRecordsError, ListenUsageError, MAX_BODY_B
 import { consoleLogger } from '../logger.js';
 import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { RelayUnreachableError } from '../relay/index.js';
-import { isCertificateError } from '../net.js';
+import { isCertificateError, isEveryInterface } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
@@ -87,7 +87,7 @@ function secretText(secret: string, printSecret: boolean, { kept, printedBy }: {
  * IPv6 ones only for ::, and not link-local ones, which need a zone to be reached.
  */
 export function networkUrls(listenerUrl: string, host: string, interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()): string[] {
-  if (host !== '0.0.0.0' && host !== '::') return [];
+  if (!isEveryInterface(host)) return [];
   const addresses = Object.values(interfaces).flatMap((entries) => entries ?? []);
   return addresses
     .filter((a) => !a.internal && (a.family === 'IPv4' || (host === '::' && !a.address.startsWith('fe80:'))))

@@ -6,7 +6,7 @@ import { type Capture, type CaptureForward, type CaptureSignature, type CaptureS
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import { answerExcerpt, Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
-import { isSignatureRefusal, listenOn } from '../net.js';
+import { isEveryInterface, isSignatureRefusal, listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
 import { type BudgetLease, ByteBudget, leaseFrom } from '../budget.js';
 
@@ -302,7 +302,7 @@ export class Listener {
     const { port } = server.address() as AddressInfo;
     this.port = port;
     const host = this.#options.host.includes(':') ? `[${this.#options.host}]` : this.#options.host;
-    const displayHost = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
+    const displayHost = isEveryInterface(this.#options.host) ? '127.0.0.1' : host;
     this.url = `http://${displayHost}:${port}${this.#basePath === '/' ? '/' : this.#basePath}`;
   }
 

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
+import { isEveryInterface } from '../net.js';
 
 /**
  * Normalizes `--forward-to` the way other tools do: `3000` → `http://localhost:3000`,
@@ -79,7 +80,7 @@ export async function isListenerItself(target: URL, listening: { host: string; p
   const targets = await addressesOf(target.hostname);
   // A listener on every interface answers on each of this machine's addresses; one on a host, on that host's.
   const answering =
-    listening.host === '0.0.0.0' || listening.host === '::'
+    isEveryInterface(listening.host)
       ? Object.values(networkInterfaces()).flatMap((infos) => (infos ?? []).map((info) => info.address))
       : await addressesOf(listening.host);
   // Any loopback address is this machine: 127.0.0.1 and ::1 are told apart only by how the app listens.

@@ -18,7 +18,7 @@ import {
   type ResponseFrame,
   TOKEN_PATTERN,
 } from './protocol.js';
-import { closeNow, listenOn, sendInTurn } from '../net.js';
+import { closeNow, isEveryInterface, listenOn, sendInTurn } from '../net.js';
 import { formatMiB } from '../size.js';
 import { type BudgetLease, ByteBudget, leaseFrom } from '../budget.js';
 
@@ -415,7 +415,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
 
   await listenOn(server, options.port ?? 8080, options.host ?? '0.0.0.0');
   const { port } = server.address() as AddressInfo;
-  const bound = options.host && !['0.0.0.0', '::'].includes(options.host) ? options.host : '127.0.0.1';
+  const bound = options.host && !isEveryInterface(options.host) ? options.host : '127.0.0.1';
   const url = `${tls ? 'https' : 'http'}://${bound.includes(':') ? `[${bound}]` : bound}:${port}`;
   const publicUrl = (options.publicUrl ?? url).replace(/\/+$/, '');
 
