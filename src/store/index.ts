@@ -2,5 +2,5 @@ export * from './capture.js';
 export { CaptureStore, type CaptureListener, type CaptureStoreOptions } from './capture-store.js';
 export { coalesceWrites } from './coalesce.js';
 export type { Staged } from './group-commit.js';
-export { acquireLock, claimStateFile, isProcessAlive, StoreLockedError } from './lock.js';
+export { claimStateFile, isProcessAlive, StoreLockedError } from './lock.js';
 export * from './private-files.js';
