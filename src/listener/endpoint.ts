@@ -31,6 +31,11 @@ export interface EndpointRecordOnFile {
   id: number;
   secret: string;
   createdAt: string;
+  /**
+   * The URL of the listener the endpoint delivers to, when the endpoint's own URL is elsewhere (a relay's
+   * channel): a later run of that listener finds its endpoint by it, and moves it back. Sandbox only.
+   */
+  listener?: string;
 }
 
 export interface RegisteredEndpoint {
@@ -117,10 +122,12 @@ export async function registerEndpoint(options: {
   /** Whether this run leaves the endpoint for the next one, which its description then says. */
   kept: boolean;
   /**
-   * Whether an earlier run's endpoint for this URL may be moved here when none is on file for `url`
-   * itself, keeping its secret (the sandbox's endpoint of this listener's port, under another --path).
+   * Whether an earlier run's endpoint may be moved here when none is on file for `url` itself, keeping
+   * its secret (the sandbox's endpoint of this listener's port, under another --path or at a relay).
    */
-  movable?: (url: string) => boolean;
+  movable?: (record: EndpointRecordOnFile) => boolean;
+  /** This listener's own URL, filed with a record whose `url` is elsewhere (see EndpointRecordOnFile). */
+  listener?: string;
   /**
    * Whether records filed under another API base are of this same API: this folder's sandbox is one API
    * on whatever port it ran (`clockhook sandbox --port 4310` one day, listen's embedded one the next), as
@@ -141,9 +148,13 @@ export async function registerEndpoint(options: {
   const candidates = [
     ...ours.filter((r) => r.url === url && sameBase(r.apiBase, apiBase)),
     ...ours.filter((r) => r.url === url && !sameBase(r.apiBase, apiBase)),
-    ...ours.filter((r) => r.url !== url && options.movable?.(r.url) === true),
+    ...ours.filter((r) => r.url !== url && options.movable?.(r) === true),
   ];
-  const { reused, gone } = await reuseOnFile({ client, url, events, description, apiBase, records, candidates, recordsPath, logger });
+  const filed = (record: EndpointRecordOnFile): EndpointRecordOnFile => {
+    const { listener: _elsewhere, ...rest } = record;
+    return options.listener === undefined || options.listener === url ? rest : { ...rest, listener: options.listener };
+  };
+  const { reused, gone } = await reuseOnFile({ client, url, events, description, apiBase, records, candidates, filed, recordsPath, logger });
   if (reused) return reused;
 
   for (const stale of await allEndpoints(client)) {
@@ -172,7 +183,7 @@ export async function registerEndpoint(options: {
     throw error;
   }
   const secret = endpoint.secret as string;
-  const record = { apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() };
+  const record = filed({ apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() });
   // Records of this API for the URL whose endpoint is gone (or no longer points there) go with it, as do
   // those the API said are gone.
   const recordsNow = await putRecord(recordsPath, record, (r) => (isOurs(r) && r.url === url) || gone.some((g) => sameRecord(r, g)));
@@ -193,10 +204,12 @@ async function reuseOnFile(context: {
   apiBase: string;
   records: EndpointRecordOnFile[];
   candidates: EndpointRecordOnFile[];
+  /** A record as it is filed now (its listener, when its URL is elsewhere). */
+  filed: (record: EndpointRecordOnFile) => EndpointRecordOnFile;
   recordsPath: string;
   logger: Logger;
 }): Promise<{ reused: RegisteredEndpoint | null; gone: EndpointRecordOnFile[] }> {
-  const { client, url, events, description, apiBase, records, candidates, recordsPath, logger } = context;
+  const { client, url, events, description, apiBase, records, candidates, filed, recordsPath, logger } = context;
   const gone: EndpointRecordOnFile[] = [];
   const endpointOf = async (record: EndpointRecordOnFile) => {
     try {
@@ -220,7 +233,9 @@ async function reuseOnFile(context: {
     // Another record of this API for the URL is an older one, from before records were found across
     // sandbox ports: it goes once the API says its endpoint is gone (one it still has is left alone).
     for (const other of candidates) if (other !== onFile && other.url === url && !gone.includes(other)) await endpointOf(other);
-    const record = { ...onFile, apiBase, url };
+    // A record reused at its own URL keeps the listener it names (a relay's endpoint used by a run on
+    // another port is still that port's); a moved one names this listener.
+    const record = onFile.url === url ? { ...onFile, apiBase } : filed({ ...onFile, apiBase, url });
     let recordsNow = records.map((r) => (r === onFile ? record : r)).filter((r) => !gone.includes(r));
     if (onFile.url !== url || onFile.apiBase !== apiBase || gone.length > 0) {
       recordsNow = await putRecord(recordsPath, record, (r) => sameRecord(r, onFile) || gone.some((g) => sameRecord(r, g)));

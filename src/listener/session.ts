@@ -7,7 +7,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { CaptureStore } from '../store/index.js';
-import { EndpointWatch, isSandboxBase, readEndpointRecords, registerEndpoint, releaseEndpoint } from './endpoint.js';
+import { EndpointWatch, type EndpointRecordOnFile, isSandboxBase, readEndpointRecords, registerEndpoint, releaseEndpoint } from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
 import { watchSandbox } from './sandbox-watch.js';
 import { isListenerItself, normalizeBasePath, normalizeForwardTarget, pathUnderBase } from './target.js';
@@ -266,8 +266,11 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
   return publicUrl;
 }
 
-/** The endpoint deliveries come through: the one named, or one registered for `url`; and its secret. */
-async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretCommand: string | null; kept: boolean }> {
+/**
+ * The endpoint deliveries come through: the one named, or one registered for `url` (the public URL, or in
+ * the sandbox this listener's own, `listenerUrl`); and its secret.
+ */
+async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null, listenerUrl: string): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretCommand: string | null; kept: boolean }> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
   if (!api) return { endpoint: null, secret: given, secretCommand: null, kept: false };
@@ -279,13 +282,25 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null):
   }
   const recordsPath = join(stateDir, 'endpoints.json');
   const kept = keepsEndpoint(options, setup.mode);
-  // Only this process can listen on its own address now: an endpoint kept for it under another --path is
-  // this one's, moved (not a second one that would fail every event).
-  const movable = setup.mode === 'sandbox' && !options.relay ? (earlier: string) => URL.canParse(earlier) && new URL(earlier).origin === new URL(url).origin : undefined;
-  const sameApi = setup.mode === 'sandbox' ? isSandboxBase : undefined;
-  const registered = await registerEndpoint({ client, apiBase: recordsBase, url, events: options.events ?? ['*'], kept, movable, sameApi, recordsPath, logger });
+  // Only this process can listen on its own address now: an endpoint kept for it under another --path, or
+  // one it moved to a relay's URL, is this one's, moved (not a second one that would get every event too).
+  const sandbox = setup.mode === 'sandbox';
+  const movable = sandbox ? (earlier: EndpointRecordOnFile) => sameOrigin(earlier.listener ?? earlier.url, listenerUrl) : undefined;
+  const sameApi = sandbox ? isSandboxBase : undefined;
+  const registered = await registerEndpoint({
+    client,
+    apiBase: recordsBase,
+    url,
+    events: options.events ?? ['*'],
+    kept,
+    movable,
+    listener: sandbox ? listenerUrl : undefined,
+    sameApi,
+    recordsPath,
+    logger,
+  });
   if (!kept) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
-  if (setup.mode === 'sandbox') await adviseOnUnusedEndpoints(client, recordsPath, registered.endpoint.id, logger).catch(() => {});
+  if (sandbox) await adviseOnOtherEndpoints(client, recordsPath, registered.endpoint.id, listenerUrl, logger).catch(() => {});
   const secretCommand = given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
   return { endpoint: registered.endpoint, secret: given ?? registered.secret, secretCommand, kept };
 }
@@ -293,23 +308,31 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null):
 /**
  * A sandbox endpoint is kept for the next run on its port, so one kept for a port no longer used (4300
  * then, 4310 now) goes on getting every event of this folder's sandbox, fails each, and is retried, as the
- * service would: noise in `events get` and the page's attempts, with no listener to show it. Each such
- * endpoint, still enabled, on a port of this machine where nothing listens now, is named once at start with
- * the command that deletes it. It is not deleted here: that port's listen may only be stopped for now.
+ * service would: noise in `events get` and the page's attempts, with no listener to show it. Another kept
+ * endpoint may reach this very listener (this port's own, while a relay's endpoint made on another port is
+ * the one used): every event then comes twice, the second copy signed with a secret the listener does not
+ * check with. Each such endpoint, still enabled, is named once at start with the command that deletes it.
+ * It is not deleted here: that port's listen may only be stopped for now, and the app may verify with
+ * that endpoint's secret.
  */
-async function adviseOnUnusedEndpoints(client: ApiClient, recordsPath: string, ownId: number, logger: Logger): Promise<void> {
+async function adviseOnOtherEndpoints(client: ApiClient, recordsPath: string, ownId: number, listenerUrl: string, logger: Logger): Promise<void> {
   for (const record of await readEndpointRecords(recordsPath)) {
     if (record.id === ownId || !isSandboxBase(record.apiBase) || !URL.canParse(record.url)) continue;
     const url = new URL(record.url);
+    const here = sameOrigin(record.url, listenerUrl);
     // This machine's ports only: a relay's public URL is not this listener's to probe.
-    if (!isSandboxBase(url.origin) || (await isAnswering(url, 250))) continue;
+    if (!here && (!isSandboxBase(url.origin) || (await isAnswering(url, 250)))) continue;
     const endpoint = await client.getEndpoint(record.id).catch(() => null);
     if (endpoint?.url !== record.url || endpoint.status !== 'enabled') continue;
-    logger.warn(
-      `Endpoint ${record.id} (${record.url}) was kept by an earlier listen, and nothing listens on port ${url.port} now: this folder's sandbox sends it every event too, and each fails and is retried, as the service would. If you no longer use that port: npx clockhook endpoints delete ${record.id}`,
-    );
+    const why = here
+      ? `reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${ownId}, signed with its own secret, so each arrives twice and that copy is refused as signature invalid. If your app verifies with endpoint ${ownId}'s secret`
+      : `nothing listens on port ${url.port} now: this folder's sandbox sends it every event too, and each fails and is retried, as the service would. If you no longer use that port`;
+    logger.warn(`Endpoint ${record.id} (${record.url}) was kept by an earlier listen, and ${why}: npx clockhook endpoints delete ${record.id}`);
   }
 }
+
+/** Whether two URLs have one origin (false for one that is not a URL). */
+const sameOrigin = (a: string, b: string) => URL.canParse(a) && URL.canParse(b) && new URL(a).origin === new URL(b).origin;
 
 /**
  * Whether the endpoint this run registers stays for the next run, and with it its secret, which the
@@ -385,7 +408,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const api = await connectApi(setup);
     const client = api?.client ?? null;
     const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
-    const { endpoint: registered, secret, secretCommand, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null));
+    const { endpoint: registered, secret, secretCommand, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null), listener.url);
     const watch = new EndpointWatch({ client, endpoint: registered, logger, now: options.now ?? Date.now, ...options.endpointCheck });
     endpointWatch = watch;
     cleanups.push(async () => watch.close());

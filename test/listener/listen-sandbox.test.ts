@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
 import { verifySignature } from '../../src/contract/index.js';
 import { startListen } from '../../src/listener/index.js';
+import { startRelayServer } from '../../src/relay/index.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
@@ -160,6 +161,56 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(second.stderr).toContain(`Endpoint ${first.ready.endpointId} now points at http://127.0.0.1:${port}/b (it was http://127.0.0.1:${port}/a); its secret is the same.`);
     await runCli(['trigger', 'punch.created'], { cwd: dir.path });
     expect(await second.waitForLine((l) => l.event === 'delivery')).toMatchObject({ signature: 'valid', status: 200 });
+  });
+
+  it('moves its kept endpoint to a relay URL and back, secret and all, instead of a second endpoint that gets every event too', async () => {
+    const { client } = await folderSandbox();
+    const relay = await startRelayServer({ port: 0, host: '127.0.0.1' });
+    try {
+      const port = String(await portForRestarts());
+      const direct = await listen('--port', port, '--print-secret', '--forward-to', app.url);
+      expect(await direct.stop('SIGINT')).toBe(0);
+      const relayed = await listen('--port', port, '--print-secret', '--forward-to', app.url, '--relay', relay.url);
+      expect(relayed.ready).toMatchObject({ endpointId: direct.ready.endpointId, secret: direct.ready.secret });
+      // One endpoint: the sandbox sends each event once, through the relay.
+      expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: direct.ready.endpointId, url: relayed.ready.publicUrl })]);
+      expect(relayed.stderr).toContain(`Endpoint ${direct.ready.endpointId} now points at ${relayed.ready.publicUrl} (it was http://127.0.0.1:${port}/); its secret is the same.`);
+      const event = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
+      expect(await relayed.waitForLine((l) => l.event === 'delivery')).toMatchObject({ eventId: event.id, signature: 'valid', status: 202 });
+      expect(await relayed.stop('SIGINT')).toBe(0);
+      // A run on another port through the same relay uses that endpoint as it is: it stays this port's.
+      const otherPort = await listen('--relay', relay.url);
+      expect(otherPort.ready.endpointId).toBe(direct.ready.endpointId);
+      expect(await otherPort.stop('SIGINT')).toBe(0);
+
+      const back = await listen('--port', port, '--print-secret');
+      expect(back.ready).toMatchObject({ endpointId: direct.ready.endpointId, secret: direct.ready.secret });
+      expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: direct.ready.endpointId, url: `http://127.0.0.1:${port}/` })]);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('names another endpoint it kept that reaches this listener too, which would get every event a second time, with the command that deletes it', async () => {
+    await folderSandbox();
+    const relay = await startRelayServer({ port: 0, host: '127.0.0.1' });
+    try {
+      const port = String(await portForRestarts());
+      // The relay's endpoint, made by a run on another port; then this port's own.
+      const elsewhere = await listen('--relay', relay.url);
+      expect(await elsewhere.stop('SIGINT')).toBe(0);
+      const direct = await listen('--port', port);
+      expect(direct.stderr).not.toContain('reaches this listener too');
+      expect(await direct.stop('SIGINT')).toBe(0);
+      // Through the relay on this port, the relay URL's endpoint is used, and this port's still delivers here.
+      const both = await listen('--port', port, '--relay', relay.url);
+      expect(both.ready.endpointId).toBe(elsewhere.ready.endpointId);
+      expect(both.stderr).toContain(
+        `Endpoint ${direct.ready.endpointId} (http://127.0.0.1:${port}/) was kept by an earlier listen, and reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${both.ready.endpointId}, signed with its own secret, so each arrives twice and that copy is refused as signature invalid. If your app verifies with endpoint ${both.ready.endpointId}'s secret: npx clockhook endpoints delete ${direct.ready.endpointId}`,
+      );
+    } finally {
+      await relay.close();
+    }
   });
 
   it('says so for people when the secret stays', async () => {
