@@ -325,7 +325,7 @@ async function adviseOnOtherEndpoints(client: ApiClient, recordsPath: string, ow
     const endpoint = await client.getEndpoint(record.id).catch(() => null);
     if (endpoint?.url !== record.url || endpoint.status !== 'enabled') continue;
     const why = here
-      ? `reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${ownId}, signed with its own secret, so each arrives twice and that copy is refused as signature invalid. If your app verifies with endpoint ${ownId}'s secret`
+      ? `reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${ownId}, so each comes here twice, and that copy, signed with its own secret, fails and is retried. If your app verifies with endpoint ${ownId}'s secret`
       : `nothing listens on port ${url.port} now: this folder's sandbox sends it every event too, and each fails and is retried, as the service would. If you no longer use that port`;
     logger.warn(`Endpoint ${record.id} (${record.url}) was kept by an earlier listen, and ${why}: npx clockhook endpoints delete ${record.id}`);
   }

@@ -206,7 +206,7 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       const both = await listen('--port', port, '--relay', relay.url);
       expect(both.ready.endpointId).toBe(elsewhere.ready.endpointId);
       expect(both.stderr).toContain(
-        `Endpoint ${direct.ready.endpointId} (http://127.0.0.1:${port}/) was kept by an earlier listen, and reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${both.ready.endpointId}, signed with its own secret, so each arrives twice and that copy is refused as signature invalid. If your app verifies with endpoint ${both.ready.endpointId}'s secret: npx clockhook endpoints delete ${direct.ready.endpointId}`,
+        `Endpoint ${direct.ready.endpointId} (http://127.0.0.1:${port}/) was kept by an earlier listen, and reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${both.ready.endpointId}, so each comes here twice, and that copy, signed with its own secret, fails and is retried. If your app verifies with endpoint ${both.ready.endpointId}'s secret: npx clockhook endpoints delete ${direct.ready.endpointId}`,
       );
     } finally {
       await relay.close();
