@@ -143,44 +143,37 @@ export async function registerEndpoint(options: {
   const records = await readEndpointRecords(recordsPath);
   const isOurs = (r: EndpointRecordOnFile) => sameBase(r.apiBase, apiBase) || options.sameApi?.(r.apiBase) === true;
   const ours = records.filter(isOurs);
-  // The records that may hold this URL's endpoint, best first: filed under this base, under another base
-  // of this API (legacy runs filed one per sandbox port), then one this listener may move here.
-  const candidates = [
-    ...ours.filter((r) => r.url === url && sameBase(r.apiBase, apiBase)),
-    ...ours.filter((r) => r.url === url && !sameBase(r.apiBase, apiBase)),
-    ...ours.filter((r) => r.url !== url && options.movable?.(r) === true),
-  ];
   const filed = (record: EndpointRecordOnFile): EndpointRecordOnFile => {
     const { listener: _elsewhere, ...rest } = record;
     return options.listener === undefined || options.listener === url ? rest : { ...rest, listener: options.listener };
   };
-  const { reused, gone } = await reuseOnFile({ client, url, events, description, apiBase, records, candidates, filed, recordsPath, logger });
-  if (reused) return reused;
+  // The records the API says are gone, whose secrets open nothing any more (filled by reuseOnFile).
+  const gone: EndpointRecordOnFile[] = [];
+  const reuse = (candidates: EndpointRecordOnFile[]) =>
+    reuseOnFile({ client, url, events, description, apiBase, records, candidates, gone, filed, recordsPath, logger }).catch(async (error: unknown) => {
+      throw await explainConflict(error, client, url);
+    });
+  // The records that may hold this URL's endpoint, best first: filed under this base, then under another
+  // base of this API (legacy runs filed one per sandbox port).
+  const atUrl = await reuse([...ours.filter((r) => r.url === url && sameBase(r.apiBase, apiBase)), ...ours.filter((r) => r.url === url && !sameBase(r.apiBase, apiBase))]);
+  if (atUrl) return atUrl;
 
+  // None: an endpoint of ours still at the URL has lost its secret, so it goes, before one this listener
+  // may move here takes the URL, or a new one does.
   for (const stale of await allEndpoints(client)) {
     if (stale.url === url && isListenEndpoint(stale)) {
       logger.warn(`Deleting endpoint ${stale.id} for ${url}: an earlier clockhook listen created it and its secret is not on file.`);
       await client.deleteEndpoint(stale.id);
     }
   }
+  const moved = await reuse(ours.filter((r) => r.url !== url && options.movable?.(r) === true));
+  if (moved) return moved;
 
   let endpoint: WebhookEndpoint;
   try {
     endpoint = await client.createEndpoint({ url, enabledEvents: events, description });
   } catch (error) {
-    if (error instanceof ApiError && error.code === 'idempotency_conflict') {
-      const existing = (await allEndpoints(client)).find((e) => e.url === url);
-      throw new ApiError({
-        status: error.status,
-        type: error.type,
-        code: error.code,
-        message: `An endpoint for ${url} exists already${existing ? ` (id ${existing.id})` : ''} and clockhook did not create it. Use it with --endpoint ${existing?.id ?? '<id>'} --secret whsec_…, or delete it.`,
-        requestId: error.requestId,
-        method: error.method,
-        url: error.url,
-      });
-    }
-    throw error;
+    throw await explainConflict(error, client, url);
   }
   const secret = endpoint.secret as string;
   const record = filed({ apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() });
@@ -191,10 +184,25 @@ export async function registerEndpoint(options: {
   return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(recordsNow, record) };
 }
 
+/** A 409 for `url` (someone's own endpoint is there), said with what to do; any other error as it is. */
+async function explainConflict(error: unknown, client: ApiClient, url: string): Promise<unknown> {
+  if (!(error instanceof ApiError && error.code === 'idempotency_conflict')) return error;
+  const existing = (await allEndpoints(client)).find((e) => e.url === url);
+  return new ApiError({
+    status: error.status,
+    type: error.type,
+    code: error.code,
+    message: `An endpoint for ${url} exists already${existing ? ` (id ${existing.id})` : ''} and clockhook did not create it. Use it with --endpoint ${existing?.id ?? '<id>'} --secret whsec_…, or delete it.`,
+    requestId: error.requestId,
+    method: error.method,
+    url: error.url,
+  });
+}
+
 /**
  * The endpoint of the first of `candidates` that the API still has at the URL on file, brought up to date
- * (URL, events, description) and filed under `apiBase`; null when there is none. `gone` names the records
- * whose endpoint the API says no longer exists: their secrets open nothing any more.
+ * (URL, events, description) and filed under `apiBase`; null when there is none. The records whose
+ * endpoint the API says no longer exists are added to `gone`, and leave the file with the one put there.
  */
 async function reuseOnFile(context: {
   client: ApiClient;
@@ -204,13 +212,13 @@ async function reuseOnFile(context: {
   apiBase: string;
   records: EndpointRecordOnFile[];
   candidates: EndpointRecordOnFile[];
+  gone: EndpointRecordOnFile[];
   /** A record as it is filed now (its listener, when its URL is elsewhere). */
   filed: (record: EndpointRecordOnFile) => EndpointRecordOnFile;
   recordsPath: string;
   logger: Logger;
-}): Promise<{ reused: RegisteredEndpoint | null; gone: EndpointRecordOnFile[] }> {
-  const { client, url, events, description, apiBase, records, candidates, filed, recordsPath, logger } = context;
-  const gone: EndpointRecordOnFile[] = [];
+}): Promise<RegisteredEndpoint | null> {
+  const { client, url, events, description, apiBase, records, candidates, gone, filed, recordsPath, logger } = context;
   const endpointOf = async (record: EndpointRecordOnFile) => {
     try {
       return await client.getEndpoint(record.id);
@@ -241,9 +249,9 @@ async function reuseOnFile(context: {
       recordsNow = await putRecord(recordsPath, record, (r) => sameRecord(r, onFile) || gone.some((g) => sameRecord(r, g)));
     }
     if (onFile.url !== url) logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
-    return { reused: { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) }, gone };
+    return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) };
   }
-  return { reused: null, gone };
+  return null;
 }
 
 /**

@@ -191,6 +191,41 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     }
   });
 
+  it('moves its kept endpoint to a relay URL where an earlier listen left one without its secret on file, and refuses to take one it did not create', async () => {
+    const { client } = await folderSandbox();
+    const relay = await startRelayServer({ port: 0, host: '127.0.0.1' });
+    try {
+      const port = String(await portForRestarts());
+      const direct = await listen('--port', port, '--print-secret');
+      expect(await direct.stop('SIGINT')).toBe(0);
+      // A run on another port made the relay URL's endpoint; then its record was lost.
+      const elsewhere = await listen('--relay', relay.url);
+      expect(await elsewhere.stop('SIGINT')).toBe(0);
+      const recordsPath = join(dir.path, '.clockhook', 'endpoints.json');
+      const withoutIt = JSON.parse(await readFile(recordsPath, 'utf8')).filter((r: { id: number }) => r.id !== elsewhere.ready.endpointId);
+      await writeFile(recordsPath, JSON.stringify(withoutIt));
+
+      const relayed = await listen('--port', port, '--print-secret', '--relay', relay.url);
+      expect(relayed.ready).toMatchObject({ endpointId: direct.ready.endpointId, secret: direct.ready.secret });
+      expect(relayed.stderr).toContain(`Deleting endpoint ${elsewhere.ready.endpointId} for ${relayed.ready.publicUrl}: an earlier clockhook listen created it and its secret is not on file.`);
+      expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: direct.ready.endpointId, url: relayed.ready.publicUrl })]);
+      expect(await relayed.stop('SIGINT')).toBe(0);
+
+      // Someone's own endpoint at that URL is left alone, and named; this port's stays where it is.
+      const back = await listen('--port', port);
+      expect(await back.stop('SIGINT')).toBe(0);
+      const theirs = await client.createEndpoint({ url: relayed.ready.publicUrl, enabledEvents: ['*'], description: 'theirs' });
+      const refused = await runCli(['listen', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open', '--relay', relay.url], { cwd: dir.path });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`An endpoint for ${relayed.ready.publicUrl} exists already (id ${theirs.id}) and clockhook did not create it.`);
+      expect((await client.listEndpoints()).data.map((e) => [e.id, e.url])).toEqual(
+        expect.arrayContaining([[theirs.id, relayed.ready.publicUrl], [direct.ready.endpointId, `http://127.0.0.1:${port}/`]]),
+      );
+    } finally {
+      await relay.close();
+    }
+  });
+
   it('names another endpoint it kept that reaches this listener too, which would get every event a second time, with the command that deletes it', async () => {
     await folderSandbox();
     const relay = await startRelayServer({ port: 0, host: '127.0.0.1' });
