@@ -65,6 +65,13 @@ export interface ListenerOptions {
   logger?: Logger;
   /** Told about every request once it is answered. */
   onDelivery?: (report: DeliveryReport) => void;
+  /**
+   * Hold every request, read but not checked, until `release()`: `listen` takes its port first (so that
+   * a taken one fails at once, and the endpoint can be registered at its URL), and learns the secret only
+   * once the endpoint is. What the sender or the relay sends meanwhile would otherwise be "unchecked" and
+   * forwarded, forged or not. @default false
+   */
+  held?: boolean;
 }
 
 export interface ReplayRequest {
@@ -108,6 +115,7 @@ const DEFAULTS = {
   now: Date.now,
   logger: silentLogger,
   onDelivery: (_report: DeliveryReport) => {},
+  held: false,
 };
 
 type ListenerConfig = typeof DEFAULTS & { store: CaptureStore; forwardTo: URL | null };
@@ -246,6 +254,10 @@ export class Listener {
   /** Whether a POST outside --path has been explained: the first one is, once a run. */
   #outsidePathAdvised = false;
   #settled: (() => void) | null = null;
+  /** While held (see ListenerOptions.held): resolves true at release, false when closed first. */
+  #gate: Promise<boolean> | null = null;
+  #openGate: ((released: boolean) => void) | null = null;
+  #waiting = 0;
   #server: Server | null = null;
   #secret: string | null;
   /** The command that prints `#secret` when it is the registered endpoint's, on file; null when it was given. */
@@ -266,6 +278,19 @@ export class Listener {
     this.#basePath = normalizeBasePath(merged.path);
     this.#secret = merged.secret;
     this.#forwarder = merged.forwardTo ? new Forwarder(merged.forwardTo, merged.timeoutMs) : null;
+    if (merged.held) this.#gate = new Promise((resolve) => (this.#openGate = resolve));
+  }
+
+  /** Lets the requests held so far go on, checked with the secret known now, and holds no more. */
+  release(): void {
+    this.#openGate?.(true);
+    this.#openGate = null;
+    this.#gate = null;
+  }
+
+  /** Requests held until `release()`. */
+  get waiting(): number {
+    return this.#waiting;
   }
 
   /**
@@ -343,6 +368,8 @@ export class Listener {
 
   /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */
   close(graceMs = 5_000): Promise<void> {
+    this.#openGate?.(false);
+    this.#openGate = null;
     this.#closing ??= (async () => {
       const server = this.#server;
       if (server) {
@@ -471,6 +498,18 @@ export class Listener {
     if (body === 'busy') {
       this.#refuseBusy(req, res, started, replayOf);
       return;
+    }
+    const gate = this.#gate;
+    if (gate) {
+      this.#waiting += 1;
+      const released = await gate;
+      this.#waiting -= 1;
+      if (!released) {
+        // Stopped before it was ready: nothing was checked or kept, so the sender must send it again.
+        res.setHeader('retry-after', '10');
+        answerError(res, 503, 'listener_closing', 'clockhook stopped before it was ready; retry later.', newCaptureId());
+        return;
+      }
     }
     const store = this.#options.store;
     // From here on only the capture as stored is kept: for a large body, its beginning, not the

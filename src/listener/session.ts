@@ -198,6 +198,8 @@ async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ st
     now: options.now,
     logger,
     onDelivery: setup.onDelivery,
+    // Until the endpoint and its secret are known (released in startListen).
+    held: true,
   });
   await listener.start();
   cleanups.push(() => listener.close());
@@ -413,6 +415,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     endpointWatch = watch;
     cleanups.push(async () => watch.close());
     listener.setSecret(secret, { printedBy: secretCommand });
+    listener.release();
 
     const inspector = options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
     if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
