@@ -160,6 +160,10 @@ export function registerListen(program: Command): void {
     .allowExcessArguments()
     .action(async (flags: ListenFlags, command: Command) => {
       if (command.args.length > 0) throw strayArgumentsError('listen', command.args, flags.forwardTo);
+      // The ready line comes first (DESIGN: with --json, the first line is "ready"): what happens while
+      // listen starts (the relay's first connection, a delivery that arrived meanwhile) is said after it.
+      let beforeReady: (() => void)[] | null = [];
+      const say = (print: () => void) => (beforeReady ? beforeReady.push(print) : print());
       const options = {
         forwardTo: flags.forwardTo ?? null,
         port: parsePort(flags.port, '--port'),
@@ -179,7 +183,7 @@ export function registerListen(program: Command): void {
         relay: flags.relay,
         relayMaxDisconnectedMs: flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,
         onRelayEvent: (event: RelayEvent) => {
-          if (flags.json) printLine({ event: 'relay', ...event });
+          if (flags.json) say(() => printLine({ event: 'relay', ...event }));
           if (event.state === 'replaced' || event.state === 'gave-up') stopWith(event);
         },
         events: parseEventList(flags.events),
@@ -188,12 +192,13 @@ export function registerListen(program: Command): void {
         inspector: flags.inspector,
         inspectorPort: parseFetchablePort(flags.inspectorPort, '--inspector-port', 'a browser'),
         logger: consoleLogger,
-        onDelivery: (report: DeliveryReport) => {
-          if (flags.json) {
-            const { captureId, eventId, type, signature, status, durationMs, error, answer, source, signatureReason, duplicateOf } = report;
-            printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), ...(duplicateOf ? { duplicateOf } : {}), status, durationMs, source, ...(error ? { error } : {}), ...(answer ? { answer } : {}) });
-          } else writeLine(deliveryLine(report));
-        },
+        onDelivery: (report: DeliveryReport) =>
+          say(() => {
+            if (flags.json) {
+              const { captureId, eventId, type, signature, status, durationMs, error, answer, source, signatureReason, duplicateOf } = report;
+              printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), ...(duplicateOf ? { duplicateOf } : {}), status, durationMs, source, ...(error ? { error } : {}), ...(answer ? { answer } : {}) });
+            } else writeLine(deliveryLine(report));
+          }),
       };
       const session = await startListen(options).catch((error: unknown) => {
         throw explainStartFailure(error, options.host ?? '127.0.0.1', options.port ?? 4300);
@@ -203,6 +208,8 @@ export function registerListen(program: Command): void {
       const stopped = onShutdown('listen', () => session.close());
       if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
       else printReady(session.ready, session.secret, Boolean(flags.printSecret), { kept: session.endpointKept, printedBy: session.secretCommand }, session.mode, flags.host);
+      for (const print of beforeReady.splice(0)) print();
+      beforeReady = null;
       // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
       if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
         open(session.ready.inspector).catch(() => {});

@@ -90,6 +90,13 @@ describe('relay and listen --relay', () => {
     expect(logs.at(-1)).toEqual({ event: 'request', channel: publicUrl.split('/').at(-1), method: 'POST', path: '/hooks', status: 201, durationMs: expect.any(Number) });
   });
 
+  it('prints the ready line first with --json, and the relay line of its first connection after it', async () => {
+    const proc = await listen();
+    await proc.waitForLine((l) => l.event === 'relay' && l.state === 'connected');
+    expect(proc.lines[0]).toMatchObject({ event: 'ready' });
+    expect(proc.lines.filter((l) => l.event === 'relay')).toEqual([{ event: 'relay', state: 'connected', publicUrl: proc.ready.publicUrl }]);
+  });
+
   it('registers the channel URL with --path appended, so relayed deliveries land under it', async () => {
     const proc = await listen(dir.path, '--path', '/webhooks');
     expect(proc.ready.publicUrl).toMatch(/\/c\/[\w-]{32}\/webhooks$/);
