@@ -404,10 +404,12 @@ async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>)
   await listenOn(server, config.port, config.host);
   const { port } = server.address() as AddressInfo;
   const apiBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  worker.resume();
   if (config.discoveryPath) {
     await writeDiscovery(config.discoveryPath, { apiBase, apiKey: defaultKey.key, account: DEFAULT_ACCOUNT, pid: process.pid, timeScale: config.timeScale });
   }
+  // Last, with nothing awaited after it: an attempt due already is reported only once the caller has
+  // said the sandbox is ready (the ready line comes first).
+  worker.resume();
 
   let closing: Promise<void> | undefined;
   return {

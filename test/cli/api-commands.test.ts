@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { portForRestarts } from '../helpers/ports.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
 
@@ -318,6 +319,28 @@ describe('clockhook sandbox', () => {
       await expect(stat(join(folder.path, '.clockhook', 'sandbox.json'))).rejects.toThrow(/ENOENT/);
     } finally {
       await proc.stop('SIGKILL');
+      await folder.remove();
+    }
+  });
+
+  it('prints its ready line first, before the attempts that came due while it was stopped', async () => {
+    const folder = await tempDir();
+    const args = ['sandbox', '--port', '0', '--json', '--time-scale', '0.001'];
+    const first = spawnCli(args, { cwd: folder.path });
+    let second: ReturnType<typeof spawnCli> | undefined;
+    try {
+      await first.waitForLine((l) => l.event === 'ready');
+      // Nothing listens there: every attempt is refused, and the next is due 60 ms later.
+      await runCli(['endpoints', 'create', '--url', `http://127.0.0.1:${await portForRestarts()}/`], { cwd: folder.path });
+      await runCli(['trigger', 'punch.created'], { cwd: folder.path });
+      await first.waitForLine((l) => l.event === 'attempt');
+      expect(await first.stop('SIGTERM')).toBe(0);
+      second = spawnCli(args, { cwd: folder.path });
+      await second.waitForLine((l) => l.event === 'attempt');
+      expect(second.lines[0]).toMatchObject({ event: 'ready' });
+    } finally {
+      await first.stop('SIGKILL');
+      await second?.stop('SIGKILL');
       await folder.remove();
     }
   });
