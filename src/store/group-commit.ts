@@ -45,13 +45,16 @@ export interface Staged {
  * whole compaction (after a fold failed, or a crash in one) holds appends until it is done.
  */
 export class GroupCommit {
-  #collecting: { written: Deferred; durable: Deferred } | null = null;
-  readonly #awaitingSync: Deferred[] = [];
+  #collecting: { written: Deferred; durable: Deferred; changes: number } | null = null;
+  /** Appended batches waiting for an fsync, with how many changes each holds. */
+  readonly #awaitingSync: { durable: Deferred; changes: number }[] = [];
   #scheduled = false;
   #syncing = false;
   #compacting = false;
 
   #lastSyncStarted = -Infinity;
+  /** How many changes the last fsync covered: more than one means they are arriving together. */
+  #lastCovered = 0;
   readonly #minSyncIntervalMs: number;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
@@ -68,7 +71,8 @@ export class GroupCommit {
 
   /** Stages whatever the adapter has pending. */
   stage(): Staged {
-    this.#collecting ??= { written: deferred(), durable: deferred() };
+    this.#collecting ??= { written: deferred(), durable: deferred(), changes: 0 };
+    this.#collecting.changes += 1;
     this.#schedule();
     return { written: this.#collecting.written.promise, durable: this.#collecting.durable.promise };
   }
@@ -101,7 +105,7 @@ export class GroupCommit {
       return;
     }
     batch.written.resolve();
-    this.#awaitingSync.push(batch.durable);
+    this.#awaitingSync.push(batch);
     void this.#syncLoop();
   }
 
@@ -109,10 +113,14 @@ export class GroupCommit {
     if (this.#syncing) return;
     this.#syncing = true;
     while (this.#awaitingSync.length > 0) {
+      // In a burst (the last fsync covered several changes), appends made while this one waits ride along
+      // with it. A change that came alone, one after another (a sender waiting for each answer), gains
+      // nothing from waiting: nothing else would ride along.
       const wait = this.#lastSyncStarted + this.#minSyncIntervalMs - this.#now();
-      if (wait > 0) await this.#sleep(wait); // appends made meanwhile ride along with this fsync
+      if (wait > 0 && this.#lastCovered > 1) await this.#sleep(wait);
       this.#lastSyncStarted = this.#now();
       const covered = this.#awaitingSync.splice(0);
+      this.#lastCovered = covered.reduce((sum, batch) => sum + batch.changes, 0);
       try {
         if (this.adapter.compactionDue && this.adapter.canFold) {
           await this.adapter.fold(this.data());
@@ -122,9 +130,9 @@ export class GroupCommit {
         } else {
           await this.adapter.sync();
         }
-        for (const waiter of covered) waiter.resolve();
+        for (const batch of covered) batch.durable.resolve();
       } catch (error) {
-        for (const waiter of covered) waiter.reject(error);
+        for (const batch of covered) batch.durable.reject(error);
       } finally {
         if (this.#compacting) {
           this.#compacting = false;
