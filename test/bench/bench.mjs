@@ -207,10 +207,10 @@ function merge(rounds) {
  * (the bare proxy; the listener; the listener and the relay), of this process (load generator, app,
  * inspector client), and how idle the machine was.
  */
-async function measuredLoad(subject, body) {
+async function measuredLoad(subject, body, connections = CONNECTIONS) {
   const forwarderCpu = async () => (await Promise.all(subject.pids.map(procCpuMs))).reduce((a, b) => a + b, 0);
   const [forwarder0, self0, machine0] = [await forwarderCpu(), process.cpuUsage(), await machineCpu()];
-  const result = figures(await load(subject.url, body, signedHeaders(body, subject.secret), { duration: DURATION / ROUNDS }));
+  const result = figures(await load(subject.url, body, signedHeaders(body, subject.secret), { duration: DURATION / ROUNDS, connections }));
   const [forwarder1, self, machine1] = [await forwarderCpu(), process.cpuUsage(self0), await machineCpu()];
   return {
     ...result,
@@ -226,13 +226,13 @@ async function measuredLoad(subject, body) {
  * compared as a ratio share the machine's good and bad moments (this VM's speed drifts by ±20 %
  * within minutes); then each reports its figures and is stopped.
  */
-async function interleaved(body, subjects) {
+async function interleaved(body, subjects, connections = CONNECTIONS) {
   const rounds = subjects.map(() => []);
   try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, subject] of subjects.entries()) {
         await subject.beforeRound?.();
-        rounds[i].push(await measuredLoad(subject, body));
+        rounds[i].push(await measuredLoad(subject, body, connections));
       }
     }
     const rows = [];
@@ -371,6 +371,8 @@ console.error('A  direct to the app');
 rows.A = await scenarioDirect(app, body);
 console.error(`B, C, D in turns (${ROUNDS} rounds): bare http-proxy with a keep-alive agent; clockhook listen (verify, capture to disk, forward, one inspector connected); relay + listen --relay`);
 [rows.B, rows.C, rows.D] = await interleaved(body, [await proxySubject(app, 'keepalive'), await listenSubject(app), await relaySubject(app)]);
+console.error(`B and C again with one connection, in turns (${ROUNDS} rounds): the latency a lone delivery sees (reference)`);
+[rows.B1, rows.C1] = await interleaved(body, [await proxySubject(app, 'keepalive'), await listenSubject(app)], 1);
 console.error('B0 bare http-proxy, default agent (reference)');
 [rows.B0] = await interleaved(body, [await proxySubject(app, 'default')]);
 console.error(`C with --max-captures 10000, an empty store and a full one, in turns (${ROUNDS} rounds)`);
@@ -383,7 +385,7 @@ console.error(`memory after ${MEMORY_DELIVERIES} deliveries at the default reten
 const memory = await memoryAfter(app, body);
 await app.close();
 
-const lost = ['C', 'C10kEmpty', 'C10kFull', 'D'].reduce((sum, key) => sum + rows[key].non2xx + rows[key].errors + Math.max(0, rows[key].total - rows[key].answeredByListener), 0) + memory.non2xx + memory.errors + Math.max(0, memory.deliveries - memory.answeredByListener);
+const lost = ['C', 'C1', 'C10kEmpty', 'C10kFull', 'D'].reduce((sum, key) => sum + rows[key].non2xx + rows[key].errors + Math.max(0, rows[key].total - rows[key].answeredByListener), 0) + memory.non2xx + memory.errors + Math.max(0, memory.deliveries - memory.answeredByListener);
 const ratio = (a, b) => Math.round((a / b) * 100) / 100;
 const targets = [
   { figure: 'C throughput / B throughput', value: ratio(rows.C.requestsPerSecond, rows.B.requestsPerSecond), target: '>= 0.80', met: rows.C.requestsPerSecond / rows.B.requestsPerSecond >= 0.8 },
@@ -406,6 +408,8 @@ const table = [
     ['B http-proxy keep-alive', rows.B],
     ['B0 http-proxy default agent', rows.B0],
     ['C clockhook listen', rows.C],
+    ['B, one connection', rows.B1],
+    ['C, one connection', rows.C1],
     ['C, --max-captures 10000, empty', rows.C10kEmpty],
     ['C, --max-captures 10000, full', rows.C10kFull],
     ['D relay + listen --relay', rows.D],
@@ -416,6 +420,7 @@ const table = [
   ...targets.map((t) => `| ${t.figure} | ${t.value} | ${t.target} | ${t.met ? 'met' : 'NOT MET'} |`),
   '',
   `For reference, not a target: C's listener spends ${cpuPerRequestCB}× the CPU per request of B's bare proxy (forwarder CPU: all threads of the forwarding processes; load side: the benchmark's own process, with the load generator, the app, and in C and D the inspector client).`,
+  `For reference, not a target: with one connection, so that no delivery queues behind another, C's p99 is ${rows.C1.p99Ms} ms against B's ${rows.B1.p99Ms} ms (a gap of ${rows.C1.p99Ms - rows.B1.p99Ms} ms), and C makes ${ratio(rows.C1.requestsPerSecond, rows.B1.requestsPerSecond)} of B's throughput.`,
 ].join('\n');
 
 console.log(`\nMachine: ${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario; run took ${Math.round((Date.now() - started) / 1000)} s\n`);
