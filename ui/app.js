@@ -224,10 +224,21 @@ function renderHeader() {
   } else node.append(el('span', { class: 'muted' }, 'none registered'));
   $('forward').textContent = state.forwardTo ?? 'capture-only (clockhook answers 200)';
   $('mode').textContent = state.mode ?? '–';
-  const disabled = endpoint && endpoint.status !== 'enabled';
-  $('banner').hidden = !disabled;
-  if (disabled) $('banner-text').textContent = `Endpoint #${endpoint.id} is ${endpoint.status}: the service sends it nothing (it disables an endpoint after 10 failed deliveries in a row).`;
+  const inactive = endpoint && endpoint.status !== 'enabled';
+  $('banner').hidden = !inactive;
+  $('reenable').hidden = !canReenable(endpoint);
+  if (inactive) $('banner-text').textContent = endpointProblem(endpoint);
 }
+
+/** Why the service sends an endpoint that is not enabled nothing, and what to do. */
+function endpointProblem(endpoint) {
+  if (endpoint.status === 'deleted') return `Endpoint #${endpoint.id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`;
+  const why = endpoint.status === 'disabled' ? ' (it disables an endpoint after 10 failed deliveries in a row)' : '';
+  return `Endpoint #${endpoint.id} is ${endpoint.status}: the service sends it nothing${why}.`;
+}
+
+/** A deleted endpoint cannot be enabled again; any other that is not enabled can. */
+const canReenable = (endpoint) => Boolean(endpoint && endpoint.status !== 'enabled' && endpoint.status !== 'deleted');
 
 function signatureBadge(signature) {
   switch (signature.status) {
@@ -773,6 +784,7 @@ function detailActions(capture, whole) {
   const unless = (why) => (why ? { disabled: true, title: why } : {});
   const noApp = unless(!state.forwardTo && 'No app to replay to: listen runs in capture-only mode. Start it with --forward-to <your app>.');
   const noApi = !hasApi && 'Offline (--secret without an API key): there is no service to ask.';
+  const noEndpoint = !state.endpoint ? 'No endpoint to ping: this listen registered none.' : state.endpoint.status === 'deleted' && `Endpoint #${state.endpoint.id} was deleted: there is nothing to ping.`;
   return el(
     'div',
     { class: 'actions' },
@@ -780,11 +792,11 @@ function detailActions(capture, whole) {
     el('button', { type: 'button', onclick: () => replay(capture, 'asis'), ...noApp }, 'Replay as-is'),
     el('button', { type: 'button', onclick: () => { setEditing(capture.id); scheduleRender({ detail: true }); }, ...waiting, ...noApp }, 'Edit & replay'),
     el('button', { type: 'button', onclick: () => redeliver(capture), ...unless(noApi || (!isEvent && 'This request has no event id: the service has no event to send again.')) }, 'Redeliver'),
-    el('button', { type: 'button', onclick: () => ping(capture), ...unless(noApi || (!state.endpoint && 'No endpoint to ping: this listen registered none.')) }, 'Ping endpoint'),
+    el('button', { type: 'button', onclick: () => ping(capture), ...unless(noApi || noEndpoint) }, 'Ping endpoint'),
     el('button', { type: 'button', onclick: () => copyCurl(whole), ...waiting }, 'Copy as curl'),
     el('button', { type: 'button', onclick: () => downloadJson(whole), ...waiting }, 'Download JSON'),
     el('button', { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) }, capture.pinned ? 'Unpin' : 'Pin'),
-    state.endpoint && state.endpoint.status !== 'enabled' ? el('button', { type: 'button', onclick: reenable }, 'Re-enable endpoint') : null,
+    canReenable(state.endpoint) ? el('button', { type: 'button', onclick: reenable }, 'Re-enable endpoint') : null,
   );
 }
 

@@ -285,6 +285,12 @@ export async function forgetEndpointRecords(recordsPath: string, matches: (recor
   return records.length - kept.length;
 }
 
+/**
+ * The status the watch gives an endpoint the API no longer has: not one of the service's (the contract
+ * lists enabled and disabled), but what listen and its page say of it.
+ */
+export const DELETED = 'deleted';
+
 export interface EndpointWatchOptions {
   client: ApiClient | null;
   endpoint: WebhookEndpoint | null;
@@ -324,18 +330,29 @@ export class EndpointWatch {
     this.#current = next;
     if (!before || before.status === next.status) return;
     const { logger } = this.#options;
-    if (next.status === 'disabled') {
+    if (next.status === DELETED) {
+      logger.warn(
+        `Endpoint ${next.id} was deleted (npx clockhook endpoints delete, or the service's dashboard): the service sends nothing here any more. Restart listen to register a new one; its secret is new, so give it to your app again.`,
+      );
+    } else if (next.status === 'disabled') {
       logger.warn(`Endpoint ${next.id} is now disabled: the service stops delivering to an endpoint after 10 failed deliveries in a row. Fix what failed, re-enable it (npx clockhook endpoints enable ${next.id}, or Re-enable in the inspector), and send what it missed again with npx clockhook events redeliver <event id>.`);
     } else if (next.status === 'enabled') logger.warn(`Endpoint ${next.id} is enabled again; the service delivers to it.`);
     else logger.warn(`Endpoint ${next.id} is now ${next.status} (it was ${before.status}).`);
   }
 
-  /** Reads the endpoint from the API (none to read offline). */
+  /** Reads the endpoint from the API (none to read offline, nor once it was deleted). */
   async read(): Promise<WebhookEndpoint | null> {
     const { client } = this.#options;
-    if (client && this.#current) {
+    const current = this.#current;
+    if (client && current && current.status !== DELETED) {
       this.#lastReadAt = this.#options.now();
-      this.set(await client.getEndpoint(this.#current.id, { signal: this.#closing.signal }));
+      try {
+        this.set(await client.getEndpoint(current.id, { signal: this.#closing.signal }));
+      } catch (error) {
+        if (!(error instanceof ApiError && error.code === 'resource_not_found')) throw error;
+        // Shown as it was, marked deleted: the page and the log say so, instead of its last status.
+        this.set({ ...current, status: DELETED });
+      }
     }
     return this.#current;
   }

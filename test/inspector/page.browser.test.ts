@@ -778,3 +778,29 @@ describe('the inspector page in Chromium', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('the page of a listen whose endpoint was deleted meanwhile', () => {
+  it('says so, with what to do, and offers neither Re-enable nor Ping', async () => {
+    const own = await startInspectedSession();
+    const ownPage = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      const id = own.session.ready.endpointId as number;
+      await (own.session.client as ApiClient).deleteEndpoint(id);
+      const body = JSON.stringify({ id: 'evt_after_delete', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+      expect((await postSigned(own.session.ready.listener, body, own.session.secret as string)).status).toBe(200);
+      // The page reads the endpoint again when it connects.
+      await ownPage.goto(own.session.ready.inspector as string);
+      await expect.poll(() => ownPage.locator('#banner-text').textContent()).toBe(`Endpoint #${id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`);
+      expect(await ownPage.locator('#banner').getByRole('button', { name: 'Re-enable endpoint' }).isHidden()).toBe(true);
+      expect(await ownPage.locator('#endpoint .badge').textContent()).toBe('deleted');
+      await ownPage.locator('#captures .capture', { hasText: 'evt_after_delete' }).click();
+      const ping = ownPage.getByRole('button', { name: 'Ping endpoint' });
+      expect(await ping.isDisabled()).toBe(true);
+      expect(await ping.getAttribute('title')).toBe(`Endpoint #${id} was deleted: there is nothing to ping.`);
+      expect(await ownPage.getByRole('button', { name: 'Re-enable endpoint' }).count()).toBe(0);
+    } finally {
+      await ownPage.close();
+      await own.close();
+    }
+  });
+});

@@ -52,6 +52,27 @@ describe('EndpointWatch', () => {
     expect(warnings[0]).toMatch(/^Endpoint 1 is now disabled: .+clockhook endpoints enable 1/);
   });
 
+  it('says once that the endpoint was deleted, shows it as deleted, and reads it no more', async () => {
+    const endpoint = { id: 1, url: 'https://example.com/h', enabledEvents: ['*'], status: 'enabled' };
+    const server = await startScriptedServer([
+      { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_not_found', message: 'No such webhook endpoint 1.', requestId: 'req_1' } } },
+    ]);
+    const logger = recordingLogger();
+    const watch = new EndpointWatch({ client: new ApiClient({ baseUrl: server.url, apiKey: 'tt_live_testkey' }), endpoint, logger, now: Date.now });
+    cleanup = async () => {
+      watch.close();
+      await server.close();
+    };
+    expect(await watch.read()).toEqual({ ...endpoint, status: 'deleted' });
+    expect(logger.warnings).toEqual([
+      "Endpoint 1 was deleted (npx clockhook endpoints delete, or the service's dashboard): the service sends nothing here any more. Restart listen to register a new one; its secret is new, so give it to your app again.",
+    ]);
+    // Gone for good: asking again would only cost requests.
+    await watch.read();
+    expect(server.requests).toHaveLength(1);
+    expect(logger.warnings).toHaveLength(1);
+  });
+
   it('ends a read in flight when it is closed, so the run can exit', async () => {
     // A service that never answers.
     const server = createServer(() => {});
