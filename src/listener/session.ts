@@ -415,11 +415,12 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     endpointWatch = watch;
     cleanups.push(async () => watch.close());
     listener.setSecret(secret, { printedBy: secretCommand });
-    listener.release();
 
     const inspector = options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
     if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
     await warnAboutSetup(logger, secret, registered, forwardTo);
+    // Ready: what arrived while listen started goes on now, checked with the secret known now.
+    listener.release();
 
     let closing: Promise<void> | undefined;
     return {
