@@ -174,7 +174,7 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       expect(relayed.ready).toMatchObject({ endpointId: direct.ready.endpointId, secret: direct.ready.secret });
       // One endpoint: the sandbox sends each event once, through the relay.
       expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: direct.ready.endpointId, url: relayed.ready.publicUrl })]);
-      expect(relayed.stderr).toContain(`Endpoint ${direct.ready.endpointId} now points at ${relayed.ready.publicUrl} (it was http://127.0.0.1:${port}/); its secret is the same.`);
+      await expect.poll(() => relayed.stderr).toContain(`Endpoint ${direct.ready.endpointId} now points at ${relayed.ready.publicUrl} (it was http://127.0.0.1:${port}/); its secret is the same.`);
       const event = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
       expect(await relayed.waitForLine((l) => l.event === 'delivery')).toMatchObject({ eventId: event.id, signature: 'valid', status: 202 });
       expect(await relayed.stop('SIGINT')).toBe(0);
@@ -207,7 +207,7 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
 
       const relayed = await listen('--port', port, '--print-secret', '--relay', relay.url);
       expect(relayed.ready).toMatchObject({ endpointId: direct.ready.endpointId, secret: direct.ready.secret });
-      expect(relayed.stderr).toContain(`Deleting endpoint ${elsewhere.ready.endpointId} for ${relayed.ready.publicUrl}: an earlier clockhook listen created it and its secret is not on file.`);
+      await expect.poll(() => relayed.stderr).toContain(`Deleting endpoint ${elsewhere.ready.endpointId} for ${relayed.ready.publicUrl}: an earlier clockhook listen created it and its secret is not on file.`);
       expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: direct.ready.endpointId, url: relayed.ready.publicUrl })]);
       expect(await relayed.stop('SIGINT')).toBe(0);
 
@@ -240,7 +240,7 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       // Through the relay on this port, the relay URL's endpoint is used, and this port's still delivers here.
       const both = await listen('--port', port, '--relay', relay.url);
       expect(both.ready.endpointId).toBe(elsewhere.ready.endpointId);
-      expect(both.stderr).toContain(
+      await expect.poll(() => both.stderr).toContain(
         `Endpoint ${direct.ready.endpointId} (http://127.0.0.1:${port}/) was kept by an earlier listen, and reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${both.ready.endpointId}, so each comes here twice, and that copy, signed with its own secret, fails and is retried. If your app verifies with endpoint ${both.ready.endpointId}'s secret: npx clockhook endpoints delete ${direct.ready.endpointId}`,
       );
     } finally {
