@@ -10,10 +10,10 @@ import type { WebSocket } from 'ws';
  * this list to Node's own fetch.
  */
 const BAD_PORTS = new Set([
-  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111,
-  113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548,
-  554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566,
-  6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110,
+  111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532,
+  540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061,
+  6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
 
 /** Whether browsers and fetch refuse `port` (see BAD_PORTS). */
@@ -26,7 +26,9 @@ export const BAD_PORT_WHY = 'the Fetch standard blocks it, with 9, 6667 and othe
 
 /** "is on port 6000, which fetch refuses…" when `url` is on one of BAD_PORTS; null otherwise. */
 export function badPortProblem(url: URL): string | null {
-  return url.port && isBadPort(Number(url.port)) ? `is on port ${url.port}, which fetch refuses to connect to (${BAD_PORT_WHY})` : null;
+  return url.port && isBadPort(Number(url.port))
+    ? `is on port ${url.port}, which fetch refuses to connect to (${BAD_PORT_WHY})`
+    : null;
 }
 
 /** Whether a server bound to `host` listens on every interface (`0.0.0.0`, `::`) rather than one address. */
@@ -55,7 +57,11 @@ export function closeNow(server: Server): Promise<void> {
  * Starts something on `port`; when that port is taken, says so with `taken` and starts it on a
  * free one instead. Any other failure is the caller's.
  */
-export async function onPortOrFree<T>(port: number, start: (port: number) => Promise<T>, taken: (port: number) => void): Promise<T> {
+export async function onPortOrFree<T>(
+  port: number,
+  start: (port: number) => Promise<T>,
+  taken: (port: number) => void,
+): Promise<T> {
   try {
     return await start(port);
   } catch (error) {
@@ -106,25 +112,45 @@ export interface PostOptions {
  * ECONNREFUSED, ECONNRESET, ENOTFOUND…, or ABORT_ERR from `signal`) when no answer came. Redirects are
  * answers, never followed (their Location comes with them).
  */
-export function postBytes(target: URL, headers: Record<string, string>, body: string | Buffer, options: PostOptions): Promise<{ status: number; body: string; location?: string }> {
+export function postBytes(
+  target: URL,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  options: PostOptions,
+): Promise<{ status: number; body: string; location?: string }> {
   return new Promise((resolve, reject) => {
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const sent = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
-    const req = request(target, { method: 'POST', headers: sent, agent: false, signal: options.signal, rejectUnauthorized: options.rejectUnauthorized ?? true }, (res) => {
-      const decoder = new StringDecoder('utf8');
-      let text = '';
-      const { location } = res.headers;
-      const done = () => resolve({ status: res.statusCode ?? 0, body: (text + decoder.end()).slice(0, options.maxChars), ...(location ? { location } : {}) });
-      res.on('data', (chunk: Buffer) => {
-        text += decoder.write(chunk);
-        if (text.length < options.maxChars) return;
-        done();
-        res.destroy();
-      });
-      res.on('end', done);
-      res.on('error', done);
-      res.on('close', done);
-    });
+    const req = request(
+      target,
+      {
+        method: 'POST',
+        headers: sent,
+        agent: false,
+        signal: options.signal,
+        rejectUnauthorized: options.rejectUnauthorized ?? true,
+      },
+      (res) => {
+        const decoder = new StringDecoder('utf8');
+        let text = '';
+        const { location } = res.headers;
+        const done = () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: (text + decoder.end()).slice(0, options.maxChars),
+            ...(location ? { location } : {}),
+          });
+        res.on('data', (chunk: Buffer) => {
+          text += decoder.write(chunk);
+          if (text.length < options.maxChars) return;
+          done();
+          res.destroy();
+        });
+        res.on('end', done);
+        res.on('error', done);
+        res.on('close', done);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -72,7 +72,9 @@ describe('event-type catalogue', () => {
     expect(suggestEventType('zzz')).toBeNull();
     expect(suggestEventType('payroll.exported')).toBeNull();
     const result = validateSubscription(['punch.creatd', 'zzz']);
-    expect(!result.ok && result.message).toMatch(/^unknown event types punch\.creatd \(did you mean punch\.created\?\), zzz\. Valid types/);
+    expect(!result.ok && result.message).toMatch(
+      /^unknown event types punch\.creatd \(did you mean punch\.created\?\), zzz\. Valid types/,
+    );
   });
 
   it('refuses an empty or non-array subscription and accepts *', () => {
@@ -106,7 +108,8 @@ describe('checkEnvelope', () => {
   });
 
   it('says what is wrong with the type: missing, not a string, or unknown', () => {
-    const message = (change: object) => checkEnvelope({ ...VALID_ENVELOPE, ...change }).find((p) => p.field === 'type')?.message;
+    const message = (change: object) =>
+      checkEnvelope({ ...VALID_ENVELOPE, ...change }).find((p) => p.field === 'type')?.message;
     expect(message({ type: undefined })).toBe('missing: must name an event type, such as "punch.created"');
     expect(message({ type: 7 })).toBe('must be a string naming an event type');
     expect(message({ type: 'punch.exploded' })).toBe('unknown event type "punch.exploded"');

@@ -13,8 +13,13 @@ describe('isBadPort', () => {
   it("names ports Node's fetch refuses: each listed one is refused, and none of their neighbours", async () => {
     const listed = Array.from({ length: 65_535 }, (_, i) => i + 1).filter(isBadPort);
     expect(listed).toContain(6000);
-    const neighbours = [...new Set(listed.flatMap((port) => [port - 1, port + 1]))].filter((port) => port > 0 && !isBadPort(port));
-    const [refusedListed, refusedNeighbours] = await Promise.all([Promise.all(listed.map(fetchRefuses)), Promise.all(neighbours.map(fetchRefuses))]);
+    const neighbours = [...new Set(listed.flatMap((port) => [port - 1, port + 1]))].filter(
+      (port) => port > 0 && !isBadPort(port),
+    );
+    const [refusedListed, refusedNeighbours] = await Promise.all([
+      Promise.all(listed.map(fetchRefuses)),
+      Promise.all(neighbours.map(fetchRefuses)),
+    ]);
     expect(listed.filter((_, i) => !refusedListed[i])).toEqual([]);
     expect(neighbours.filter((_, i) => refusedNeighbours[i])).toEqual([]);
     expect(isBadPort(0)).toBe(false);

@@ -116,7 +116,9 @@ describe('verifySignature', () => {
     const signed = signPayload({ payload: raw, secret: SECRET, timestamp: T });
     expect(verifySignature({ header: signed, payload: raw, secret: SECRET, now: at(T) }).ok).toBe(true);
     // Decoding to a string replaces the bad bytes: the signature no longer matches.
-    expect(verifySignature({ header: signed, payload: raw.toString('utf8'), secret: SECRET, now: at(T) }).ok).toBe(false);
+    expect(verifySignature({ header: signed, payload: raw.toString('utf8'), secret: SECRET, now: at(T) }).ok).toBe(
+      false,
+    );
   });
 
   it('returns a mismatch, not an exception, for a v1 of a different length', () => {

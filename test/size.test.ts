@@ -13,7 +13,9 @@ describe('parseSize', () => {
     ['10 kib', 10 * 1024],
     ['100b', 100],
   ])('%s is %d bytes', (text, bytes) => expect(parseSize(text)).toBe(bytes));
-  it.each(['lots', '', '-1', '1e9', '5mbb', 'mb', '5 ib', '5bi'])('refuses %j', (text) => expect(() => parseSize(text)).toThrow(/512kb/));
+  it.each(['lots', '', '-1', '1e9', '5mbb', 'mb', '5 ib', '5bi'])('refuses %j', (text) =>
+    expect(() => parseSize(text)).toThrow(/512kb/),
+  );
 });
 
 describe('formatMiB', () => {

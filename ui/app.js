@@ -109,7 +109,11 @@ function connect() {
   });
   socket.addEventListener('message', (event) => receive(JSON.parse(event.data)));
   socket.addEventListener('close', () => {
-    for (const [, resolve] of pending) resolve({ ok: false, error: { code: 'disconnected', message: 'The connection to clockhook dropped; try again once it is back.' } });
+    for (const [, resolve] of pending)
+      resolve({
+        ok: false,
+        error: { code: 'disconnected', message: 'The connection to clockhook dropped; try again once it is back.' },
+      });
     pending.clear();
     setConnection('closed', `reconnecting in ${Math.round(retryMs / 100) / 10} s`);
     setTimeout(connect, retryMs);
@@ -145,7 +149,8 @@ function receive(message) {
       if (state.selected && !heldCapture(state.selected)) select(null);
       restorePlace();
       // A whole body that could not be fetched while the connection was down is fetched now.
-      if (state.selected && state.wholeBody?.id === state.selected && state.wholeBody.error) loadWholeBody(state.selected);
+      if (state.selected && state.wholeBody?.id === state.selected && state.wholeBody.error)
+        loadWholeBody(state.selected);
       scheduleRender({ detail: true });
       break;
     case 'capture': {
@@ -220,7 +225,18 @@ function renderHeader() {
   clear(node);
   if (endpoint) {
     const status = el('span', { class: `badge ${endpoint.status === 'enabled' ? 'ok' : 'bad'}` }, endpoint.status);
-    node.append(`#${endpoint.id} `, status, ' ', el('span', { class: 'mono' }, endpoint.url), el('div', { class: 'muted' }, `events: ${(endpoint.enabledEvents ?? []).join(', ')}`, endpoint.secretHint ? ` · secret ${endpoint.secretHint}` : ''));
+    node.append(
+      `#${endpoint.id} `,
+      status,
+      ' ',
+      el('span', { class: 'mono' }, endpoint.url),
+      el(
+        'div',
+        { class: 'muted' },
+        `events: ${(endpoint.enabledEvents ?? []).join(', ')}`,
+        endpoint.secretHint ? ` · secret ${endpoint.secretHint}` : '',
+      ),
+    );
   } else node.append(el('span', { class: 'muted' }, 'none registered'));
   $('forward').textContent = state.forwardTo ?? 'capture-only (clockhook answers 200)';
   $('mode').textContent = state.mode ?? '–';
@@ -232,7 +248,8 @@ function renderHeader() {
 
 /** Why the service sends an endpoint that is not enabled nothing, and what to do. */
 function endpointProblem(endpoint) {
-  if (endpoint.status === 'deleted') return `Endpoint #${endpoint.id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`;
+  if (endpoint.status === 'deleted')
+    return `Endpoint #${endpoint.id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`;
   const why = endpoint.status === 'disabled' ? ' (it disables an endpoint after 10 failed deliveries in a row)' : '';
   return `Endpoint #${endpoint.id} is ${endpoint.status}: the service sends it nothing${why}.`;
 }
@@ -254,12 +271,17 @@ function signatureBadge(signature) {
 }
 
 function forwardBadge(capture) {
-  if (capture.rejected) return el('span', { class: 'badge bad' }, `${capture.rejected.statusCode} ${capture.rejected.code}`);
+  if (capture.rejected)
+    return el('span', { class: 'badge bad' }, `${capture.rejected.statusCode} ${capture.rejected.code}`);
   if (capture.forward === null) return el('span', { class: 'badge plain' }, 'captured only');
   if (!capture.forward) return el('span', { class: 'badge plain' }, 'forwarding…');
   const { statusCode, durationMs, error } = capture.forward;
   const kind = outcome(capture) === 'ok' ? 'ok' : 'warn';
-  return el('span', { class: `badge ${kind}`, title: error ?? '' }, `${statusCode ?? error ?? 'failed'} · ${durationMs} ms`);
+  return el(
+    'span',
+    { class: `badge ${kind}`, title: error ?? '' },
+    `${statusCode ?? error ?? 'failed'} · ${durationMs} ms`,
+  );
 }
 
 function matchesFilters(capture) {
@@ -268,10 +290,17 @@ function matchesFilters(capture) {
   const query = searchText();
   if (type && capture.envelope?.type !== type) return false;
   if (status === 'failed' && outcome(capture) !== 'failed') return false;
-  if (status === 'bad-signature' && !(capture.signature.status === 'invalid' || capture.signature.status === 'missing')) return false;
+  if (status === 'bad-signature' && !(capture.signature.status === 'invalid' || capture.signature.status === 'missing'))
+    return false;
   if (status === 'replay' && capture.source !== 'replay') return false;
   if (status === 'duplicate' && !capture.duplicateOf) return false;
-  if (query && !capture.body.toLowerCase().includes(query) && !(capture.envelope?.id ?? '').toLowerCase().includes(query) && !currentSearch()?.ids.has(capture.id)) return false;
+  if (
+    query &&
+    !capture.body.toLowerCase().includes(query) &&
+    !(capture.envelope?.id ?? '').toLowerCase().includes(query) &&
+    !currentSearch()?.ids.has(capture.id)
+  )
+    return false;
   return true;
 }
 
@@ -292,7 +321,11 @@ function receivedLabel(receivedAt) {
   const at = new Date(receivedAt);
   const time = at.toLocaleTimeString();
   const today = at.toDateString() === new Date().toDateString();
-  return el('span', { class: 'time', title: at.toLocaleString() }, today ? time : `${at.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`);
+  return el(
+    'span',
+    { class: 'time', title: at.toLocaleString() },
+    today ? time : `${at.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`,
+  );
 }
 
 function renderList() {
@@ -308,12 +341,24 @@ function renderList() {
   for (const capture of visible) {
     const markers = [signatureBadge(capture.signature), forwardBadge(capture)];
     if (capture.source === 'replay') markers.push(el('span', { class: 'badge info' }, 'replay'));
-    if (capture.duplicateOf) markers.push(el('span', { class: 'badge warn', title: `same event id as ${capture.duplicateOf}` }, 'duplicate'));
-    if (capture.contractProblems.length > 0) markers.push(el('span', { class: 'badge warn', title: capture.contractProblems.map((p) => `${p.field}: ${p.message}`).join('\n') }, `${capture.contractProblems.length} contract problem${capture.contractProblems.length > 1 ? 's' : ''}`));
+    if (capture.duplicateOf)
+      markers.push(el('span', { class: 'badge warn', title: `same event id as ${capture.duplicateOf}` }, 'duplicate'));
+    if (capture.contractProblems.length > 0)
+      markers.push(
+        el(
+          'span',
+          { class: 'badge warn', title: capture.contractProblems.map((p) => `${p.field}: ${p.message}`).join('\n') },
+          `${capture.contractProblems.length} contract problem${capture.contractProblems.length > 1 ? 's' : ''}`,
+        ),
+      );
     if (capture.pinned) markers.push(el('span', { class: 'badge plain' }, 'pinned'));
     const row = el(
       'li',
-      { class: `capture${capture.id === state.selected ? ' selected' : ''}`, 'data-id': capture.id, onclick: () => select(capture.id) },
+      {
+        class: `capture${capture.id === state.selected ? ' selected' : ''}`,
+        'data-id': capture.id,
+        onclick: () => select(capture.id),
+      },
       receivedLabel(capture.receivedAt),
       el('span', { class: 'type' }, capture.envelope?.type || `${capture.method} ${capture.path}`),
       el('span', { class: 'id' }, capture.envelope?.id ?? '(no event id)'),
@@ -347,7 +392,13 @@ async function searchStore(query) {
   const result = await act({ type: 'search', query });
   if (searchText() !== query) return; // typed on meanwhile
   state.search = result.ok
-    ? { query, ids: new Set(result.data.captures.map((c) => c.id)), found: new Map(result.data.captures.map((c) => [c.id, c])), truncated: result.data.truncated, partial: result.data.partial }
+    ? {
+        query,
+        ids: new Set(result.data.captures.map((c) => c.id)),
+        found: new Map(result.data.captures.map((c) => [c.id, c])),
+        truncated: result.data.truncated,
+        partial: result.data.partial,
+      }
     : { query, error: errorText(result.error) };
   scheduleRender({});
 }
@@ -360,7 +411,12 @@ function renderSearchNote() {
     ? ''
     : search.error
       ? `Only the captures shown were searched: ${search.error}`
-      : [search.truncated ? `Showing the newest ${search.ids.size} matches.` : '', search.partial ? 'Some large bodies were searched in their first 16 KiB only.' : ''].filter(Boolean).join(' ');
+      : [
+          search.truncated ? `Showing the newest ${search.ids.size} matches.` : '',
+          search.partial ? 'Some large bodies were searched in their first 16 KiB only.' : '',
+        ]
+          .filter(Boolean)
+          .join(' ');
   note.textContent = text;
   note.hidden = text === '';
 }
@@ -369,7 +425,11 @@ function renderSearchNote() {
 function captureLink(id) {
   const other = heldCapture(id);
   if (!other) return el('span', { class: 'mono' }, id);
-  return el('button', { type: 'button', class: 'link', onclick: () => select(id) }, `the capture of ${new Date(other.receivedAt).toLocaleTimeString()}`);
+  return el(
+    'button',
+    { type: 'button', class: 'link', onclick: () => select(id) },
+    `the capture of ${new Date(other.receivedAt).toLocaleTimeString()}`,
+  );
 }
 
 function select(id) {
@@ -392,7 +452,9 @@ async function loadWholeBody(captureId) {
   state.wholeBody = { id: captureId };
   const result = await act({ type: 'body', captureId });
   if (state.wholeBody?.id !== captureId) return; // another capture was selected meanwhile
-  state.wholeBody = result.ok ? { id: captureId, body: result.data.body, bodyEncoding: result.data.bodyEncoding } : { id: captureId, error: result.error };
+  state.wholeBody = result.ok
+    ? { id: captureId, body: result.data.body, bodyEncoding: result.data.bodyEncoding }
+    : { id: captureId, error: result.error };
   scheduleRender({ detail: true });
 }
 
@@ -409,9 +471,18 @@ function withWholeBody(capture) {
 function partialBodyNote(capture) {
   const whole = state.wholeBody?.id === capture.id ? state.wholeBody : null;
   if (whole?.error) {
-    return el('div', {}, el('div', { class: 'result error', role: 'alert' }, `Could not load the whole body: ${errorText(whole.error)}`), el('button', { type: 'button', onclick: () => loadWholeBody(capture.id) }, 'Try again'));
+    return el(
+      'div',
+      {},
+      el('div', { class: 'result error', role: 'alert' }, `Could not load the whole body: ${errorText(whole.error)}`),
+      el('button', { type: 'button', onclick: () => loadWholeBody(capture.id) }, 'Try again'),
+    );
   }
-  return el('p', { class: 'muted' }, `Loading the whole body (${capture.bodySize} bytes); showing its first ${capture.body.length} characters.`);
+  return el(
+    'p',
+    { class: 'muted' },
+    `Loading the whole body (${capture.bodySize} bytes); showing its first ${capture.body.length} characters.`,
+  );
 }
 
 async function loadAttempts(eventId) {
@@ -497,8 +568,13 @@ function errorText(error) {
 async function replay(capture, mode, body) {
   const result = await act({ type: 'replay', captureId: capture.id, mode, ...(body === undefined ? {} : { body }) });
   if (result.ok) {
-    const what = body === undefined ? `Replayed (${mode === 'asis' ? 'as-is' : 're-signed'})` : 'Sent the edited body (re-signed)';
-    showResult(capture.id, true, `${what}: the app answered ${result.data.statusCode} in ${result.data.durationMs} ms.`);
+    const what =
+      body === undefined ? `Replayed (${mode === 'asis' ? 'as-is' : 're-signed'})` : 'Sent the edited body (re-signed)';
+    showResult(
+      capture.id,
+      true,
+      `${what}: the app answered ${result.data.statusCode} in ${result.data.durationMs} ms.`,
+    );
   } else showResult(capture.id, false, errorText(result.error));
 }
 
@@ -508,32 +584,53 @@ async function redeliver(capture) {
   const before = await loadAttempts(eventId);
   const result = await act({ type: 'redeliver', eventId });
   if (result.ok) {
-    showResult(capture.id, true, `Redelivery queued for ${result.data.endpointsNotified} endpoint(s); it arrives as a new capture with the same event id, and the service's attempts below show it once it is complete.`);
+    showResult(
+      capture.id,
+      true,
+      `Redelivery queued for ${result.data.endpointsNotified} endpoint(s); it arrives as a new capture with the same event id, and the service's attempts below show it once it is complete.`,
+    );
     watchAttempts(eventId, before.error ? Infinity : before.delivery_attempts.length + result.data.endpointsNotified);
     return;
   }
   if (result.error.code === 'cannot_redeliver_synthetic_event') {
-    const content = el('span', {}, 'A ping cannot be redelivered: the service only re-sends real events. ', el('button', { type: 'button', onclick: () => ping(capture) }, 'Send a new ping'));
+    const content = el(
+      'span',
+      {},
+      'A ping cannot be redelivered: the service only re-sends real events. ',
+      el('button', { type: 'button', onclick: () => ping(capture) }, 'Send a new ping'),
+    );
     showResult(capture.id, false, content);
   } else showResult(capture.id, false, errorText(result.error));
 }
 
 async function ping(capture) {
   const result = await act({ type: 'ping' });
-  if (result.ok) showResult(capture.id, true, `Ping ${result.data.eventId} queued for endpoint #${result.data.endpointId}.`);
+  if (result.ok)
+    showResult(capture.id, true, `Ping ${result.data.eventId} queued for endpoint #${result.data.endpointId}.`);
   else showResult(capture.id, false, errorText(result.error));
 }
 
 async function copyCurl(capture) {
   const command = curlCommand(capture, state.listener ?? location.href);
   const signed = 'x-service-signature' in capture.headers;
-  const note = signed ? ', with its original signature: the listener refuses that once it is older than its tolerance (300 s unless --tolerance). Replay re-signs.' : '.';
+  const note = signed
+    ? ', with its original signature: the listener refuses that once it is older than its tolerance (300 s unless --tolerance). Replay re-signs.'
+    : '.';
   try {
     await navigator.clipboard.writeText(command);
     showResult(capture.id, true, `Copied a curl command that sends this request to the listener again${note}`);
   } catch {
     // No clipboard for this page (a browser that refuses it): the command to copy by hand.
-    showResult(capture.id, true, el('span', {}, `This curl command sends the request to the listener again${note}`, el('textarea', { readonly: true, rows: 4, class: 'mono' }, command)));
+    showResult(
+      capture.id,
+      true,
+      el(
+        'span',
+        {},
+        `This curl command sends the request to the listener again${note}`,
+        el('textarea', { readonly: true, rows: 4, class: 'mono' }, command),
+      ),
+    );
   }
 }
 
@@ -571,15 +668,28 @@ function appAnswer(forward) {
   return el(
     'div',
     {},
-    keyValueTable([['target', forward.target], ['status', forward.statusCode], ['duration', `${forward.durationMs} ms`], ['error', forward.error]]),
+    keyValueTable([
+      ['target', forward.target],
+      ['status', forward.statusCode],
+      ['duration', `${forward.durationMs} ms`],
+      ['error', forward.error],
+    ]),
     // As HTTP has them: headers, then the body. No answer (refused, timed out) has neither.
-    forward.statusCode === null ? null : [
-      el('h4', {}, 'Headers'),
-      keyValueTable(Object.entries(forward.headers ?? {})),
-      el('h4', {}, 'Body'),
-      forward.bodyTruncated ? el('p', { class: 'muted' }, `The answer was ${forward.bodySize} bytes; clockhook keeps its first 16 KiB.`) : null,
-      el('pre', {}, forward.bodyEncoding === 'base64' ? `(base64) ${forward.body}` : forward.body || '(empty body)'),
-    ],
+    forward.statusCode === null
+      ? null
+      : [
+          el('h4', {}, 'Headers'),
+          keyValueTable(Object.entries(forward.headers ?? {})),
+          el('h4', {}, 'Body'),
+          forward.bodyTruncated
+            ? el('p', { class: 'muted' }, `The answer was ${forward.bodySize} bytes; clockhook keeps its first 16 KiB.`)
+            : null,
+          el(
+            'pre',
+            {},
+            forward.bodyEncoding === 'base64' ? `(base64) ${forward.body}` : forward.body || '(empty body)',
+          ),
+        ],
   );
 }
 
@@ -589,10 +699,23 @@ function appAnswer(forward) {
  */
 function answerNote(forward) {
   if (!forward || (forward.statusCode !== null && forward.statusCode >= 200 && forward.statusCode < 300)) return null;
-  const line = forward.bodyEncoding === 'utf8' ? (forward.body.split('\n').map((l) => l.trim()).find(Boolean) ?? '') : '';
+  const line =
+    forward.bodyEncoding === 'utf8'
+      ? (forward.body
+          .split('\n')
+          .map((l) => l.trim())
+          .find(Boolean) ?? '')
+      : '';
   const gist = line.length > 160 ? `${line.slice(0, 159)}…` : line;
-  const said = forward.statusCode === null ? `The app did not answer: ${forward.error}. ` : `The app answered ${forward.statusCode} in ${forward.durationMs} ms${gist ? `: ${gist}` : ''}. `;
-  const see = el('button', { type: 'button', class: 'link', onclick: () => $('app-response')?.scrollIntoView({ block: 'start' }) }, 'See its response');
+  const said =
+    forward.statusCode === null
+      ? `The app did not answer: ${forward.error}. `
+      : `The app answered ${forward.statusCode} in ${forward.durationMs} ms${gist ? `: ${gist}` : ''}. `;
+  const see = el(
+    'button',
+    { type: 'button', class: 'link', onclick: () => $('app-response')?.scrollIntoView({ block: 'start' }) },
+    'See its response',
+  );
   return el('p', { class: 'answer-note' }, el('span', {}, said), see);
 }
 
@@ -606,7 +729,13 @@ function parsedBody(capture) {
 }
 
 function keyValueTable(entries) {
-  return el('table', {}, entries.map(([k, v]) => el('tr', {}, el('th', {}, k), el('td', { class: 'mono' }, Array.isArray(v) ? v.join(', ') : String(v ?? '–')))));
+  return el(
+    'table',
+    {},
+    entries.map(([k, v]) =>
+      el('tr', {}, el('th', {}, k), el('td', { class: 'mono' }, Array.isArray(v) ? v.join(', ') : String(v ?? '–'))),
+    ),
+  );
 }
 
 /** The open editor's elements, kept from one render to the next so that the text, the caret and the focus stay. */
@@ -647,8 +776,20 @@ function newEditor(capture) {
     scheduleRender({ detail: true });
   };
   validate();
-  const unkept = el('p', { class: 'muted' }, 'The browser would not keep this text for the tab (too large, or site data blocked): a reload of the page would lose it.');
-  const node = el('div', { class: 'editor' }, el('h3', {}, 'Edit & replay (re-signed with the current time)'), area, problem, unkept, el('div', { class: 'actions' }, send, el('button', { type: 'button', onclick: close }, 'Close')));
+  const unkept = el(
+    'p',
+    { class: 'muted' },
+    'The browser would not keep this text for the tab (too large, or site data blocked): a reload of the page would lose it.',
+  );
+  const node = el(
+    'div',
+    { class: 'editor' },
+    el('h3', {}, 'Edit & replay (re-signed with the current time)'),
+    area,
+    problem,
+    unkept,
+    el('div', { class: 'actions' }, send, el('button', { type: 'button', onclick: close }, 'Close')),
+  );
   return { captureId: capture.id, node, area, unkept };
 }
 
@@ -664,7 +805,10 @@ function attemptsSection(capture) {
   // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
   // The API client has read the fields whatever the service names them (see normalizeAttempt).
   const rows = record.delivery_attempts.map((a, i) => {
-    const status = a.statusCode === null ? '–' : el('span', { class: a.statusCode >= 200 && a.statusCode < 300 ? 'ok-text' : 'bad-text' }, a.statusCode);
+    const status =
+      a.statusCode === null
+        ? '–'
+        : el('span', { class: a.statusCode >= 200 && a.statusCode < 300 ? 'ok-text' : 'bad-text' }, a.statusCode);
     const at = a.createdAt ? new Date(a.createdAt) : null;
     return el(
       'tr',
@@ -674,7 +818,12 @@ function attemptsSection(capture) {
       el('td', {}, status),
       el('td', {}, a.durationMs === undefined ? '–' : `${a.durationMs} ms`),
       el('td', {}, at && !Number.isNaN(at.getTime()) ? at.toLocaleTimeString() : '–'),
-      el('td', { class: 'answer' }, a.error ? el('div', { class: 'bad-text' }, a.error) : null, a.responseBody ? answerPreview(a.responseBody) : null),
+      el(
+        'td',
+        { class: 'answer' },
+        a.error ? el('div', { class: 'bad-text' }, a.error) : null,
+        a.responseBody ? answerPreview(a.responseBody) : null,
+      ),
     );
   });
   return el(
@@ -682,7 +831,16 @@ function attemptsSection(capture) {
     {},
     rows.length === 0
       ? el('p', { class: 'muted' }, 'No completed attempts yet (the service lists an attempt once it is complete).')
-      : el('table', { class: 'attempts' }, el('tr', {}, ['#', 'Endpoint', 'Status', 'Duration', 'At', 'Answer'].map((h) => el('th', {}, h))), rows),
+      : el(
+          'table',
+          { class: 'attempts' },
+          el(
+            'tr',
+            {},
+            ['#', 'Endpoint', 'Status', 'Duration', 'At', 'Answer'].map((h) => el('th', {}, h)),
+          ),
+          rows,
+        ),
     (record.outlook ?? []).map((o) => el('p', { class: 'outlook' }, outlookText(o))),
     refresh,
   );
@@ -695,14 +853,16 @@ function renderAgainWhenDue(outlook) {
   const now = Date.now();
   const soonest = Math.min(...(outlook ?? []).filter((o) => o.next !== 'none' && o.dueAt > now).map((o) => o.dueAt));
   // setTimeout takes at most 2^31 - 1 ms (~24.8 days); a later due time is looked at again after that.
-  if (Number.isFinite(soonest)) dueTimer = setTimeout(() => scheduleRender({ detail: true }), Math.min(soonest - now, 2 ** 31 - 1));
+  if (Number.isFinite(soonest))
+    dueTimer = setTimeout(() => scheduleRender({ detail: true }), Math.min(soonest - now, 2 ** 31 - 1));
 }
 
 /** What comes next for an endpoint whose latest attempt failed (the server reads it: see deliveryOutlook). */
 function outlookText(o) {
   if (o.next === 'none') {
     if (o.reason === 'deleted') return `Endpoint #${o.endpointId} no longer exists: nothing more is sent to it.`;
-    if (o.reason === 'disabled') return `Endpoint #${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is.`;
+    if (o.reason === 'disabled')
+      return `Endpoint #${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is.`;
     return `Endpoint #${o.endpointId}: the delivery failed after 5 attempts; the service does not try again. Redeliver sends the event again.`;
   }
   const next = `Endpoint #${o.endpointId}: attempt ${o.attempt} of 5`;
@@ -718,7 +878,12 @@ function answerPreview(body) {
   const text = String(body);
   const line = text.split('\n', 1)[0];
   if (line.length <= 60 && line === text) return el('code', {}, text);
-  return el('details', {}, el('summary', {}, el('code', {}, line.length > 60 ? `${line.slice(0, 60)}…` : `${line}…`)), el('pre', {}, text));
+  return el(
+    'details',
+    {},
+    el('summary', {}, el('code', {}, line.length > 60 ? `${line.slice(0, 60)}…` : `${line}…`)),
+    el('pre', {}, text),
+  );
 }
 
 /**
@@ -749,7 +914,15 @@ function renderDetail() {
   const capture = state.selected ? heldCapture(state.selected) : null;
   if (!capture) {
     const missing = wantedCapture && state.mode !== null;
-    pane.append(el('p', { class: 'empty' }, missing ? `The page's address names ${wantedCapture}, which is not among the captures the page holds: it has left the store, or is older (Load older captures, below the list).` : 'Select a capture.'));
+    pane.append(
+      el(
+        'p',
+        { class: 'empty' },
+        missing
+          ? `The page's address names ${wantedCapture}, which is not among the captures the page holds: it has left the store, or is older (Load older captures, below the list).`
+          : 'Select a capture.',
+      ),
+    );
     return;
   }
   // What needs the whole body waits for it when the listener kept it apart.
@@ -757,14 +930,45 @@ function renderDetail() {
   const result = state.results.get(capture.id);
   // Element.append would print null as "null": only real sections go in.
   const sections = [
-    el('h2', {}, capture.envelope?.type || `${capture.method} ${capture.path}`, ' ', el('span', { class: 'muted mono' }, capture.envelope?.id ?? '')),
-    el('div', { class: 'muted' }, `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}`, capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null, ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`),
+    el(
+      'h2',
+      {},
+      capture.envelope?.type || `${capture.method} ${capture.path}`,
+      ' ',
+      el('span', { class: 'muted mono' }, capture.envelope?.id ?? ''),
+    ),
+    el(
+      'div',
+      { class: 'muted' },
+      `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}`,
+      capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null,
+      ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`,
+    ),
     answerNote(capture.forward),
-    capture.duplicateOf ? el('p', { class: 'duplicate-note' }, `Duplicate: ${capture.signature.status === 'valid' ? 'the service delivered this event before' : 'an earlier request carried this event id'}, in `, captureLink(capture.duplicateOf), '. Receivers deduplicate on the event id; your app should not act on it twice.') : null,
+    capture.duplicateOf
+      ? el(
+          'p',
+          { class: 'duplicate-note' },
+          `Duplicate: ${capture.signature.status === 'valid' ? 'the service delivered this event before' : 'an earlier request carried this event id'}, in `,
+          captureLink(capture.duplicateOf),
+          '. Receivers deduplicate on the event id; your app should not act on it twice.',
+        )
+      : null,
     detailActions(capture, whole),
     result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
     state.editing === capture.id && whole ? editor(whole) : null,
-    capture.contractProblems.length ? el('div', {}, el('h3', {}, 'Contract problems'), el('ul', {}, capture.contractProblems.map((p) => el('li', {}, `${p.field}: ${p.message}`)))) : null,
+    capture.contractProblems.length
+      ? el(
+          'div',
+          {},
+          el('h3', {}, 'Contract problems'),
+          el(
+            'ul',
+            {},
+            capture.contractProblems.map((p) => el('li', {}, `${p.field}: ${p.message}`)),
+          ),
+        )
+      : null,
     ...requestSections(capture, whole),
     el('h3', { id: 'app-response' }, "The app's response"),
     appResponseSection(capture),
@@ -782,20 +986,48 @@ function detailActions(capture, whole) {
   const waiting = whole === null ? { disabled: true, title: 'Waiting for the whole body' } : {};
   // A button that is not offered says why, on hover: a greyed-out one alone leaves the reader guessing.
   const unless = (why) => (why ? { disabled: true, title: why } : {});
-  const noApp = unless(!state.forwardTo && 'No app to replay to: listen runs in capture-only mode. Start it with --forward-to <your app>.');
+  const noApp = unless(
+    !state.forwardTo && 'No app to replay to: listen runs in capture-only mode. Start it with --forward-to <your app>.',
+  );
   const noApi = !hasApi && 'Offline (--secret without an API key): there is no service to ask.';
-  const noEndpoint = !state.endpoint ? 'No endpoint to ping: this listen registered none.' : state.endpoint.status === 'deleted' && `Endpoint #${state.endpoint.id} was deleted: there is nothing to ping.`;
+  const noEndpoint = !state.endpoint
+    ? 'No endpoint to ping: this listen registered none.'
+    : state.endpoint.status === 'deleted' && `Endpoint #${state.endpoint.id} was deleted: there is nothing to ping.`;
   return el(
     'div',
     { class: 'actions' },
     el('button', { type: 'button', onclick: () => replay(capture, 'resign'), ...noApp }, 'Replay'),
     el('button', { type: 'button', onclick: () => replay(capture, 'asis'), ...noApp }, 'Replay as-is'),
-    el('button', { type: 'button', onclick: () => { setEditing(capture.id); scheduleRender({ detail: true }); }, ...waiting, ...noApp }, 'Edit & replay'),
-    el('button', { type: 'button', onclick: () => redeliver(capture), ...unless(noApi || (!isEvent && 'This request has no event id: the service has no event to send again.')) }, 'Redeliver'),
+    el(
+      'button',
+      {
+        type: 'button',
+        onclick: () => {
+          setEditing(capture.id);
+          scheduleRender({ detail: true });
+        },
+        ...waiting,
+        ...noApp,
+      },
+      'Edit & replay',
+    ),
+    el(
+      'button',
+      {
+        type: 'button',
+        onclick: () => redeliver(capture),
+        ...unless(noApi || (!isEvent && 'This request has no event id: the service has no event to send again.')),
+      },
+      'Redeliver',
+    ),
     el('button', { type: 'button', onclick: () => ping(capture), ...unless(noApi || noEndpoint) }, 'Ping endpoint'),
     el('button', { type: 'button', onclick: () => copyCurl(whole), ...waiting }, 'Copy as curl'),
     el('button', { type: 'button', onclick: () => downloadJson(whole), ...waiting }, 'Download JSON'),
-    el('button', { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) }, capture.pinned ? 'Unpin' : 'Pin'),
+    el(
+      'button',
+      { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) },
+      capture.pinned ? 'Unpin' : 'Pin',
+    ),
     canReenable(state.endpoint) ? el('button', { type: 'button', onclick: reenable }, 'Re-enable endpoint') : null,
   );
 }
@@ -809,14 +1041,29 @@ function requestSections(capture, whole) {
     keyValueTable([
       ['verdict', signature.status],
       ['reason', signature.reason],
-      ['t', signature.timestamp === undefined ? undefined : `${signature.timestamp} (${new Date(signature.timestamp * 1000).toISOString()})`],
+      [
+        't',
+        signature.timestamp === undefined
+          ? undefined
+          : `${signature.timestamp} (${new Date(signature.timestamp * 1000).toISOString()})`,
+      ],
       ['age', signature.ageSeconds === undefined ? '–' : `${signature.ageSeconds} s`],
       ['hint', signature.hint],
     ]),
     el('h3', {}, 'Envelope'),
-    whole === null ? partialBodyNote(capture) : parsed === undefined ? el('p', { class: 'muted' }, 'The body is not JSON.') : el('div', { class: 'json mono' }, jsonTree(parsed)),
+    whole === null
+      ? partialBodyNote(capture)
+      : parsed === undefined
+        ? el('p', { class: 'muted' }, 'The body is not JSON.')
+        : el('div', { class: 'json mono' }, jsonTree(parsed)),
     el('h3', {}, 'Raw body'),
-    capture.bodyTruncated ? el('p', { class: 'muted' }, `The body was ${capture.bodySize} bytes, over the listener's limit: only its beginning was captured, and the sender was answered 413.`) : null,
+    capture.bodyTruncated
+      ? el(
+          'p',
+          { class: 'muted' },
+          `The body was ${capture.bodySize} bytes, over the listener's limit: only its beginning was captured, and the sender was answered 413.`,
+        )
+      : null,
     rawBody(whole ?? capture),
     el('h3', {}, 'Request headers'),
     keyValueTable(Object.entries(capture.headers)),
@@ -851,7 +1098,9 @@ function move(step) {
   const index = visible.findIndex((c) => c.id === state.selected);
   const next = visible[Math.min(visible.length - 1, Math.max(0, index === -1 ? 0 : index + step))];
   select(next.id);
-  requestAnimationFrame(() => document.querySelector(`.capture[data-id="${next.id}"]`)?.scrollIntoView({ block: 'nearest' }));
+  requestAnimationFrame(() =>
+    document.querySelector(`.capture[data-id="${next.id}"]`)?.scrollIntoView({ block: 'nearest' }),
+  );
 }
 
 document.addEventListener('keydown', (event) => {
@@ -878,7 +1127,8 @@ $('search').addEventListener('input', searchChanged);
 $('clear').addEventListener('click', () => clearing.ask());
 $('reenable').addEventListener('click', reenable);
 $('older').addEventListener('click', () => {
-  if (state.oldestLoaded && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'history', before: state.oldestLoaded }));
+  if (state.oldestLoaded && socket?.readyState === WebSocket.OPEN)
+    socket.send(JSON.stringify({ type: 'history', before: state.oldestLoaded }));
 });
 setInterval(() => scheduleRender({}), 30_000); // the chart's minutes move on
 

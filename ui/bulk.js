@@ -38,7 +38,11 @@ export class BulkReplay extends ActionBar {
       node.append(el('button', { type: 'button', onclick: ask }, `Replay the ${shown.length} shown…`));
     } else if (run?.phase === 'confirm') {
       node.append(
-        el('span', {}, `Replay ${run.ids.length === 1 ? 'this capture' : `these ${run.ids.length} captures`} to ${forwardTo}, oldest first, each re-signed?`),
+        el(
+          'span',
+          {},
+          `Replay ${run.ids.length === 1 ? 'this capture' : `these ${run.ids.length} captures`} to ${forwardTo}, oldest first, each re-signed?`,
+        ),
         el('button', { type: 'button', onclick: () => this.#start() }, `Replay ${run.ids.length}`),
         el('button', { type: 'button', onclick: () => this.#update(null) }, 'Cancel'),
       );
@@ -52,7 +56,10 @@ export class BulkReplay extends ActionBar {
         el('button', { type: 'button', onclick: stop, disabled: run.stopping }, run.stopping ? 'Stopping…' : 'Stop'),
       );
     } else if (run?.phase === 'done') {
-      node.append(el('span', {}, summary(run)), el('button', { type: 'button', onclick: () => this.#update(null) }, 'OK'));
+      node.append(
+        el('span', {}, summary(run)),
+        el('button', { type: 'button', onclick: () => this.#update(null) }, 'OK'),
+      );
     }
   }
 
@@ -85,8 +92,12 @@ export class BulkReplay extends ActionBar {
 }
 
 function summary({ ids, sent, answered2xx, notSent, error }) {
-  const head = sent + notSent === ids.length ? `Replayed ${sent} of ${ids.length}` : `Stopped after ${sent + notSent} of ${ids.length}`;
-  const answers = sent > 0 ? `: ${answered2xx} answered 2xx${sent > answered2xx ? `, ${sent - answered2xx} did not` : ''}` : '';
+  const head =
+    sent + notSent === ids.length
+      ? `Replayed ${sent} of ${ids.length}`
+      : `Stopped after ${sent + notSent} of ${ids.length}`;
+  const answers =
+    sent > 0 ? `: ${answered2xx} answered 2xx${sent > answered2xx ? `, ${sent - answered2xx} did not` : ''}` : '';
   const failures = notSent > 0 ? `. ${notSent} could not be replayed (the last: ${error})` : '';
   return `${head}${answers}${failures}.`;
 }

@@ -25,11 +25,18 @@ export class ClearCaptures extends ActionBar {
     node.hidden = state === null;
     const cancel = () => this.#update(null);
     if (state === 'asking' && unpinned === 0 && !more) {
-      node.append(el('span', {}, 'Nothing to clear: every capture is pinned.'), el('button', { type: 'button', onclick: cancel }, 'OK'));
+      node.append(
+        el('span', {}, 'Nothing to clear: every capture is pinned.'),
+        el('button', { type: 'button', onclick: cancel }, 'OK'),
+      );
     } else if (state === 'asking') {
       const count = `${unpinned}${more ? ' and the older ones' : ''}`;
       node.append(
-        el('span', {}, `Remove ${unpinned === 1 && !more ? 'the capture' : `the ${count} captures`} that ${unpinned === 1 && !more ? 'is' : 'are'} not pinned from the store? They cannot be brought back.`),
+        el(
+          'span',
+          {},
+          `Remove ${unpinned === 1 && !more ? 'the capture' : `the ${count} captures`} that ${unpinned === 1 && !more ? 'is' : 'are'} not pinned from the store? They cannot be brought back.`,
+        ),
         el('button', { type: 'button', onclick: () => this.#clear() }, 'Remove'),
         el('button', { type: 'button', onclick: cancel }, 'Cancel'),
       );

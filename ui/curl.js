@@ -1,4 +1,13 @@
-const SKIP = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'accept-encoding']);
+const SKIP = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'accept-encoding',
+]);
 
 /** Quotes for a POSIX shell: everything inside single quotes, a quote as '\'' . */
 export function shellQuote(text) {
@@ -16,7 +25,8 @@ export function curlCommand(capture, listenerUrl) {
     if (SKIP.has(name)) continue;
     for (const one of Array.isArray(value) ? value : [value]) parts.push('-H', shellQuote(`${name}: ${one}`));
   }
-  if (capture.bodyEncoding === 'base64') return `echo ${shellQuote(capture.body)} | base64 -d | ${parts.join(' ')} --data-binary @-`;
+  if (capture.bodyEncoding === 'base64')
+    return `echo ${shellQuote(capture.body)} | base64 -d | ${parts.join(' ')} --data-binary @-`;
   parts.push('--data-binary', shellQuote(capture.body));
   return parts.join(' ');
 }

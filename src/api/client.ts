@@ -90,13 +90,16 @@ export function apiBaseProblem(value: string): string | null {
  */
 export function normalizeAttempt(raw: unknown): DeliveryAttempt {
   const entry = (raw ?? {}) as Record<string, unknown>;
-  const pick = (...names: string[]) => names.map((name) => entry[name]).find((value) => value !== undefined && value !== null);
+  const pick = (...names: string[]) =>
+    names.map((name) => entry[name]).find((value) => value !== undefined && value !== null);
   const endpoint = pick('endpointId', 'endpoint_id', 'endpoint');
   const at = pick('createdAt', 'created_at', 'attemptedAt', 'attempted_at', 'created');
   return {
     ...entry,
     attempt: pick('attempt', 'attemptNumber', 'attempt_number') as number,
-    endpointId: (typeof endpoint === 'object' ? ((endpoint as { id?: unknown; url?: unknown }).id ?? (endpoint as { url?: unknown }).url) : endpoint) as number,
+    endpointId: (typeof endpoint === 'object'
+      ? ((endpoint as { id?: unknown; url?: unknown }).id ?? (endpoint as { url?: unknown }).url)
+      : endpoint) as number,
     statusCode: (pick('statusCode', 'status_code', 'responseStatus', 'response_status') ?? null) as number | null,
     responseBody: (pick('responseBody', 'response_body', 'body') ?? '') as string,
     durationMs: pick('durationMs', 'duration_ms', 'duration') as number,
@@ -114,7 +117,13 @@ export function normalizeEvent(raw: unknown): EventRecord {
 /** A list may be a bare array or wrapped in `data`; the wrapper's fields are not in the contract. */
 export function normalizeList<T>(raw: unknown, map: (item: unknown) => T = (item) => item as T): ListPage<T> {
   if (Array.isArray(raw)) return { data: raw.map(map), hasMore: false, nextCursor: null };
-  const wrapped = (raw ?? {}) as { data?: unknown[]; hasMore?: boolean; has_more?: boolean; nextCursor?: string | null; next_cursor?: string | null };
+  const wrapped = (raw ?? {}) as {
+    data?: unknown[];
+    hasMore?: boolean;
+    has_more?: boolean;
+    nextCursor?: string | null;
+    next_cursor?: string | null;
+  };
   return {
     data: (wrapped.data ?? []).map((item) => map(item)),
     hasMore: wrapped.hasMore ?? wrapped.has_more ?? false,
@@ -182,7 +191,9 @@ export class ApiClient {
           method,
           headers,
           body: payload,
-          signal: signal ? AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), signal]) : AbortSignal.timeout(this.#timeoutMs),
+          signal: signal
+            ? AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), signal])
+            : AbortSignal.timeout(this.#timeoutMs),
         });
         text = await response.text();
       } catch (cause) {
@@ -221,7 +232,9 @@ export class ApiClient {
 
   /** Endpoints, newest first; `limit` as for listEvents. */
   listEndpoints(query: ListQuery = {}): Promise<ListPage<WebhookEndpoint>> {
-    return this.#readUpTo(query, async (page) => normalizeList(await this.request('GET', '/webhookEndpoint', { query: { ...page } }), normalizeEndpoint));
+    return this.#readUpTo(query, async (page) =>
+      normalizeList(await this.request('GET', '/webhookEndpoint', { query: { ...page } }), normalizeEndpoint),
+    );
   }
 
   async getEndpoint(id: number | string, options: Pick<RequestOptions, 'signal'> = {}): Promise<WebhookEndpoint> {
@@ -236,9 +249,7 @@ export class ApiClient {
   }
 
   async updateEndpoint(id: number | string, patch: EndpointPatch): Promise<WebhookEndpoint> {
-    return normalizeEndpoint(
-      await this.request('POST', `/webhookEndpoint/${encodeURIComponent(id)}`, { body: patch }),
-    );
+    return normalizeEndpoint(await this.request('POST', `/webhookEndpoint/${encodeURIComponent(id)}`, { body: patch }));
   }
 
   deleteEndpoint(id: number | string): Promise<DeletedEndpoint> {
@@ -254,7 +265,9 @@ export class ApiClient {
    * nextCursor; `Infinity` reads them all.
    */
   listEvents({ type, ...query }: ListQuery & { type?: string } = {}): Promise<ListPage<EventRecord>> {
-    return this.#readUpTo(query, async (page) => normalizeList(await this.request('GET', '/event', { query: { type, ...page } }), normalizeEvent));
+    return this.#readUpTo(query, async (page) =>
+      normalizeList(await this.request('GET', '/event', { query: { type, ...page } }), normalizeEvent),
+    );
   }
 
   async getEvent(id: string): Promise<EventRecord> {
@@ -270,7 +283,10 @@ export class ApiClient {
    * and nextCursor are the last page's, so a next call goes on from there. A page longer than asked
    * for is kept whole: cut, its nextCursor would skip what was cut.
    */
-  async #readUpTo<T>({ limit, cursor }: ListQuery, readPage: (query: ListQuery) => Promise<ListPage<T>>): Promise<ListPage<T>> {
+  async #readUpTo<T>(
+    { limit, cursor }: ListQuery,
+    readPage: (query: ListQuery) => Promise<ListPage<T>>,
+  ): Promise<ListPage<T>> {
     if (limit === undefined) return readPage({ cursor });
     const data: T[] = [];
     let page: ListPage<T>;
@@ -303,7 +319,8 @@ function describeCause(cause: unknown): string {
     const inner = (cause as Error & { cause?: { code?: string; message?: string } }).cause;
     if (cause.name === 'TimeoutError') return 'timed out';
     // fetch's own refusal, before any connection: a port browsers block (such as 9, 6000 or 6667).
-    if (inner?.message === 'bad port') return 'fetch refuses to connect to that port (one browsers block, such as 9, 6000 or 6667); run it on another port';
+    if (inner?.message === 'bad port')
+      return 'fetch refuses to connect to that port (one browsers block, such as 9, 6000 or 6667); run it on another port';
     return inner?.code ?? inner?.message ?? cause.message;
   }
   return String(cause);

@@ -12,8 +12,10 @@ export interface ApiErrorInit extends ErrorBody {
 /** Names the list where the ids of the resource asked for are, by the operation's path. */
 function notFoundHint(url: string): string {
   const path = URL.canParse(url) ? new URL(url).pathname : url;
-  if (/\/event(\/|$)/.test(path)) return 'No event with this id in this account: "npx clockhook events list" shows the ids there are.';
-  if (/\/webhookEndpoint(\/|$)/.test(path)) return 'No endpoint with this id in this account: "npx clockhook endpoints list" shows the ids there are.';
+  if (/\/event(\/|$)/.test(path))
+    return 'No event with this id in this account: "npx clockhook events list" shows the ids there are.';
+  if (/\/webhookEndpoint(\/|$)/.test(path))
+    return 'No endpoint with this id in this account: "npx clockhook endpoints list" shows the ids there are.';
   return 'The id does not exist in this account: list them with "npx clockhook endpoints list" or "npx clockhook events list".';
 }
 

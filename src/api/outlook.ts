@@ -15,7 +15,8 @@ export type DeliveryOutlook =
   | { endpointId: number; next: 'attempt'; attempt: number; after: number; delayMs: number; dueAt: number | null }
   | { endpointId: number; next: 'none'; reason: 'gave-up' | 'disabled' | 'deleted' };
 
-const failed = (attempt: DeliveryAttempt) => attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300;
+const failed = (attempt: DeliveryAttempt) =>
+  attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300;
 
 /** The latest attempt for each endpoint of the event, where that attempt failed. */
 function latestFailures(event: EventRecord): DeliveryAttempt[] {
@@ -28,25 +29,44 @@ function latestFailures(event: EventRecord): DeliveryAttempt[] {
  * What comes next for each endpoint whose latest attempt at `event` failed. `timeScale` multiplies the
  * contract's delays (a sandbox's --time-scale); `endpoints` holds what is known of their state.
  */
-export function deliveryOutlook(event: EventRecord, { timeScale = 1, endpoints = new Map() }: { timeScale?: number; endpoints?: Map<number, EndpointState> } = {}): DeliveryOutlook[] {
+export function deliveryOutlook(
+  event: EventRecord,
+  { timeScale = 1, endpoints = new Map() }: { timeScale?: number; endpoints?: Map<number, EndpointState> } = {},
+): DeliveryOutlook[] {
   return latestFailures(event).flatMap((last): DeliveryOutlook[] => {
     const { endpointId } = last;
     const state = endpoints.get(endpointId);
     if (state === 'deleted') return [{ endpointId, next: 'none', reason: 'deleted' }];
-    if (state === 'disabled' && event.type !== PING_EVENT_TYPE) return [{ endpointId, next: 'none', reason: 'disabled' }];
+    if (state === 'disabled' && event.type !== PING_EVENT_TYPE)
+      return [{ endpointId, next: 'none', reason: 'disabled' }];
     // The contract does not show an attempt's field names: without its number, which comes next is unknown.
     if (!Number.isInteger(last.attempt) || last.attempt < 1) return [];
     if (last.attempt >= LIMITS.deliveryAttempts) return [{ endpointId, next: 'none', reason: 'gave-up' }];
     const delayMs = LIMITS.retryDelaysMs[last.attempt] * timeScale;
     const dueAt = Date.parse(last.createdAt) + delayMs;
-    return [{ endpointId, next: 'attempt', attempt: last.attempt + 1, after: last.attempt, delayMs, dueAt: Number.isNaN(dueAt) ? null : dueAt }];
+    return [
+      {
+        endpointId,
+        next: 'attempt',
+        attempt: last.attempt + 1,
+        after: last.attempt,
+        delayMs,
+        dueAt: Number.isNaN(dueAt) ? null : dueAt,
+      },
+    ];
   });
 }
 
 /** The outlook of `event`, with the state of each endpoint it failed at read from the API (one request each). */
-export async function readDeliveryOutlook(client: ApiClient, event: EventRecord, timeScale = 1): Promise<DeliveryOutlook[]> {
+export async function readDeliveryOutlook(
+  client: ApiClient,
+  event: EventRecord,
+  timeScale = 1,
+): Promise<DeliveryOutlook[]> {
   // An endpoint named otherwise than by its id (the contract does not show the field) is not looked up.
-  const ids = latestFailures(event).map((attempt) => attempt.endpointId).filter((id) => Number.isInteger(id));
+  const ids = latestFailures(event)
+    .map((attempt) => attempt.endpointId)
+    .filter((id) => Number.isInteger(id));
   const states = await Promise.all(
     ids.map((id) =>
       client.getEndpoint(id).then(

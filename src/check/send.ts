@@ -16,17 +16,29 @@ export async function sendDelivery(target: URL, { headers, body }: SentRequest, 
   const timeout = AbortSignal.timeout(timeoutMs);
   try {
     // A receiver on localhost often has a certificate of its own making.
-    const answer = await postBytes(target, headers, body, { signal: timeout, maxChars: 2000, rejectUnauthorized: false });
-    return { kind: 'answer', status: answer.status, body: answer.body, durationMs: elapsed(), ...(answer.location ? { location: answer.location } : {}) };
+    const answer = await postBytes(target, headers, body, {
+      signal: timeout,
+      maxChars: 2000,
+      rejectUnauthorized: false,
+    });
+    return {
+      kind: 'answer',
+      status: answer.status,
+      body: answer.body,
+      durationMs: elapsed(),
+      ...(answer.location ? { location: answer.location } : {}),
+    };
   } catch (caught) {
     const error = caught as NodeJS.ErrnoException;
-    if (timeout.aborted) return { kind: 'error', error: `no answer within ${timeoutMs / 1000} s`, code: 'TIMEOUT', durationMs: elapsed() };
+    if (timeout.aborted)
+      return { kind: 'error', error: `no answer within ${timeoutMs / 1000} s`, code: 'TIMEOUT', durationMs: elapsed() };
     return { kind: 'error', error: describeConnectionError(error, 'the app'), code: error.code, durationMs: elapsed() };
   }
 }
 
 /** Where a 3xx answer sends the sender (its Location, as given); undefined for any other answer. */
-export const redirectTo = (answer: Answer) => (answer.kind === 'answer' && answer.status >= 300 && answer.status < 400 ? answer.location : undefined);
+export const redirectTo = (answer: Answer) =>
+  answer.kind === 'answer' && answer.status >= 300 && answer.status < 400 ? answer.location : undefined;
 
 export function describeAnswer(answer: Answer): string {
   if (answer.kind === 'error') return `${answer.error} after ${answer.durationMs} ms`;

@@ -34,10 +34,15 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
   const apiKey = flags.apiKey ?? fromEnv('CLOCKHOOK_API_KEY', env);
   const apiBase = flags.apiBase ?? fromEnv('CLOCKHOOK_API_BASE', env);
   const problem = apiBase === undefined ? null : apiBaseProblem(apiBase);
-  if (problem) throw new UsageError(`${flags.apiBase === undefined ? 'CLOCKHOOK_API_BASE' : '--api-base'} ${problem}: give the service's API base URL, e.g. https://api.example.com.`);
+  if (problem)
+    throw new UsageError(
+      `${flags.apiBase === undefined ? 'CLOCKHOOK_API_BASE' : '--api-base'} ${problem}: give the service's API base URL, e.g. https://api.example.com.`,
+    );
   if (apiKey) {
     if (!apiBase) {
-      throw new UsageError('an API key was given without a base URL: pass --api-base or set CLOCKHOOK_API_BASE to the service\'s API URL.');
+      throw new UsageError(
+        "an API key was given without a base URL: pass --api-base or set CLOCKHOOK_API_BASE to the service's API URL.",
+      );
     }
     return { client: makeClient(apiBase, apiKey), apiBase, fromSandbox: false, timeScale: 1 };
   }
@@ -51,9 +56,16 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
     );
   }
   if (apiBase && !sameBase(apiBase, sandbox.apiBase)) {
-    throw new UsageError(`--api-base ${apiBase} was given without a key; the key on file is for the sandbox at ${sandbox.apiBase}. Pass --api-key too.`);
+    throw new UsageError(
+      `--api-base ${apiBase} was given without a key; the key on file is for the sandbox at ${sandbox.apiBase}. Pass --api-key too.`,
+    );
   }
-  return { client: makeClient(sandbox.apiBase, sandbox.apiKey), apiBase: sandbox.apiBase, fromSandbox: true, timeScale: sandbox.timeScale ?? 1 };
+  return {
+    client: makeClient(sandbox.apiBase, sandbox.apiKey),
+    apiBase: sandbox.apiBase,
+    fromSandbox: true,
+    timeScale: sandbox.timeScale ?? 1,
+  };
 }
 
 /**
@@ -62,7 +74,11 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
  * rather than only that this folder has none. It is not used from there: that folder may be another
  * project's.
  */
-export async function stateAbove(file: string, found: (path: string) => Promise<boolean>, from = process.cwd()): Promise<string | null> {
+export async function stateAbove(
+  file: string,
+  found: (path: string) => Promise<boolean>,
+  from = process.cwd(),
+): Promise<string | null> {
   for (let dir = dirname(resolve(from)); ; dir = dirname(dir)) {
     if (await found(join(dir, '.clockhook', file))) return dir;
     if (dirname(dir) === dir) return null;

@@ -25,9 +25,18 @@ const MARK = { pass: colour.green('pass'), warn: colour.yellow('warn'), fail: co
  * name says what was sent; --json has it), its long cells wrapped between words to fit.
  */
 export function formatChecks(checks: CheckResult[], width: number | undefined): string {
-  const table = formatTable(['', 'CHECK', 'SENT', 'GOT'], checks.map((c) => [MARK[c.status], c.name, c.sent, c.got]), undefined);
+  const table = formatTable(
+    ['', 'CHECK', 'SENT', 'GOT'],
+    checks.map((c) => [MARK[c.status], c.name, c.sent, c.got]),
+    undefined,
+  );
   if (width === undefined || table.split('\n').every((line) => visibleLength(line) <= width)) return table;
-  return formatTable(['', 'CHECK', 'GOT'], checks.map((c) => [MARK[c.status], c.name, c.got]), width, 'wrap');
+  return formatTable(
+    ['', 'CHECK', 'GOT'],
+    checks.map((c) => [MARK[c.status], c.name, c.got]),
+    width,
+    'wrap',
+  );
 }
 
 /**
@@ -66,7 +75,11 @@ function parseUrl(value: string, flag: string): URL {
   try {
     return flag === '--forward-to' ? normalizeForwardTarget(value) : new URL(value);
   } catch (error) {
-    throw new UsageError(error instanceof TypeError && flag === '--forward-to' ? error.message : `${flag} ${JSON.stringify(value)} is not a URL.`);
+    throw new UsageError(
+      error instanceof TypeError && flag === '--forward-to'
+        ? error.message
+        : `${flag} ${JSON.stringify(value)} is not a URL.`,
+    );
   }
 }
 
@@ -74,7 +87,8 @@ function parseUrl(value: string, flag: string): URL {
 function parseProbeUrl(value: string): URL {
   const url = parseUrl(value, '--dedupe-probe');
   const shown = `--dedupe-probe ${JSON.stringify(value)}`;
-  if (!/^https?:$/.test(url.protocol)) throw new UsageError(`${shown} is not an http(s) URL; e.g. http://localhost:3000/processed-count.`);
+  if (!/^https?:$/.test(url.protocol))
+    throw new UsageError(`${shown} is not an http(s) URL; e.g. http://localhost:3000/processed-count.`);
   const badPort = badPortProblem(url);
   if (badPort) throw new UsageError(`${shown} ${badPort}; serve the probe on another port.`);
   return url;
@@ -89,13 +103,20 @@ async function secretOnFile(): Promise<string> {
   const records = await recordsOnFile();
   if (records.length === 1) {
     const [record] = records;
-    console.error(`Using the secret of endpoint ${record.id} (${record.url}), which clockhook listen registered from this folder (${RECORDS_PATH}). Pass --secret to check with another.`);
+    console.error(
+      `Using the secret of endpoint ${record.id} (${record.url}), which clockhook listen registered from this folder (${RECORDS_PATH}). Pass --secret to check with another.`,
+    );
     return record.secret;
   }
   const need = '--secret is required (or set CLOCKHOOK_SECRET): the secret your receiver verifies signatures with';
-  if (records.length === 0) throw new UsageError(`${need}. Or run check in the folder where clockhook listen runs: it then uses the secret of the endpoint listen registered.`);
+  if (records.length === 0)
+    throw new UsageError(
+      `${need}. Or run check in the folder where clockhook listen runs: it then uses the secret of the endpoint listen registered.`,
+    );
   const listed = records.map(describeRecord).join(', ');
-  throw new UsageError(`${need}: ${RECORDS_PATH} holds the secrets of ${records.length} endpoints, ${listed}; pass the one your receiver uses (npx clockhook secret <id> prints it).`);
+  throw new UsageError(
+    `${need}: ${RECORDS_PATH} holds the secrets of ${records.length} endpoints, ${listed}; pass the one your receiver uses (npx clockhook secret <id> prints it).`,
+  );
 }
 
 /** `clockhook check`: a conformance test of the developer's receiver; exit 1 when a check fails. */
@@ -104,20 +125,28 @@ export function registerCheck(program: Command): void {
     .command('check')
     .description('test whether your receiver honours the webhook contract')
     .option('--forward-to <url>', 'your receiver: 3000, localhost:3000/hooks or a URL (required)')
-    .option('--secret <whsec>', 'the secret your receiver verifies with (default: $CLOCKHOOK_SECRET, else that of the endpoint clockhook listen registered from this folder)')
-    .option('--events <types>', 'comma-separated event types to send valid deliveries of (default: a representative set)')
+    .option(
+      '--secret <whsec>',
+      'the secret your receiver verifies with (default: $CLOCKHOOK_SECRET, else that of the endpoint clockhook listen registered from this folder)',
+    )
+    .option(
+      '--events <types>',
+      'comma-separated event types to send valid deliveries of (default: a representative set)',
+    )
     .option('--dedupe-probe <url>', 'GET <url>?id=<event id> answers how many times your app processed it')
     .option('--timeout <ms>', 'how long to wait for each answer', '30000')
     .option('--json', 'print { target, ok, checks } for CI')
     .allowExcessArguments()
     .action(async (flags: CheckFlags, command: Command) => {
       if (command.args.length > 0) throw strayArgumentsError('check', command.args, flags.forwardTo);
-      if (flags.forwardTo === undefined) throw new UsageError('--forward-to is required: the receiver to check, such as --forward-to 3000/webhooks.');
+      if (flags.forwardTo === undefined)
+        throw new UsageError('--forward-to is required: the receiver to check, such as --forward-to 3000/webhooks.');
       const secret = flags.secret ?? fromEnv('CLOCKHOOK_SECRET') ?? (await secretOnFile());
       let events: string[] | undefined;
       if (flags.events) {
         const check = validateSubscription(parseEventList(flags.events));
-        if (!check.ok || check.types.includes('*')) throw new UsageError(`--events: ${check.ok ? 'list event types, not *' : check.message}`);
+        if (!check.ok || check.types.includes('*'))
+          throw new UsageError(`--events: ${check.ok ? 'list event types, not *' : check.message}`);
         events = check.types;
       }
       const report = await runChecks({

@@ -18,13 +18,21 @@ interface EndpointFlags extends ApiFlags {
 /** `width`: the terminal's, to fit a list to it; undefined for one endpoint, whose URL is never cut. */
 function printEndpoints(endpoints: WebhookEndpoint[], width: number | undefined): void {
   if (endpoints.length === 0) {
-    console.log('No webhook endpoints. Create one with "npx clockhook endpoints create --url https://… --events \'*\'".');
+    console.log(
+      'No webhook endpoints. Create one with "npx clockhook endpoints create --url https://… --events \'*\'".',
+    );
     return;
   }
   console.log(
     formatTable(
       ['ID', 'STATUS', 'URL', 'EVENTS', 'DESCRIPTION'],
-      endpoints.map((e) => [e.id, e.status === 'enabled' ? colour.green('enabled') : colour.red(String(e.status)), e.url, e.enabledEvents.join(','), e.description]),
+      endpoints.map((e) => [
+        e.id,
+        e.status === 'enabled' ? colour.green('enabled') : colour.red(String(e.status)),
+        e.url,
+        e.enabledEvents.join(','),
+        e.description,
+      ]),
       width,
     ),
   );
@@ -36,11 +44,15 @@ function printEndpoint(endpoint: WebhookEndpoint): void {
     console.log(`\nSigning secret: ${endpoint.secret}`);
     console.log('Store it now: it is shown only in this response and cannot be retrieved later.');
   }
-  if (endpoint.status === 'disabled') console.log(`\nThis endpoint is disabled. Re-enable it with "npx clockhook endpoints enable ${endpoint.id}".`);
+  if (endpoint.status === 'disabled')
+    console.log(`\nThis endpoint is disabled. Re-enable it with "npx clockhook endpoints enable ${endpoint.id}".`);
 }
 
 function parseId(id: string): string {
-  if (!/^\d+$/.test(id)) throw new UsageError(`endpoint id must be a number (got ${JSON.stringify(id)}); see "npx clockhook endpoints list".`);
+  if (!/^\d+$/.test(id))
+    throw new UsageError(
+      `endpoint id must be a number (got ${JSON.stringify(id)}); see "npx clockhook endpoints list".`,
+    );
   return id;
 }
 
@@ -62,7 +74,9 @@ async function forgetRecord(id: number, onThisApi: (apiBase: string) => boolean)
 
 /** `clockhook endpoints …`: manage webhook endpoints on the service or the sandbox. */
 export function registerEndpoints(program: Command): void {
-  const endpoints = program.command('endpoints').description('list, create, update, delete, ping, enable or disable webhook endpoints');
+  const endpoints = program
+    .command('endpoints')
+    .description('list, create, update, delete, ping, enable or disable webhook endpoints');
 
   const action =
     (run: (flags: EndpointFlags, id: string) => Promise<unknown>, print: (result: never) => void) =>
@@ -97,16 +111,19 @@ export function registerEndpoints(program: Command): void {
     .option('--events <types>', 'comma-separated event types, or * for all', '*')
     .option('--description <text>', 'a label')
     .action(
-      action(
-        async (flags) => {
-          const input = { url: flags.url as string, enabledEvents: parseEventList(flags.events ?? '*'), description: flags.description };
-          return (await resolveApi(flags)).client.createEndpoint(input);
-        },
-        printEndpoint,
-      ),
+      action(async (flags) => {
+        const input = {
+          url: flags.url as string,
+          enabledEvents: parseEventList(flags.events ?? '*'),
+          description: flags.description,
+        };
+        return (await resolveApi(flags)).client.createEndpoint(input);
+      }, printEndpoint),
     );
 
-  withApiOptions(endpoints.command('update <id>').description('change url, events, description or status (omitted ones are kept)'))
+  withApiOptions(
+    endpoints.command('update <id>').description('change url, events, description or status (omitted ones are kept)'),
+  )
     .option('--url <url>', 'new receiver URL')
     .option('--events <types>', 'new comma-separated event types, or *')
     .option('--description <text>', 'new label')
@@ -119,7 +136,8 @@ export function registerEndpoints(program: Command): void {
           ...(flags.description !== undefined ? { description: flags.description } : {}),
           ...(flags.status ? { status: flags.status } : {}),
         };
-        if (Object.keys(patch).length === 0) throw new UsageError('nothing to update: pass --url, --events, --description or --status.');
+        if (Object.keys(patch).length === 0)
+          throw new UsageError('nothing to update: pass --url, --events, --description or --status.');
         return (await resolveApi(flags)).client.updateEndpoint(id, patch);
       }, printEndpoint),
     );
@@ -140,7 +158,9 @@ export function registerEndpoints(program: Command): void {
     action(
       async (flags, id) => (await resolveApi(flags)).client.pingEndpoint(id),
       (ack: { eventId: string; endpointId: number }) =>
-        console.log(`Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "npx clockhook events get ${ack.eventId}".`),
+        console.log(
+          `Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "npx clockhook events get ${ack.eventId}".`,
+        ),
     ),
   );
 

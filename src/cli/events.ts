@@ -12,7 +12,8 @@ interface EventFlags extends ApiFlags {
   cursor?: string;
 }
 
-const formatCreated = (created: unknown) => (typeof created === 'number' ? new Date(created * 1000).toISOString() : '-');
+const formatCreated = (created: unknown) =>
+  typeof created === 'number' ? new Date(created * 1000).toISOString() : '-';
 
 function lastStatus(event: EventRecord): string {
   const last = event.delivery_attempts.at(-1);
@@ -48,7 +49,11 @@ function formatDelay(ms: number): string {
  * What happens next to each endpoint whose latest attempt failed (see deliveryOutlook), one line each,
  * then the command that sends the event again now; nothing when every endpoint took it.
  */
-export function outlookLines(eventId: string, outlook: DeliveryOutlook[], { now, timeScale }: { now: number; timeScale: number }): string[] {
+export function outlookLines(
+  eventId: string,
+  outlook: DeliveryOutlook[],
+  { now, timeScale }: { now: number; timeScale: number },
+): string[] {
   const lines = outlook.map((o) => {
     if (o.next === 'none') {
       if (o.reason === 'deleted') return `Endpoint ${o.endpointId} no longer exists: nothing more is sent to it.`;
@@ -61,10 +66,15 @@ export function outlookLines(eventId: string, outlook: DeliveryOutlook[], { now,
     const next = `Endpoint ${o.endpointId}: attempt ${o.attempt} of ${LIMITS.deliveryAttempts}`;
     if (o.dueAt === null) return `${next} comes ${policy}.`;
     const at = new Date(o.dueAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    return o.dueAt > now ? `${next} is due at about ${at}, ${policy}.` : `${next} was due at about ${at}, ${policy}; it shows here once it completes.`;
+    return o.dueAt > now
+      ? `${next} is due at about ${at}, ${policy}.`
+      : `${next} was due at about ${at}, ${policy}; it shows here once it completes.`;
   });
   if (lines.length === 0) return [];
-  return [...lines, `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): npx clockhook events redeliver ${eventId}`];
+  return [
+    ...lines,
+    `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): npx clockhook events redeliver ${eventId}`,
+  ];
 }
 
 function printEvent(event: EventRecord, outlook: DeliveryOutlook[], timeScale: number): void {
@@ -119,11 +129,11 @@ export function registerEvents(program: Command): void {
     },
   );
 
-  withApiOptions(events.command('redeliver <id>').description('send an event again to the endpoints subscribed now')).action(
-    async (id: string, flags: EventFlags) => {
-      const ack: RedeliveryAcknowledgement = await (await resolveApi(flags)).client.redeliverEvent(id);
-      if (flags.json) printJson(ack);
-      else console.log(`Redelivery of ${ack.eventId} queued for ${ack.endpointsNotified} endpoint(s).`);
-    },
-  );
+  withApiOptions(
+    events.command('redeliver <id>').description('send an event again to the endpoints subscribed now'),
+  ).action(async (id: string, flags: EventFlags) => {
+    const ack: RedeliveryAcknowledgement = await (await resolveApi(flags)).client.redeliverEvent(id);
+    if (flags.json) printJson(ack);
+    else console.log(`Redelivery of ${ack.eventId} queued for ${ack.endpointsNotified} endpoint(s).`);
+  });
 }

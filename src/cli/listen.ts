@@ -2,7 +2,15 @@ import { networkInterfaces } from 'node:os';
 import { type Command, Option } from 'commander';
 import open from 'open';
 import { ApiError } from '../api/index.js';
-import { type DeliveryReport, EndpointRecordsError, ListenUsageError, MAX_BODY_BYTES, type ReadyInfo, type RelayEvent, startListen } from '../listener/index.js';
+import {
+  type DeliveryReport,
+  EndpointRecordsError,
+  ListenUsageError,
+  MAX_BODY_BYTES,
+  type ReadyInfo,
+  type RelayEvent,
+  startListen,
+} from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
 import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { RelayUnreachableError } from '../relay/index.js';
@@ -10,7 +18,17 @@ import { isCertificateError, isEveryInterface } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
-import { bindFailure, fileFailure, fromEnv, onShutdown, parseFetchablePort, parsePort, parsePositiveInt, parseSizeFlag, strayArgumentsError } from './process.js';
+import {
+  bindFailure,
+  fileFailure,
+  fromEnv,
+  onShutdown,
+  parseFetchablePort,
+  parsePort,
+  parsePositiveInt,
+  parseSizeFlag,
+  strayArgumentsError,
+} from './process.js';
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
@@ -66,7 +84,8 @@ export function deliveryLine(report: DeliveryReport): string {
   const error = report.error ? colour.red(` ${report.error}`) : '';
   const answer = report.answer ? colour.grey(` ${JSON.stringify(report.answer)}`) : '';
   // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
-  if (report.captureId === null) return `${colour.grey(time())}${replay} --> ${report.method} (not captured)  <-- ${status} ${target} (${report.durationMs} ms)${error}`;
+  if (report.captureId === null)
+    return `${colour.grey(time())}${replay} --> ${report.method} (not captured)  <-- ${status} ${target} (${report.durationMs} ms)${error}`;
   const duplicate = report.duplicateOf ? colour.yellow(' duplicate') : '';
   const what = report.type ? `${report.type} [${report.eventId}]${duplicate}` : `${report.method} (not an envelope)`;
   return `${colour.grey(time())}${replay} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}${answer}`;
@@ -76,8 +95,15 @@ export function deliveryLine(report: DeliveryReport): string {
  * The secret's line: masked unless asked; whether the app can keep it, as the endpoint stays for the next
  * run; how to see it whole without stopping this run, when it is on file.
  */
-function secretText(secret: string, printSecret: boolean, { kept, printedBy }: { kept: boolean; printedBy: string | null }): string {
-  const notes = [...(kept ? ['the same on the next run'] : []), ...(printSecret ? [] : [printedBy ? `${printedBy} prints it` : '--print-secret to show it'])];
+function secretText(
+  secret: string,
+  printSecret: boolean,
+  { kept, printedBy }: { kept: boolean; printedBy: string | null },
+): string {
+  const notes = [
+    ...(kept ? ['the same on the next run'] : []),
+    ...(printSecret ? [] : [printedBy ? `${printedBy} prints it` : '--print-secret to show it']),
+  ];
   return `${printSecret ? secret : maskSecret(secret)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
 }
 
@@ -86,7 +112,11 @@ function secretText(secret: string, printSecret: boolean, { kept, printedBy }: {
  * machine's network interfaces (as Vite's "Network" line): the ready line's own is 127.0.0.1's.
  * IPv6 ones only for ::, and not link-local ones, which need a zone to be reached.
  */
-export function networkUrls(listenerUrl: string, host: string, interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()): string[] {
+export function networkUrls(
+  listenerUrl: string,
+  host: string,
+  interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces(),
+): string[] {
   if (!isEveryInterface(host)) return [];
   const addresses = Object.values(interfaces).flatMap((entries) => entries ?? []);
   return addresses
@@ -98,7 +128,14 @@ export function networkUrls(listenerUrl: string, host: string, interfaces: Retur
     });
 }
 
-function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolean, secretNotes: { kept: boolean; printedBy: string | null }, mode: string, host: string): void {
+function printReady(
+  ready: ReadyInfo,
+  secret: string | null,
+  printSecret: boolean,
+  secretNotes: { kept: boolean; printedBy: string | null },
+  mode: string,
+  host: string,
+): void {
   const network = networkUrls(ready.listener, host);
   const lines = [
     colour.cyan('clockhook listen is ready'),
@@ -107,23 +144,31 @@ function printReady(ready: ReadyInfo, secret: string | null, printSecret: boolea
     `  Forwarding  ${ready.forwardTo ?? 'nowhere: capture-only mode, clockhook answers 200 itself (use --forward-to <port|url>)'}`,
     `  API         ${ready.apiBase ? `${ready.apiBase}${ready.sandbox ? ' (sandbox)' : ''}` : 'none (offline)'}`,
   ];
-  if (ready.endpointId !== null) lines.push(`  Endpoint    ${ready.endpointId}${ready.publicUrl ? ` for ${ready.publicUrl}` : ''}`);
-  lines.push(`  Secret      ${secret ? secretText(secret, printSecret, secretNotes) : 'unknown: signatures are not checked'}`);
+  if (ready.endpointId !== null)
+    lines.push(`  Endpoint    ${ready.endpointId}${ready.publicUrl ? ` for ${ready.publicUrl}` : ''}`);
+  lines.push(
+    `  Secret      ${secret ? secretText(secret, printSecret, secretNotes) : 'unknown: signatures are not checked'}`,
+  );
   if (ready.inspector) lines.push(`  Inspector   ${ready.inspector}`);
-  if (mode === 'sandbox') lines.push('', `Send a test delivery from another terminal: ${colour.cyan('npx clockhook trigger punch.created')}`);
+  if (mode === 'sandbox')
+    lines.push('', `Send a test delivery from another terminal: ${colour.cyan('npx clockhook trigger punch.created')}`);
   console.log(lines.join('\n'));
 }
 
 function toNumber(value: string, flag: string, min = 0): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n < min) throw new UsageError(`${flag} must be a number of at least ${min} (got ${value}).`);
+  if (!Number.isFinite(n) || n < min)
+    throw new UsageError(`${flag} must be a number of at least ${min} (got ${value}).`);
   return n;
 }
 
 /** --max-buffer: room for at least one delivery of the largest size. */
 function maxBuffer(value: string): number {
   const bytes = parseSizeFlag(value, '--max-buffer');
-  if (bytes < MAX_BODY_BYTES) throw new UsageError(`--max-buffer must be at least ${formatSizeFlag(MAX_BODY_BYTES)}, the largest body a delivery may have (got ${value}).`);
+  if (bytes < MAX_BODY_BYTES)
+    throw new UsageError(
+      `--max-buffer must be at least ${formatSizeFlag(MAX_BODY_BYTES)}, the largest body a delivery may have (got ${value}).`,
+    );
   return bytes;
 }
 
@@ -138,7 +183,7 @@ export function registerListen(program: Command): void {
     .option('--sandbox-port <port>', 'embedded sandbox port (a free one if taken)', '4302')
     .option('--host <host>', 'listener address', '127.0.0.1')
     .option('--path <path>', 'deliveries arrive under this path', '/')
-    .option('--secret <whsec>', 'verify with this secret (default: $CLOCKHOOK_SECRET, else the registered endpoint\'s)')
+    .option('--secret <whsec>', "verify with this secret (default: $CLOCKHOOK_SECRET, else the registered endpoint's)")
     .option('--skip-verify', 'forward requests whose signature is invalid or missing')
     .option('--tolerance <seconds>', 'allowed signature age; 0 turns the time check off', '300')
     .option('--timeout <ms>', 'time the app has to answer', '30000')
@@ -152,7 +197,10 @@ export function registerListen(program: Command): void {
     .option('--relay-give-up <seconds>', 'exit 1 after this long without the relay (default: never)')
     .option('--events <types>', 'comma-separated event types to subscribe to, or *', '*')
     .option('--endpoint <id>', 'use this existing endpoint (with --secret); create nothing')
-    .option('--keep-endpoint', 'do not delete the registered endpoint on exit (the sandbox\'s endpoint on a fixed --port, and a relay\'s, are always kept)')
+    .option(
+      '--keep-endpoint',
+      "do not delete the registered endpoint on exit (the sandbox's endpoint on a fixed --port, and a relay's, are always kept)",
+    )
     .option('--print-secret', 'show the secret unmasked')
     .option('--json', 'print NDJSON: a ready line, then one line per delivery')
     .addOption(new Option('--no-inspector', 'do not serve the inspector page'))
@@ -167,7 +215,11 @@ export function registerListen(program: Command): void {
       const options = {
         forwardTo: flags.forwardTo ?? null,
         port: parsePort(flags.port, '--port'),
-        sandboxPort: parseFetchablePort(flags.sandboxPort, '--sandbox-port', 'fetch, which clockhook calls the sandbox with,'),
+        sandboxPort: parseFetchablePort(
+          flags.sandboxPort,
+          '--sandbox-port',
+          'fetch, which clockhook calls the sandbox with,',
+        ),
         host: flags.host,
         path: flags.path,
         secret: flags.secret ?? fromEnv('CLOCKHOOK_SECRET'),
@@ -181,7 +233,8 @@ export function registerListen(program: Command): void {
         apiBase: flags.apiBase ?? fromEnv('CLOCKHOOK_API_BASE'),
         publicUrl: flags.publicUrl,
         relay: flags.relay,
-        relayMaxDisconnectedMs: flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,
+        relayMaxDisconnectedMs:
+          flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,
         onRelayEvent: (event: RelayEvent) => {
           if (flags.json) say(() => printLine({ event: 'relay', ...event }));
           if (event.state === 'replaced' || event.state === 'gave-up') stopWith(event);
@@ -195,8 +248,33 @@ export function registerListen(program: Command): void {
         onDelivery: (report: DeliveryReport) =>
           say(() => {
             if (flags.json) {
-              const { captureId, eventId, type, signature, status, durationMs, error, answer, source, signatureReason, duplicateOf } = report;
-              printLine({ event: 'delivery', captureId, eventId, type, signature, ...(signatureReason ? { signatureReason } : {}), ...(duplicateOf ? { duplicateOf } : {}), status, durationMs, source, ...(error ? { error } : {}), ...(answer ? { answer } : {}) });
+              const {
+                captureId,
+                eventId,
+                type,
+                signature,
+                status,
+                durationMs,
+                error,
+                answer,
+                source,
+                signatureReason,
+                duplicateOf,
+              } = report;
+              printLine({
+                event: 'delivery',
+                captureId,
+                eventId,
+                type,
+                signature,
+                ...(signatureReason ? { signatureReason } : {}),
+                ...(duplicateOf ? { duplicateOf } : {}),
+                status,
+                durationMs,
+                source,
+                ...(error ? { error } : {}),
+                ...(answer ? { answer } : {}),
+              });
             } else writeLine(deliveryLine(report));
           }),
       };
@@ -206,8 +284,17 @@ export function registerListen(program: Command): void {
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
       stopRequested = () => session.close();
       const stopped = onShutdown('listen', () => session.close());
-      if (flags.json) printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
-      else printReady(session.ready, session.secret, Boolean(flags.printSecret), { kept: session.endpointKept, printedBy: session.secretCommand }, session.mode, flags.host);
+      if (flags.json)
+        printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
+      else
+        printReady(
+          session.ready,
+          session.secret,
+          Boolean(flags.printSecret),
+          { kept: session.endpointKept, printedBy: session.secretCommand },
+          session.mode,
+          flags.host,
+        );
       for (const print of beforeReady.splice(0)) print();
       beforeReady = null;
       // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
@@ -239,19 +326,22 @@ function relayAdvice(code: string | undefined): string {
   if (isCertificateError(code)) {
     return "This machine does not trust the relay's TLS certificate. Give the relay one from a public authority (behind Caddy it gets one itself), or trust a self-signed one of your own relay: NODE_EXTRA_CA_CERTS=its-cert.pem npx clockhook listen --relay …";
   }
-  if (code === 'EPROTO') return 'A relay that serves plain HTTP (no --tls-cert, no TLS proxy in front) is reached with --relay http://…';
+  if (code === 'EPROTO')
+    return 'A relay that serves plain HTTP (no --tls-cert, no TLS proxy in front) is reached with --relay http://…';
   return 'Is the relay running (npx clockhook relay) and is --relay its base URL?';
 }
 
 function explainStartFailure(error: unknown, host: string, port: number): unknown {
-  if (error instanceof ListenUsageError || error instanceof TypeError || error instanceof ForeignPathError) return new UsageError(error.message);
+  if (error instanceof ListenUsageError || error instanceof TypeError || error instanceof ForeignPathError)
+    return new UsageError(error.message);
   if (error instanceof StoreLockedError || error instanceof EndpointRecordsError) return new CliError(error.message);
   if (error instanceof RelayUnreachableError) return new CliError(`${error.message}. ${relayAdvice(error.code)}`);
   if (error instanceof ApiError) {
     if (error.status === 401 || error.status === 403) {
       return new CliError(`the API refused the key (${error.status} ${error.code}): ${error.message} ${error.hint}`);
     }
-    if (error.code === 'connection_failed') return new CliError(`the API is unreachable: ${error.message}. ${error.hint}`);
+    if (error.code === 'connection_failed')
+      return new CliError(`the API is unreachable: ${error.message}. ${error.hint}`);
     return error;
   }
   return fileFailure(error, 'the store') ?? bindFailure(error, host, port, 'another clockhook listen') ?? error;

@@ -32,7 +32,9 @@ function reportError(error: unknown): number {
     process.stderr.write(`clockhook: ${error.message}\n`);
     return 1;
   }
-  process.stderr.write(`clockhook: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `clockhook: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   return 1;
 }
 

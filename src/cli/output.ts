@@ -38,7 +38,10 @@ export function dropOutputWhenClosed(): void {
     outputClosed = true;
     pendingOutput = '';
     const why = error.code === 'EPIPE' ? 'EPIPE: what read it has exited' : (error.code ?? error.message); // EIO: its terminal closed
-    if (serving) process.stderr.write(`clockhook: standard output is closed (${why}); ${serving} goes on without it. Stop it with Ctrl-C.\n`);
+    if (serving)
+      process.stderr.write(
+        `clockhook: standard output is closed (${why}); ${serving} goes on without it. Stop it with Ctrl-C.\n`,
+      );
   });
   process.stderr.on('error', () => {}); // nowhere left to say anything
 }
@@ -88,8 +91,16 @@ const MIN_FITTED_WIDTH = 12;
  * of its own under it (`'wrap'`, for sentences, which must be read whole). Piped output is never
  * fitted; `--json` has everything.
  */
-export function formatTable(columns: string[], rows: unknown[][], maxWidth: number | undefined, overflow: 'cut' | 'wrap' = 'cut'): string {
-  const cells = [columns, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined ? '-' : String(cell))))];
+export function formatTable(
+  columns: string[],
+  rows: unknown[][],
+  maxWidth: number | undefined,
+  overflow: 'cut' | 'wrap' = 'cut',
+): string {
+  const cells = [
+    columns,
+    ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined ? '-' : String(cell)))),
+  ];
   const widths = columns.map((_, i) => Math.max(...cells.map((row) => visibleLength(row[i]))));
   let excess = maxWidth ? widths.reduce((sum, width) => sum + width, 2 * (columns.length - 1)) - maxWidth : 0;
   while (excess > 0) {
@@ -102,7 +113,10 @@ export function formatTable(columns: string[], rows: unknown[][], maxWidth: numb
   // A coloured cell is short (a status or a mark) and never cut or wrapped: that could split its escape codes.
   const tooLong = (cell: string, width: number) => cell.length > width && visibleLength(cell) === cell.length;
   const layOut = (row: string[]): string[][] => {
-    if (overflow === 'cut') return [row.map((cell, i) => pad(tooLong(cell, widths[i]) ? `${cell.slice(0, widths[i] - 1)}…` : cell, widths[i]))];
+    if (overflow === 'cut')
+      return [
+        row.map((cell, i) => pad(tooLong(cell, widths[i]) ? `${cell.slice(0, widths[i] - 1)}…` : cell, widths[i])),
+      ];
     const wrapped = row.map((cell, i) => (tooLong(cell, widths[i]) ? wrapText(cell, widths[i]) : [cell]));
     const height = Math.max(...wrapped.map((lines) => lines.length));
     return Array.from({ length: height }, (_, line) => wrapped.map((lines, i) => pad(lines[line] ?? '', widths[i])));

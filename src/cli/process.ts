@@ -29,7 +29,8 @@ export function onShutdown(command: string, stop: () => Promise<void>): Promise<
 
 export function parsePort(value: string, flag: string): number {
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`${flag} must be a port number 0-65535 (got ${value}).`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`${flag} must be a port number 0-65535 (got ${value}).`);
   return port;
 }
 
@@ -39,7 +40,8 @@ export function parsePort(value: string, flag: string): number {
  */
 export function parseFetchablePort(value: string, flag: string, who: string): number {
   const port = parsePort(value, flag);
-  if (isBadPort(port)) throw new UsageError(`${flag} ${port}: ${who} cannot reach that port (${BAD_PORT_WHY}); pick another ${flag}.`);
+  if (isBadPort(port))
+    throw new UsageError(`${flag} ${port}: ${who} cannot reach that port (${BAD_PORT_WHY}); pick another ${flag}.`);
   return port;
 }
 
@@ -65,13 +67,25 @@ export function parsePositiveInt(value: string, flag: string): number {
 export function fileFailure(error: unknown, what: string): CliError | null {
   const { code, path, syscall } = error as NodeJS.ErrnoException;
   if (!path || !syscall) return null;
-  const reasons: Record<string, string> = { EROFS: 'the file system is read-only', ENOSPC: 'the disk is full', EACCES: 'permission denied', EPERM: 'permission denied' };
+  const reasons: Record<string, string> = {
+    EROFS: 'the file system is read-only',
+    ENOSPC: 'the disk is full',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+  };
   // EEXIST is mkdir's answer when a file stands where the folder should be.
   const throughFile = code === 'ENOTDIR' || (code === 'EEXIST' && syscall === 'mkdir');
   // ENOENT from mkdir with the folder above there: a file system that makes no folders, such as /proc.
   if (code === 'ENOENT' && syscall === 'mkdir') reasons.ENOENT = 'no folder can be made there';
-  const reason = throughFile ? 'part of that path is a file, not a folder' : (reasons[code ?? ''] ?? (error as Error).message);
-  const next = code === 'ENOSPC' ? 'Free some space, or run in a folder on another disk' : throughFile ? 'Give a path under a folder' : 'Run in a folder you can write to';
+  const reason = throughFile
+    ? 'part of that path is a file, not a folder'
+    : (reasons[code ?? ''] ?? (error as Error).message);
+  const next =
+    code === 'ENOSPC'
+      ? 'Free some space, or run in a folder on another disk'
+      : throughFile
+        ? 'Give a path under a folder'
+        : 'Run in a folder you can write to';
   return new CliError(`cannot write ${path}: ${reason}. ${next} (${what} can go elsewhere with --db).`);
 }
 
@@ -82,22 +96,33 @@ export function fileFailure(error: unknown, what: string): CliError | null {
 export function bindFailure(error: unknown, host: string, port: number, holder: string): CliError | null {
   const { code, syscall } = error as NodeJS.ErrnoException;
   if (syscall !== 'listen' && syscall !== 'bind' && syscall !== 'getaddrinfo') return null;
-  if (code === 'EADDRINUSE') return new CliError(`port ${port} on ${host} is in use (${holder}?). Stop it, or pick another with --port.`);
-  if (code === 'EACCES' || code === 'EPERM') return new CliError(`no permission to listen on port ${port}; use a port above 1024 with --port.`);
-  return new CliError(`cannot listen on ${host} (${code}): it is not an address of this machine. Use --host 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of its own addresses.`);
+  if (code === 'EADDRINUSE')
+    return new CliError(`port ${port} on ${host} is in use (${holder}?). Stop it, or pick another with --port.`);
+  if (code === 'EACCES' || code === 'EPERM')
+    return new CliError(`no permission to listen on port ${port}; use a port above 1024 with --port.`);
+  return new CliError(
+    `cannot listen on ${host} (${code}): it is not an address of this machine. Use --host 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of its own addresses.`,
+  );
 }
 
 /**
  * `listen` and `check` take the app's address as --forward-to, not as an argument. `clockhook listen 3000`
  * (ngrok's way of saying it) is told the spelling that works, instead of commander's "too many arguments".
  */
-export function strayArgumentsError(command: string, args: readonly string[], forwardTo: string | undefined): UsageError {
+export function strayArgumentsError(
+  command: string,
+  args: readonly string[],
+  forwardTo: string | undefined,
+): UsageError {
   const given = args.join(' ');
   // A port, host:port or a URL; a lone word is more likely a mistyped command than a host name.
-  const looksLikeApp = forwardTo === undefined && args.length === 1 && /^\d{1,5}(\/|$)|^[\w.-]+:\d|^https?:\/\//.test(given);
-  return new UsageError(looksLikeApp
-    ? `${command} takes your app's address as a flag: npx clockhook ${command} --forward-to ${given}`
-    : `${command} takes no arguments (got ${JSON.stringify(given)}); see npx clockhook ${command} --help.`);
+  const looksLikeApp =
+    forwardTo === undefined && args.length === 1 && /^\d{1,5}(\/|$)|^[\w.-]+:\d|^https?:\/\//.test(given);
+  return new UsageError(
+    looksLikeApp
+      ? `${command} takes your app's address as a flag: npx clockhook ${command} --forward-to ${given}`
+      : `${command} takes no arguments (got ${JSON.stringify(given)}); see npx clockhook ${command} --help.`,
+  );
 }
 
 /** An environment variable's value; an empty one counts as unset (`export CLOCKHOOK_SECRET=`). */

@@ -16,7 +16,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 /** The commander program with every command registered; commands only map flags to library calls. */
 export function buildProgram(): Command {
   const program = new Command('clockhook')
-    .description('Local development tunnel and inspector for the time-tracking service\'s signed webhooks.')
+    .description("Local development tunnel and inspector for the time-tracking service's signed webhooks.")
     .version(pkg.version)
     .showHelpAfterError('(run with --help for usage)')
     // commander's own usage errors ("error: missing required argument") begin as clockhook's others do.
@@ -44,7 +44,9 @@ function refuseEmptyValues(command: Command): void {
     if (name === 'description') continue; // `endpoints update --description ""` clears it
     const value: unknown = command.getOptionValue(name);
     if (command.getOptionValueSource(name) === 'cli' && typeof value === 'string' && value.trim() === '') {
-      throw new UsageError(`${option.long} was given an empty value (an unset shell variable?): give it a value, or leave the flag out.`);
+      throw new UsageError(
+        `${option.long} was given an empty value (an unset shell variable?): give it a value, or leave the flag out.`,
+      );
     }
   }
 }

@@ -38,23 +38,34 @@ export function registerRelay(program: Command): void {
     .option('--max-channels <n>', 'most channels at once', '1000')
     .option('--json', 'print NDJSON: a ready line, then one line per relayed request')
     .action(async (flags: RelayFlags) => {
-      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError('--tls-cert and --tls-key go together.');
+      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey))
+        throw new UsageError('--tls-cert and --tls-key go together.');
       const maxBody = parseSizeFlag(flags.maxBody, '--max-body');
-      if (maxBody < 1) throw new UsageError(`--max-body must be more than 0 bytes (got ${flags.maxBody}): every delivery would get 413. The default is 5mb.`);
+      if (maxBody < 1)
+        throw new UsageError(
+          `--max-body must be more than 0 bytes (got ${flags.maxBody}): every delivery would get 413. The default is 5mb.`,
+        );
       const maxBuffered = parseSizeFlag(flags.maxBuffer, '--max-buffer');
       if (maxBuffered < 4 * maxBody) {
-        throw new UsageError(`--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${formatSizeFlag(4 * maxBody)}.`);
+        throw new UsageError(
+          `--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${formatSizeFlag(4 * maxBody)}.`,
+        );
       }
       if (flags.publicUrl !== undefined) {
         const url = URL.canParse(flags.publicUrl) ? new URL(flags.publicUrl) : null;
-        if (!url || !/^https?:$/.test(url.protocol)) throw new UsageError(`--public-url ${flags.publicUrl} is not an http(s) URL; e.g. https://hooks.example.com`);
+        if (!url || !/^https?:$/.test(url.protocol))
+          throw new UsageError(`--public-url ${flags.publicUrl} is not an http(s) URL; e.g. https://hooks.example.com`);
         // Channel URLs are made by appending /c/<channel>: after a query or a fragment, no request would reach one.
         if (url.search || url.hash || flags.publicUrl.includes('?') || flags.publicUrl.includes('#')) {
-          throw new UsageError(`--public-url ${flags.publicUrl} has a query or fragment; give the base URL only, e.g. https://hooks.example.com`);
+          throw new UsageError(
+            `--public-url ${flags.publicUrl} has a query or fragment; give the base URL only, e.g. https://hooks.example.com`,
+          );
         }
         // The relay serves /connect and /c/<channel> at the root, and listen connects to /connect at the root of --relay.
         if (url.pathname !== '/') {
-          throw new UsageError(`--public-url ${flags.publicUrl} has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. ${url.origin}, and proxy that host name's root to it.`);
+          throw new UsageError(
+            `--public-url ${flags.publicUrl} has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. ${url.origin}, and proxy that host name's root to it.`,
+          );
         }
       }
       const port = parsePort(flags.port, '--port');
@@ -71,7 +82,9 @@ export function registerRelay(program: Command): void {
         onRequest: (log) => (flags.json ? printLine(log) : console.log(requestLine(log))),
       }).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT' || error.code === 'EACCES') {
-          throw new CliError(`cannot read the TLS file ${error.path}: ${error.code === 'ENOENT' ? 'no such file' : 'permission denied'}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`);
+          throw new CliError(
+            `cannot read the TLS file ${error.path}: ${error.code === 'ENOENT' ? 'no such file' : 'permission denied'}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`,
+          );
         }
         throw bindFailure(error, flags.host, port, 'another relay') ?? error;
       });

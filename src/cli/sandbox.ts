@@ -19,8 +19,11 @@ interface SandboxFlags {
 function attemptLine(report: AttemptReport): string {
   const status = report.statusCode === null ? report.error : String(report.statusCode);
   const painted = report.outcome === 'delivered' ? colour.green(String(status)) : colour.red(String(status));
-  const tail = report.outcome === 'retrying' ? ' (will retry)' : report.outcome === 'failed' ? ' (failed after 5 attempts)' : '';
-  const disabled = report.endpointDisabled ? colour.red(` endpoint ${report.endpointId} disabled after 10 failed deliveries`) : '';
+  const tail =
+    report.outcome === 'retrying' ? ' (will retry)' : report.outcome === 'failed' ? ' (failed after 5 attempts)' : '';
+  const disabled = report.endpointDisabled
+    ? colour.red(` endpoint ${report.endpointId} disabled after 10 failed deliveries`)
+    : '';
   return `${new Date().toISOString().slice(11, 19)} ${report.type} ${report.eventId} -> #${report.endpointId} ${report.url} attempt ${report.attempt}: ${painted} (${report.durationMs} ms)${tail}${disabled}`;
 }
 
@@ -28,7 +31,7 @@ function attemptLine(report: AttemptReport): string {
 export function registerSandbox(program: Command): void {
   program
     .command('sandbox')
-    .description('run a local emulator of the service\'s webhook API and delivery worker')
+    .description("run a local emulator of the service's webhook API and delivery worker")
     .option('--port <port>', 'port of the REST API', '4302')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--db <file>', 'state file', '.clockhook/sandbox-db.json')
@@ -38,8 +41,10 @@ export function registerSandbox(program: Command): void {
     .action(async (flags: SandboxFlags) => {
       const port = parseFetchablePort(flags.port, '--port', 'fetch, which clockhook calls the sandbox with,');
       const timeScale = Number(flags.timeScale);
-      if (!Number.isFinite(timeScale) || timeScale <= 0) throw new UsageError(`--time-scale must be a positive number (got ${flags.timeScale}).`);
-      if (!isApiVersionLabel(flags.apiVersion)) throw new UsageError(`--api-version must be a date YYYY-MM-DD (got ${flags.apiVersion}).`);
+      if (!Number.isFinite(timeScale) || timeScale <= 0)
+        throw new UsageError(`--time-scale must be a positive number (got ${flags.timeScale}).`);
+      if (!isApiVersionLabel(flags.apiVersion))
+        throw new UsageError(`--api-version must be a date YYYY-MM-DD (got ${flags.apiVersion}).`);
 
       const sandbox = await startSandbox({
         port,
@@ -48,7 +53,8 @@ export function registerSandbox(program: Command): void {
         timeScale,
         apiVersion: flags.apiVersion,
         logger: consoleLogger,
-        onAttempt: (report) => (flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report))),
+        onAttempt: (report) =>
+          flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report)),
       }).catch((error: NodeJS.ErrnoException) => {
         if (error instanceof StoreLockedError) throw new CliError(error.message);
         if (error instanceof ForeignPathError) throw new UsageError(error.message);

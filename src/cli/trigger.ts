@@ -1,6 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { EVENT_TYPES, type EventRecord, isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
+import {
+  EVENT_TYPES,
+  type EventRecord,
+  isDomainEventType,
+  PING_EVENT_TYPE,
+  withSuggestion,
+} from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { printJson } from './output.js';
@@ -10,7 +16,8 @@ interface TriggerFlags extends ApiFlags {
 }
 
 async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) console.error('Reading the data object from standard input: type or paste it, then Ctrl-D on a line of its own.');
+  if (process.stdin.isTTY)
+    console.error('Reading the data object from standard input: type or paste it, then Ctrl-D on a line of its own.');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
@@ -24,10 +31,18 @@ async function readData(path: string): Promise<Record<string, unknown>> {
     text = path === '-' ? await readStdin() : await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a folder'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (error as Error).message;
     throw new UsageError(`cannot read --data ${name}: ${why}. Pass a JSON file holding the data object.`);
   }
-  if (text.trim() === '') throw new UsageError(`--data ${name} is empty. Pass a JSON file holding the data object, such as {"id": 42}.`);
+  if (text.trim() === '')
+    throw new UsageError(`--data ${name} is empty. Pass a JSON file holding the data object, such as {"id": 42}.`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -57,11 +72,19 @@ export function registerTrigger(program: Command): void {
     program
       .command('trigger <event-type>')
       .description('emit an event on the sandbox (sample data, or --data file.json)')
-      .option('--data <file>', 'JSON file holding the data object, - for standard input (default: sample data for the type)'),
+      .option(
+        '--data <file>',
+        'JSON file holding the data object, - for standard input (default: sample data for the type)',
+      ),
   ).action(async (type: string, flags: TriggerFlags) => {
-    if (type === PING_EVENT_TYPE) throw new UsageError(`${PING_EVENT_TYPE} is not an event to emit: send one to an endpoint with "npx clockhook endpoints ping <id>".`);
+    if (type === PING_EVENT_TYPE)
+      throw new UsageError(
+        `${PING_EVENT_TYPE} is not an event to emit: send one to an endpoint with "npx clockhook endpoints ping <id>".`,
+      );
     if (!isDomainEventType(type)) {
-      throw new UsageError(`unknown event type ${withSuggestion(type, JSON.stringify(type))}. Valid types: ${EVENT_TYPES.join(', ')}`);
+      throw new UsageError(
+        `unknown event type ${withSuggestion(type, JSON.stringify(type))}. Valid types: ${EVENT_TYPES.join(', ')}`,
+      );
     }
     const data = flags.data ? await readData(flags.data) : undefined;
     const api = await resolveApi(flags);

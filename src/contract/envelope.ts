@@ -22,7 +22,11 @@ const API_VERSION = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 /** Whether `value` is an api_version label: a date YYYY-MM-DD that is on the calendar (not 2026-02-30). */
 export function isApiVersionLabel(value: unknown): value is string {
-  return typeof value === 'string' && API_VERSION.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+  return (
+    typeof value === 'string' &&
+    API_VERSION.test(value) &&
+    new Date(`${value}T00:00:00Z`).toISOString().startsWith(value)
+  );
 }
 
 /** Seconds, not milliseconds: a value this large is almost certainly a JS `Date.now()`. */
@@ -44,9 +48,11 @@ export function checkEnvelope(json: unknown): ContractProblem[] {
     problems.push({ field: 'id', message: 'must be a string starting with evt_' });
   }
   if (object !== 'event') problems.push({ field: 'object', message: 'must be the constant "event"' });
-  if (type === undefined) problems.push({ field: 'type', message: 'missing: must name an event type, such as "punch.created"' });
+  if (type === undefined)
+    problems.push({ field: 'type', message: 'missing: must name an event type, such as "punch.created"' });
   else if (typeof type !== 'string') problems.push({ field: 'type', message: 'must be a string naming an event type' });
-  else if (!isKnownEventType(type)) problems.push({ field: 'type', message: `unknown event type ${JSON.stringify(type)}` });
+  else if (!isKnownEventType(type))
+    problems.push({ field: 'type', message: `unknown event type ${JSON.stringify(type)}` });
   if (!isApiVersionLabel(apiVersion)) {
     problems.push({ field: 'api_version', message: 'must be a date label YYYY-MM-DD' });
   }

@@ -1,11 +1,7 @@
 /** The contract's error envelope: `{ "error": { type, code, message, param?, errors?, requestId } }`. */
 
 export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'authorization_error'
-  | 'rate_limit_error'
-  | 'api_error';
+  'invalid_request_error' | 'authentication_error' | 'authorization_error' | 'rate_limit_error' | 'api_error';
 
 export interface FieldError {
   field: string;

@@ -65,7 +65,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i += 1) {
     const current = [i];
-    for (let j = 1; j <= b.length; j += 1) current.push(Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    for (let j = 1; j <= b.length; j += 1)
+      current.push(Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
     previous = current;
   }
   return previous[b.length];
@@ -92,9 +93,7 @@ export function withSuggestion(typed: string, shown = typed): string {
   return suggestion ? `${shown} (did you mean ${suggestion}?)` : shown;
 }
 
-export type SubscriptionCheck =
-  | { ok: true; types: string[] }
-  | { ok: false; invalid: string[]; message: string };
+export type SubscriptionCheck = { ok: true; types: string[] } | { ok: false; invalid: string[]; message: string };
 
 /**
  * Validates a subscription list: non-empty, each entry a catalogue type or `*`. The message of a

@@ -4,10 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 export type SignatureFailureReason =
-  | 'missing_header'
-  | 'malformed_header'
-  | 'timestamp_outside_tolerance'
-  | 'signature_mismatch';
+  'missing_header' | 'malformed_header' | 'timestamp_outside_tolerance' | 'signature_mismatch';
 
 export type VerifyResult =
   | { ok: true; timestamp: number }
@@ -42,13 +39,14 @@ export interface VerifyOptions {
 }
 
 const HINTS: Record<SignatureFailureReason, string> = {
-  missing_header: 'The request has no X-Service-Signature header: it was not sent by the service, or a proxy stripped it.',
+  missing_header:
+    'The request has no X-Service-Signature header: it was not sent by the service, or a proxy stripped it.',
   malformed_header:
     'X-Service-Signature must look like "t=<unix seconds>,v1=<hex digest>"; this one lacks t or v1, or t is not a number.',
   timestamp_outside_tolerance:
-    'The signature timestamp is too far from this machine\'s clock: an old delivery being replayed, or a clock that is off (check NTP).',
+    "The signature timestamp is too far from this machine's clock: an old delivery being replayed, or a clock that is off (check NTP).",
   signature_mismatch:
-    'Either the secret is not this endpoint\'s secret, or the body changed after signing (for example JSON parsed and re-serialized by a framework). Verify against the raw body bytes with the secret from the create response.',
+    "Either the secret is not this endpoint's secret, or the body changed after signing (for example JSON parsed and re-serialized by a framework). Verify against the raw body bytes with the secret from the create response.",
 };
 
 const WHITESPACE_HINT =
@@ -59,10 +57,7 @@ function toBuffer(payload: string | Buffer): Buffer {
 }
 
 function computeDigest(timestamp: string | number, payload: string | Buffer, secret: string): string {
-  return createHmac('sha256', secret)
-    .update(`${timestamp}.`)
-    .update(toBuffer(payload))
-    .digest('hex');
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(toBuffer(payload)).digest('hex');
 }
 
 /**

@@ -45,7 +45,10 @@ export type PublicEndpoint = Omit<WebhookEndpoint, 'secret'> & { secretHint: str
 export const SNAPSHOT_SIZE = 200;
 
 /** The endpoint as the page may see it: never the secret, at most its masked hint. */
-export function publicEndpoint(endpoint: WebhookEndpoint | null, secretHint: string | null = null): PublicEndpoint | null {
+export function publicEndpoint(
+  endpoint: WebhookEndpoint | null,
+  secretHint: string | null = null,
+): PublicEndpoint | null {
   if (!endpoint) return null;
   const { secret: _never, ...rest } = endpoint;
   return { ...rest, secretHint };
@@ -74,31 +77,48 @@ class ActionError extends Error {
 }
 
 function requireApi(ctx: ActionContext): ApiClient {
-  if (!ctx.client) throw new ActionError('no_api', 'clockhook runs offline (no API key, no sandbox): this needs the API.');
+  if (!ctx.client)
+    throw new ActionError('no_api', 'clockhook runs offline (no API key, no sandbox): this needs the API.');
   return ctx.client;
 }
 
 function requireEndpoint(ctx: ActionContext): WebhookEndpoint {
   const endpoint = ctx.getEndpoint();
-  if (!endpoint) throw new ActionError('no_endpoint', 'No endpoint is registered for this listener (pass --public-url or --endpoint).');
+  if (!endpoint)
+    throw new ActionError(
+      'no_endpoint',
+      'No endpoint is registered for this listener (pass --public-url or --endpoint).',
+    );
   return endpoint;
 }
 
 function requireString(message: Record<string, unknown>, field: string): string {
   const value = message[field];
-  if (typeof value !== 'string' || value === '') throw new ActionError('parameter_invalid', `${field} must be a non-empty string.`);
+  if (typeof value !== 'string' || value === '')
+    throw new ActionError('parameter_invalid', `${field} must be a non-empty string.`);
   return value;
 }
 
 type Broadcast = (message: InspectorMessage) => void;
 
-async function run(type: string, message: Record<string, unknown>, ctx: ActionContext, broadcast: Broadcast): Promise<unknown> {
+async function run(
+  type: string,
+  message: Record<string, unknown>,
+  ctx: ActionContext,
+  broadcast: Broadcast,
+): Promise<unknown> {
   switch (type) {
     case 'replay': {
-      const mode = message.mode === 'asis' ? 'asis' : message.mode === 'resign' || message.mode === undefined ? 'resign' : null;
+      const mode =
+        message.mode === 'asis' ? 'asis' : message.mode === 'resign' || message.mode === undefined ? 'resign' : null;
       if (!mode) throw new ActionError('parameter_invalid', 'mode must be resign or asis.');
-      if (message.body !== undefined && typeof message.body !== 'string') throw new ActionError('parameter_invalid', 'body must be a string.');
-      return ctx.listener.replay({ captureId: requireString(message, 'captureId'), mode, body: message.body as string | undefined });
+      if (message.body !== undefined && typeof message.body !== 'string')
+        throw new ActionError('parameter_invalid', 'body must be a string.');
+      return ctx.listener.replay({
+        captureId: requireString(message, 'captureId'),
+        mode,
+        body: message.body as string | undefined,
+      });
     }
     case 'ping':
       return requireApi(ctx).pingEndpoint(requireEndpoint(ctx).id);
@@ -150,7 +170,8 @@ function toErrorBody(error: unknown): ErrorBody {
     const { status: _status, ...body } = error.toJSON();
     return body;
   }
-  if (error instanceof ReplayError || error instanceof ActionError) return { type: 'invalid_request_error', code: error.code, message: error.message };
+  if (error instanceof ReplayError || error instanceof ActionError)
+    return { type: 'invalid_request_error', code: error.code, message: error.message };
   return { type: 'api_error', code: 'internal_error', message: error instanceof Error ? error.message : String(error) };
 }
 
@@ -158,14 +179,27 @@ function toErrorBody(error: unknown): ErrorBody {
  * Handles one message from a page: a flat action object with a client `id`. Answers with a
  * `result` (or `history`); never throws for bad input.
  */
-export async function handleAction(text: string, ctx: ActionContext, broadcast: Broadcast): Promise<InspectorMessage | null> {
+export async function handleAction(
+  text: string,
+  ctx: ActionContext,
+  broadcast: Broadcast,
+): Promise<InspectorMessage | null> {
   let message: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
     message = parsed as Record<string, unknown>;
   } catch {
-    return { type: 'result', id: null, ok: false, error: { type: 'invalid_request_error', code: 'parameter_invalid', message: 'Messages are JSON objects with a type.' } };
+    return {
+      type: 'result',
+      id: null,
+      ok: false,
+      error: {
+        type: 'invalid_request_error',
+        code: 'parameter_invalid',
+        message: 'Messages are JSON objects with a type.',
+      },
+    };
   }
   const type = String(message.type);
   if (type === 'history') {

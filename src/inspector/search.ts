@@ -22,7 +22,11 @@ const holds = (text: string, needle: string) => text.toLowerCase().includes(need
  * with the captures it holds, over the whole store, and over the whole of the bodies kept in files, of
  * which captures carry only the first 16 KiB.
  */
-export async function searchCaptures(store: CaptureStore, query: string, { limit = SEARCH_LIMIT, fileBudget = SEARCH_FILE_BUDGET } = {}): Promise<SearchResult> {
+export async function searchCaptures(
+  store: CaptureStore,
+  query: string,
+  { limit = SEARCH_LIMIT, fileBudget = SEARCH_FILE_BUDGET } = {},
+): Promise<SearchResult> {
   const needle = query.trim().toLowerCase();
   const newestFirst = [...store.all()].reverse();
   const captures: Capture[] = [];

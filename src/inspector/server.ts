@@ -6,7 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
-import { type ActionContext, handleAction, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
+import {
+  type ActionContext,
+  handleAction,
+  type InspectorMessage,
+  publicEndpoint,
+  snapshotMessage,
+} from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
 import { closeNow, listenOn, sendInTurn } from '../net.js';
 
@@ -63,7 +69,9 @@ function sameToken(given: string | null, token: string): boolean {
 
 function refuseUpgrade(socket: Socket, status: 401 | 403 | 404, reason: string): void {
   const text = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' }[status];
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(reason)}\r\n\r\n${reason}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(reason)}\r\n\r\n${reason}`,
+  );
 }
 
 /** Who may reach the inspector at `port`: its own loopback address by IP or by name, never another host. */
@@ -88,7 +96,9 @@ function securityHeaders(port: number): Record<string, string> {
 /** Serves the files of ui/, read at start, to requests for this loopback address only (DNS rebinding). */
 function serveStatic(files: Map<string, StaticFile>, port: number, req: IncomingMessage, res: ServerResponse): void {
   if (!loopbackOf(port).hosts.has(req.headers.host ?? '')) {
-    res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: the inspector answers only to its own loopback address.');
+    res
+      .writeHead(403, { 'content-type': 'text/plain' })
+      .end('Forbidden: the inspector answers only to its own loopback address.');
     return;
   }
   const path = (req.url ?? '/').split('?', 1)[0];
@@ -102,15 +112,22 @@ function serveStatic(files: Map<string, StaticFile>, port: number, req: Incoming
 }
 
 /** Why a WebSocket handshake is refused, or null when it may connect. */
-function refusal(req: IncomingMessage, port: number, token: string): { status: 401 | 403 | 404; reason: string } | null {
+function refusal(
+  req: IncomingMessage,
+  port: number,
+  token: string,
+): { status: 401 | 403 | 404; reason: string } | null {
   const url = new URL(req.url ?? '/', `http://${HOST}`);
   const allowed = loopbackOf(port);
   if (url.pathname !== '/ws') return { status: 404, reason: 'The inspector WebSocket is at /ws.' };
-  if (!allowed.hosts.has(req.headers.host ?? '')) return { status: 403, reason: 'Host refused (DNS rebinding protection).' };
+  if (!allowed.hosts.has(req.headers.host ?? ''))
+    return { status: 403, reason: 'Host refused (DNS rebinding protection).' };
   const origin = req.headers.origin;
   // No Origin is a script, not a browser page: allowed with a valid token.
-  if (origin !== undefined && !allowed.origins.has(origin)) return { status: 403, reason: 'Origin refused: only the inspector page may connect.' };
-  if (!sameToken(url.searchParams.get('token'), token)) return { status: 401, reason: 'Missing or wrong token: open the URL clockhook listen printed.' };
+  if (origin !== undefined && !allowed.origins.has(origin))
+    return { status: 403, reason: 'Origin refused: only the inspector page may connect.' };
+  if (!sameToken(url.searchParams.get('token'), token))
+    return { status: 401, reason: 'Missing or wrong token: open the URL clockhook listen printed.' };
   return null;
 }
 
@@ -190,7 +207,8 @@ class PageHub {
       if (client.socket.readyState !== client.socket.OPEN) continue;
       // a slow page: never buffer without bound, resync it later
       if (client.socket.bufferedAmount > this.#maxBuffered) client.stale = true;
-      for (const [i, text] of texts.entries()) if (!(client.stale && messages[i].type === 'capture')) sendInTurn(client.socket, text);
+      for (const [i, text] of texts.entries())
+        if (!(client.stale && messages[i].type === 'capture')) sendInTurn(client.socket, text);
     }
   }
 

@@ -41,7 +41,8 @@ class CollectedAnswer {
   }
 
   setHeader(name: string, value: number | string | readonly string[]): this {
-    this.#headers[name.toLowerCase()] = typeof value === 'number' ? String(value) : typeof value === 'string' ? value : [...value];
+    this.#headers[name.toLowerCase()] =
+      typeof value === 'number' ? String(value) : typeof value === 'string' ? value : [...value];
     return this;
   }
 
@@ -71,7 +72,13 @@ class CollectedAnswer {
   destroy(): this {
     if (this.writableEnded) return this;
     this.writableEnded = true;
-    const body = JSON.stringify({ error: { type: 'api_error', code: 'answer_cut', message: 'The answer was cut off after it had begun; see the listener log.' } });
+    const body = JSON.stringify({
+      error: {
+        type: 'api_error',
+        code: 'answer_cut',
+        message: 'The answer was cut off after it had begun; see the listener log.',
+      },
+    });
     this.#resolve({ status: 502, headers: { 'content-type': 'application/json' }, body: Buffer.from(body) });
     return this;
   }
@@ -84,8 +91,16 @@ class CollectedAnswer {
  * they use is there: method, url, headers, the hop's address and TLS flag, events, `resume`; and on
  * the answer side `setHeader`, `writeHead`, `write`, `end`, `destroy`, `headersSent`, `writableEnded`.
  */
-export function directExchange(request: DirectRequest): { req: IncomingMessage; res: ServerResponse; answer: Promise<DirectAnswer> } {
-  const hop = { remoteAddress: request.remoteAddress ?? '127.0.0.1', encrypted: request.encrypted ?? false, destroyed: false };
+export function directExchange(request: DirectRequest): {
+  req: IncomingMessage;
+  res: ServerResponse;
+  answer: Promise<DirectAnswer>;
+} {
+  const hop = {
+    remoteAddress: request.remoteAddress ?? '127.0.0.1',
+    encrypted: request.encrypted ?? false,
+    destroyed: false,
+  };
   const req = Object.assign(new EventEmitter(), {
     method: request.method,
     url: request.path,

@@ -14,7 +14,8 @@ export const KEPT_ENDPOINT_DESCRIPTION = 'clockhook listen (created automaticall
  * An API base this folder's sandbox may have had: it listens on this machine (an embedded one's records
  * carry the port asked for, 0 included), on whatever port it was given.
  */
-export const isSandboxBase = (apiBase: string) => /^http:\/\/(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0|\[::\]):\d+$/.test(apiBase);
+export const isSandboxBase = (apiBase: string) =>
+  /^http:\/\/(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0|\[::\]):\d+$/.test(apiBase);
 
 /** An API base as the API client spells it (`https://api.example.com/` and `…com` are one API). */
 const baseOf = (apiBase: string) => (URL.canParse(apiBase) ? new URL(apiBase).href.replace(/\/+$/, '') : apiBase);
@@ -22,7 +23,8 @@ const baseOf = (apiBase: string) => (URL.canParse(apiBase) ? new URL(apiBase).hr
 /** Whether two API bases, as given or as filed, name the same API. */
 export const sameBase = (a: string, b: string) => baseOf(a) === baseOf(b);
 
-const isListenEndpoint = (endpoint: WebhookEndpoint) => endpoint.description === ENDPOINT_DESCRIPTION || endpoint.description === KEPT_ENDPOINT_DESCRIPTION;
+const isListenEndpoint = (endpoint: WebhookEndpoint) =>
+  endpoint.description === ENDPOINT_DESCRIPTION || endpoint.description === KEPT_ENDPOINT_DESCRIPTION;
 
 /** `.clockhook/endpoints.json`: endpoints listen registered, with the secret only the create response had. */
 export interface EndpointRecordOnFile {
@@ -64,7 +66,14 @@ export class EndpointRecordsError extends Error {
 
 const isRecord = (value: unknown): value is EndpointRecordOnFile => {
   const r = value as Partial<EndpointRecordOnFile> | null;
-  return typeof r === 'object' && r !== null && typeof r.apiBase === 'string' && typeof r.url === 'string' && Number.isInteger(r.id) && typeof r.secret === 'string';
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.apiBase === 'string' &&
+    typeof r.url === 'string' &&
+    Number.isInteger(r.id) &&
+    typeof r.secret === 'string'
+  );
 };
 
 /**
@@ -97,14 +106,16 @@ const recordsError = (path: string, why: string) =>
     `cannot read ${path} (${why}). It holds the secrets of the endpoints clockhook listen registered, which the service shows nowhere else: mend it, or move it aside, and listen then registers new endpoints, with new secrets for your app.`,
   );
 
-const writeRecords = (path: string, records: EndpointRecordOnFile[]) => writePrivateFile(path, `${JSON.stringify(records, null, 2)}\n`);
+const writeRecords = (path: string, records: EndpointRecordOnFile[]) =>
+  writePrivateFile(path, `${JSON.stringify(records, null, 2)}\n`);
 
 async function allEndpoints(client: ApiClient): Promise<WebhookEndpoint[]> {
   return (await client.listEndpoints({ limit: Number.POSITIVE_INFINITY })).data;
 }
 
 /** Whether two records, read at different times, are the same one. */
-const sameRecord = (a: EndpointRecordOnFile, b: EndpointRecordOnFile) => a.apiBase === b.apiBase && a.id === b.id && a.url === b.url;
+const sameRecord = (a: EndpointRecordOnFile, b: EndpointRecordOnFile) =>
+  a.apiBase === b.apiBase && a.id === b.id && a.url === b.url;
 
 const sameEvents = (a: string[], b: string[]) => a.length === b.length && a.every((type) => b.includes(type));
 
@@ -150,19 +161,36 @@ export async function registerEndpoint(options: {
   // The records the API says are gone, whose secrets open nothing any more (filled by reuseOnFile).
   const gone: EndpointRecordOnFile[] = [];
   const reuse = (candidates: EndpointRecordOnFile[]) =>
-    reuseOnFile({ client, url, events, description, apiBase, records, candidates, gone, filed, recordsPath, logger }).catch(async (error: unknown) => {
+    reuseOnFile({
+      client,
+      url,
+      events,
+      description,
+      apiBase,
+      records,
+      candidates,
+      gone,
+      filed,
+      recordsPath,
+      logger,
+    }).catch(async (error: unknown) => {
       throw await explainConflict(error, client, url);
     });
   // The records that may hold this URL's endpoint, best first: filed under this base, then under another
   // base of this API (legacy runs filed one per sandbox port).
-  const atUrl = await reuse([...ours.filter((r) => r.url === url && sameBase(r.apiBase, apiBase)), ...ours.filter((r) => r.url === url && !sameBase(r.apiBase, apiBase))]);
+  const atUrl = await reuse([
+    ...ours.filter((r) => r.url === url && sameBase(r.apiBase, apiBase)),
+    ...ours.filter((r) => r.url === url && !sameBase(r.apiBase, apiBase)),
+  ]);
   if (atUrl) return atUrl;
 
   // None: an endpoint of ours still at the URL has lost its secret, so it goes, before one this listener
   // may move here takes the URL, or a new one does.
   for (const stale of await allEndpoints(client)) {
     if (stale.url === url && isListenEndpoint(stale)) {
-      logger.warn(`Deleting endpoint ${stale.id} for ${url}: an earlier clockhook listen created it and its secret is not on file.`);
+      logger.warn(
+        `Deleting endpoint ${stale.id} for ${url}: an earlier clockhook listen created it and its secret is not on file.`,
+      );
       await client.deleteEndpoint(stale.id);
     }
   }
@@ -179,7 +207,11 @@ export async function registerEndpoint(options: {
   const record = filed({ apiBase, url, id: endpoint.id, secret, createdAt: new Date().toISOString() });
   // Records of this API for the URL whose endpoint is gone (or no longer points there) go with it, as do
   // those the API said are gone.
-  const recordsNow = await putRecord(recordsPath, record, (r) => (isOurs(r) && r.url === url) || gone.some((g) => sameRecord(r, g)));
+  const recordsNow = await putRecord(
+    recordsPath,
+    record,
+    (r) => (isOurs(r) && r.url === url) || gone.some((g) => sameRecord(r, g)),
+  );
   const { secret: _hidden, ...visible } = endpoint;
   return { endpoint: visible as WebhookEndpoint, secret, owned: true, recordName: recordName(recordsNow, record) };
 }
@@ -240,15 +272,21 @@ async function reuseOnFile(context: {
     if (Object.keys(patch).length > 0) endpoint = await client.updateEndpoint(endpoint.id, patch);
     // Another record of this API for the URL is an older one, from before records were found across
     // sandbox ports: it goes once the API says its endpoint is gone (one it still has is left alone).
-    for (const other of candidates) if (other !== onFile && other.url === url && !gone.includes(other)) await endpointOf(other);
+    for (const other of candidates)
+      if (other !== onFile && other.url === url && !gone.includes(other)) await endpointOf(other);
     // A record reused at its own URL keeps the listener it names (a relay's endpoint used by a run on
     // another port is still that port's); a moved one names this listener.
     const record = onFile.url === url ? { ...onFile, apiBase } : filed({ ...onFile, apiBase, url });
     let recordsNow = records.map((r) => (r === onFile ? record : r)).filter((r) => !gone.includes(r));
     if (onFile.url !== url || onFile.apiBase !== apiBase || gone.length > 0) {
-      recordsNow = await putRecord(recordsPath, record, (r) => sameRecord(r, onFile) || gone.some((g) => sameRecord(r, g)));
+      recordsNow = await putRecord(
+        recordsPath,
+        record,
+        (r) => sameRecord(r, onFile) || gone.some((g) => sameRecord(r, g)),
+      );
     }
-    if (onFile.url !== url) logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
+    if (onFile.url !== url)
+      logger.info(`Endpoint ${endpoint.id} now points at ${url} (it was ${onFile.url}); its secret is the same.`);
     return { endpoint, secret: onFile.secret, owned: true, recordName: recordName(recordsNow, record) };
   }
   return null;
@@ -259,14 +297,23 @@ async function reuseOnFile(context: {
  * listen of this folder (another port, another --db) may have written its own while this one talked to
  * the API, and the records read before that would lose it, and with it a secret the service shows nowhere.
  */
-async function putRecord(recordsPath: string, record: EndpointRecordOnFile, replaces: (r: EndpointRecordOnFile) => boolean): Promise<EndpointRecordOnFile[]> {
+async function putRecord(
+  recordsPath: string,
+  record: EndpointRecordOnFile,
+  replaces: (r: EndpointRecordOnFile) => boolean,
+): Promise<EndpointRecordOnFile[]> {
   const recordsNow = [...(await readEndpointRecords(recordsPath)).filter((r) => !replaces(r)), record];
   await writeRecords(recordsPath, recordsNow);
   return recordsNow;
 }
 
 /** Deletes an endpoint listen registered and forgets its secret. An already-deleted one is fine. */
-export async function releaseEndpoint(options: { client: ApiClient; apiBase?: string; id: number; recordsPath: string }): Promise<void> {
+export async function releaseEndpoint(options: {
+  client: ApiClient;
+  apiBase?: string;
+  id: number;
+  recordsPath: string;
+}): Promise<void> {
   const { client, id, recordsPath } = options;
   const apiBase = options.apiBase ?? client.baseUrl;
   try {
@@ -278,7 +325,10 @@ export async function releaseEndpoint(options: { client: ApiClient; apiBase?: st
 }
 
 /** Forgets the records `matches` picks, and with them their secrets; says how many there were. */
-export async function forgetEndpointRecords(recordsPath: string, matches: (record: EndpointRecordOnFile) => boolean): Promise<number> {
+export async function forgetEndpointRecords(
+  recordsPath: string,
+  matches: (record: EndpointRecordOnFile) => boolean,
+): Promise<number> {
   const records = await readEndpointRecords(recordsPath);
   const kept = records.filter((r) => !matches(r));
   if (kept.length !== records.length) await writeRecords(recordsPath, kept);
@@ -335,8 +385,11 @@ export class EndpointWatch {
         `Endpoint ${next.id} was deleted (npx clockhook endpoints delete, or the service's dashboard): the service sends nothing here any more. Restart listen to register a new one; its secret is new, so give it to your app again.`,
       );
     } else if (next.status === 'disabled') {
-      logger.warn(`Endpoint ${next.id} is now disabled: the service stops delivering to an endpoint after 10 failed deliveries in a row. Fix what failed, re-enable it (npx clockhook endpoints enable ${next.id}, or Re-enable in the inspector), and send what it missed again with npx clockhook events redeliver <event id>.`);
-    } else if (next.status === 'enabled') logger.warn(`Endpoint ${next.id} is enabled again; the service delivers to it.`);
+      logger.warn(
+        `Endpoint ${next.id} is now disabled: the service stops delivering to an endpoint after 10 failed deliveries in a row. Fix what failed, re-enable it (npx clockhook endpoints enable ${next.id}, or Re-enable in the inspector), and send what it missed again with npx clockhook events redeliver <event id>.`,
+      );
+    } else if (next.status === 'enabled')
+      logger.warn(`Endpoint ${next.id} is enabled again; the service delivers to it.`);
     else logger.warn(`Endpoint ${next.id} is now ${next.status} (it was ${before.status}).`);
   }
 

@@ -30,7 +30,13 @@ export type ForwardOutcome =
   | { kind: 'answered'; forward: CaptureForward }
   /** The app answered, but the capture never reached the disk: nothing was sent to the sender. */
   | { kind: 'unstored'; error: Error; forward: CaptureForward }
-  | { kind: 'failed'; code: 'forward_failed' | 'forward_timeout'; statusCode: 502 | 504; message: string; forward: CaptureForward };
+  | {
+      kind: 'failed';
+      code: 'forward_failed' | 'forward_timeout';
+      statusCode: 502 | 504;
+      message: string;
+      forward: CaptureForward;
+    };
 
 interface Pending {
   res: ServerResponse;
@@ -70,9 +76,16 @@ const pendingOf = (req: IncomingMessage): Pending | undefined => (req as Forward
  * The end-to-end headers: hop-by-hop ones and any the Connection header names are left out. Runs
  * twice per delivery, so it makes no arrays unless there is a Connection header to read.
  */
-export function withoutHopByHop(headers: IncomingMessage['headers'] | Record<string, string | string[]>): Record<string, string | string[]> {
+export function withoutHopByHop(
+  headers: IncomingMessage['headers'] | Record<string, string | string[]>,
+): Record<string, string | string[]> {
   const connection = headers.connection ?? headers.Connection;
-  const listed = connection === undefined ? null : String(connection).split(',').map((name) => name.trim().toLowerCase());
+  const listed =
+    connection === undefined
+      ? null
+      : String(connection)
+          .split(',')
+          .map((name) => name.trim().toLowerCase());
   const result: Record<string, string | string[]> = {};
   for (const name in headers) {
     const value = headers[name];
@@ -132,8 +145,12 @@ export class Forwarder {
     private readonly timeoutMs: number,
   ) {
     this.#proxyTarget = proxyTarget(target);
-    this.#auth = target.username || target.password ? `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}` : undefined;
-    this.#agent = target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.#auth =
+      target.username || target.password
+        ? `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`
+        : undefined;
+    this.#agent =
+      target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
     this.#proxy = httpProxy.createProxyServer({
       agent: this.#agent,
       selfHandleResponse: true,
@@ -153,7 +170,13 @@ export class Forwarder {
    * Sends `body` (the raw bytes already read from `req`) to `path` on the target and streams the
    * answer to `res`. On failure nothing is written: the caller answers with the outcome's status.
    */
-  forward(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string, gate: Promise<void> = Promise.resolve()): Promise<ForwardOutcome> {
+  forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Buffer,
+    path: string,
+    gate: Promise<void> = Promise.resolve(),
+  ): Promise<ForwardOutcome> {
     return new Promise((resolve) => {
       (req as Forwarded)[PENDING] = {
         res,
@@ -171,7 +194,12 @@ export class Forwarder {
       headers['content-length'] = String(body.length);
       req.headers = headers as IncomingMessage['headers'];
       req.url = path;
-      this.#proxy.web(req, res, { target: this.#proxyTarget, auth: this.#auth, buffer: bodySource(body) }, this.#failed);
+      this.#proxy.web(
+        req,
+        res,
+        { target: this.#proxyTarget, auth: this.#auth, buffer: bodySource(body) },
+        this.#failed,
+      );
     });
   }
 
@@ -241,7 +269,12 @@ export class Forwarder {
       if (comma === -1) delete req.headers[name];
       else req.headers[name] = value.slice(0, comma);
     }
-    this.#proxy.web(req, pending.res, { target: this.#proxyTarget, auth: this.#auth, buffer: bodySource(pending.body) }, this.#failed);
+    this.#proxy.web(
+      req,
+      pending.res,
+      { target: this.#proxyTarget, auth: this.#auth, buffer: bodySource(pending.body) },
+      this.#failed,
+    );
   }
 
   #relayAnswer(proxyRes: IncomingMessage, req: IncomingMessage): void {
@@ -252,7 +285,14 @@ export class Forwarder {
       () => this.#stream(proxyRes, req, pending),
       (error: Error) => {
         proxyRes.destroy();
-        const forward = { target: pending.target, statusCode: proxyRes.statusCode ?? null, headers: withoutHopByHop(proxyRes.headers), body: '', bodyEncoding: 'utf8' as const, durationMs: Math.round(performance.now() - pending.started) };
+        const forward = {
+          target: pending.target,
+          statusCode: proxyRes.statusCode ?? null,
+          headers: withoutHopByHop(proxyRes.headers),
+          body: '',
+          bodyEncoding: 'utf8' as const,
+          durationMs: Math.round(performance.now() - pending.started),
+        };
         this.#settle(req, { kind: 'unstored', error, forward });
       },
     );
@@ -291,7 +331,9 @@ export class Forwarder {
       });
     };
     proxyRes.on('end', () => finish());
-    proxyRes.on('error', (error) => finish(pending.timedOut ? `answer cut: timed out after ${this.timeoutMs} ms` : error.message));
+    proxyRes.on('error', (error) =>
+      finish(pending.timedOut ? `answer cut: timed out after ${this.timeoutMs} ms` : error.message),
+    );
     proxyRes.on('close', () => {
       if (!proxyRes.complete) finish('the app closed the connection before its answer was complete');
     });
@@ -318,8 +360,10 @@ const EXCERPT_CHARS = 100;
 function errorMessageOf(value: unknown): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   const body = value as Record<string, unknown>;
-  const nested = typeof body.error === 'object' && body.error !== null ? (body.error as Record<string, unknown>).message : undefined;
-  for (const candidate of [body.error, nested, body.message, body.detail, body.title]) if (typeof candidate === 'string' && candidate.trim()) return candidate;
+  const nested =
+    typeof body.error === 'object' && body.error !== null ? (body.error as Record<string, unknown>).message : undefined;
+  for (const candidate of [body.error, nested, body.message, body.detail, body.title])
+    if (typeof candidate === 'string' && candidate.trim()) return candidate;
   return null;
 }
 
@@ -330,7 +374,10 @@ const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"'
  * `<pre>` (Express's stack trace), else its text.
  */
 function htmlHeadline(html: string): string {
-  const text = (fragment: string) => fragment.replace(/<[^>]*>/g, '\n').replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => ENTITIES[name]);
+  const text = (fragment: string) =>
+    fragment
+      .replace(/<[^>]*>/g, '\n')
+      .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => ENTITIES[name]);
   const title = text(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '').trim();
   if (title && !/^error$/i.test(title)) return title;
   const pre = /<pre[^>]*>([\s\S]*?)<\/pre>/i.exec(html)?.[1];
@@ -363,8 +410,14 @@ export function textExcerpt(body: string): string | null {
     }
   }
   if (excerpt === null && text.startsWith('<')) excerpt = htmlHeadline(text.slice(0, 8192));
-  const line = (excerpt ?? text).split('\n').map((l) => l.trim()).find(Boolean);
+  const line = (excerpt ?? text)
+    .split('\n')
+    .map((l) => l.trim())
+    .find(Boolean);
   if (!line) return null;
-  const clean = line.replace(/\p{Cc}+/gu, ' ').replace(/\s+/g, ' ').trim(); // Cc: C0 and C1 controls, ESC among them
+  const clean = line
+    .replace(/\p{Cc}+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim(); // Cc: C0 and C1 controls, ESC among them
   return clean.length > EXCERPT_CHARS ? `${clean.slice(0, EXCERPT_CHARS - 1)}…` : clean;
 }

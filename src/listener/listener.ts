@@ -1,8 +1,21 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkEnvelope, DEFAULT_TOLERANCE_SECONDS, maskSecret, signPayload, verifySignature } from '../contract/index.js';
+import {
+  checkEnvelope,
+  DEFAULT_TOLERANCE_SECONDS,
+  maskSecret,
+  signPayload,
+  verifySignature,
+} from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { type Capture, type CaptureForward, type CaptureSignature, type CaptureStore, encodeBody, newCaptureId } from '../store/index.js';
+import {
+  type Capture,
+  type CaptureForward,
+  type CaptureSignature,
+  type CaptureStore,
+  encodeBody,
+  newCaptureId,
+} from '../store/index.js';
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import { answerExcerpt, Forwarder, HOP_BY_HOP } from './forward.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
@@ -161,7 +174,11 @@ function readBody(req: IncomingMessage, limit: number, take: Take): Promise<Body
       if (size <= limit) return;
       stop();
       const declared = Number(req.headers['content-length']);
-      resolve({ bytes: Buffer.concat(chunks), size: Number.isFinite(declared) && declared > size ? declared : size, truncated: true });
+      resolve({
+        bytes: Buffer.concat(chunks),
+        size: Number.isFinite(declared) && declared > size ? declared : size,
+        truncated: true,
+      });
     };
     req.on('data', onData);
     req.on('end', () => resolve({ bytes: Buffer.concat(chunks), size, truncated: false }));
@@ -171,7 +188,10 @@ function readBody(req: IncomingMessage, limit: number, take: Take): Promise<Body
 
 /** A body handed over whole, cut at `limit` like one read from a socket, and counted by `take`. */
 function wholeBody(bytes: Buffer, limit: number, take: Take): Body | 'busy' {
-  const body = bytes.length > limit ? { bytes: bytes.subarray(0, limit), size: bytes.length, truncated: true } : { bytes, size: bytes.length, truncated: false };
+  const body =
+    bytes.length > limit
+      ? { bytes: bytes.subarray(0, limit), size: bytes.length, truncated: true }
+      : { bytes, size: bytes.length, truncated: false };
   return take(body.bytes.length) ? body : 'busy';
 }
 
@@ -185,14 +205,21 @@ function copyHeaders(req: IncomingMessage): Record<string, string | string[]> {
 /** Malformed HTTP never reaches a handler: answer what Node's parser found, then close. */
 export function answerClientError(error: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
   const status =
-    error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-  if (socket.writable && !(socket as import('node:net').Socket).destroyed) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? '431 Request Header Fields Too Large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? '408 Request Timeout'
+        : '400 Bad Request';
+  if (socket.writable && !(socket as import('node:net').Socket).destroyed)
+    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
   else socket.destroy();
 }
 
 /** The listener's own answers use the contract's error envelope shape. */
 function answerError(res: ServerResponse, statusCode: number, code: string, message: string, requestId: string): void {
-  const body = JSON.stringify({ error: { type: statusCode >= 500 ? 'api_error' : 'invalid_request_error', code, message, requestId } });
+  const body = JSON.stringify({
+    error: { type: statusCode >= 500 ? 'api_error' : 'invalid_request_error', code, message, requestId },
+  });
   if (res.headersSent) {
     res.destroy();
     return;
@@ -224,7 +251,12 @@ function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProble
   const string = (field: unknown) => (typeof field === 'string' ? field : null);
   const envelope =
     typeof value.id === 'string'
-      ? { id: value.id, type: string(value.type), api_version: string(value.api_version), created: Number.isFinite(value.created) ? (value.created as number) : null }
+      ? {
+          id: value.id,
+          type: string(value.type),
+          api_version: string(value.api_version),
+          created: Number.isFinite(value.created) ? (value.created as number) : null,
+        }
       : null;
   return { envelope, contractProblems };
 }
@@ -267,11 +299,18 @@ export class Listener {
   port = 0;
 
   constructor(options: ListenerOptions) {
-    const merged = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as ListenerConfig;
-    if (!Number.isInteger(merged.timeoutMs) || merged.timeoutMs < 1) throw new TypeError(`timeoutMs must be a positive integer (got ${merged.timeoutMs}).`);
-    if (!Number.isFinite(merged.tolerance) || merged.tolerance < 0) throw new TypeError(`tolerance must be 0 or more seconds (got ${merged.tolerance}).`);
+    const merged = {
+      ...DEFAULTS,
+      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+    } as ListenerConfig;
+    if (!Number.isInteger(merged.timeoutMs) || merged.timeoutMs < 1)
+      throw new TypeError(`timeoutMs must be a positive integer (got ${merged.timeoutMs}).`);
+    if (!Number.isFinite(merged.tolerance) || merged.tolerance < 0)
+      throw new TypeError(`tolerance must be 0 or more seconds (got ${merged.tolerance}).`);
     if (!(merged.maxBufferedBytes >= merged.maxBodyBytes)) {
-      throw new TypeError(`maxBufferedBytes (${merged.maxBufferedBytes}) must be at least maxBodyBytes (${merged.maxBodyBytes}): one delivery of the largest size must fit.`);
+      throw new TypeError(
+        `maxBufferedBytes (${merged.maxBufferedBytes}) must be at least maxBodyBytes (${merged.maxBodyBytes}): one delivery of the largest size must fit.`,
+      );
     }
     this.#options = merged;
     this.#budget = new ByteBudget(merged.maxBufferedBytes);
@@ -337,24 +376,44 @@ export class Listener {
    */
   async replay({ captureId, mode, body }: ReplayRequest): Promise<ReplayResult> {
     const original = this.#options.store.get(captureId);
-    if (!original) throw new ReplayError('capture_not_found', `No capture ${captureId}: it was cleared or rotated out (--max-captures).`);
-    if (!this.#forwarder) throw new ReplayError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
-    if (mode === 'asis' && body !== undefined) throw new ReplayError('asis_with_edit', 'An edited body cannot be sent as-is: its old signature would not match. Use resign.');
+    if (!original)
+      throw new ReplayError(
+        'capture_not_found',
+        `No capture ${captureId}: it was cleared or rotated out (--max-captures).`,
+      );
+    if (!this.#forwarder)
+      throw new ReplayError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
+    if (mode === 'asis' && body !== undefined)
+      throw new ReplayError(
+        'asis_with_edit',
+        'An edited body cannot be sent as-is: its old signature would not match. Use resign.',
+      );
     const bytes = body === undefined ? await this.#storedBody(original) : Buffer.from(body, 'utf8');
     const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(original.headers)) if (!HOP_BY_HOP.has(name) && name !== 'content-length') headers[name] = value;
+    for (const [name, value] of Object.entries(original.headers))
+      if (!HOP_BY_HOP.has(name) && name !== 'content-length') headers[name] = value;
     if (mode === 'resign') {
-      if (!this.#secret) throw new ReplayError('no_secret', 'No endpoint secret is known, so the body cannot be re-signed. Pass --secret, or use "Replay as-is".');
-      headers['x-service-signature'] = signPayload({ payload: bytes, secret: this.#secret, timestamp: Math.floor(this.#options.now() / 1000) });
+      if (!this.#secret)
+        throw new ReplayError(
+          'no_secret',
+          'No endpoint secret is known, so the body cannot be re-signed. Pass --secret, or use "Replay as-is".',
+        );
+      headers['x-service-signature'] = signPayload({
+        payload: bytes,
+        secret: this.#secret,
+        timestamp: Math.floor(this.#options.now() / 1000),
+      });
     }
-    if (this.#closing) throw new ReplayError('listener_closing', 'clockhook is shutting down; the replay was not sent.');
+    if (this.#closing)
+      throw new ReplayError('listener_closing', 'clockhook is shutting down; the replay was not sent.');
     const started = performance.now();
     const { req, res, answer } = directExchange({ method: original.method, path: original.path, headers, body: bytes });
     this.#run(req, res, async (take) => wholeBody(bytes, this.#options.maxBodyBytes, take), captureId);
     const { status, headers: answered, body: said } = await answer;
     const replayId = answered[CAPTURE_HEADER];
     // Not captured: the listener refused it before (a path outside --path after a restart, say).
-    if (typeof replayId !== 'string') throw new ReplayError('replay_failed', `The replay was refused with ${status}: ${errorMessage(said)}`);
+    if (typeof replayId !== 'string')
+      throw new ReplayError('replay_failed', `The replay was refused with ${status}: ${errorMessage(said)}`);
     return { captureId: replayId, statusCode: status, durationMs: Math.round(performance.now() - started) };
   }
 
@@ -411,7 +470,9 @@ export class Listener {
     // The request's body counts against the budget until the request is answered and done with.
     const lease = leaseFrom(this.#budget);
     const task = this.#handle(req, res, () => read(lease.take), replayOf).catch((error) => {
-      this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`);
+      this.#options.logger.error(
+        `listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`,
+      );
       answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
     });
     this.#inFlight += 1;
@@ -426,12 +487,23 @@ export class Listener {
   #checkSignature(req: IncomingMessage, bytes: Buffer): CaptureSignature {
     const header = req.headers['x-service-signature'];
     if (this.#secret === null) return { status: 'unchecked' };
-    const result = verifySignature({ header, payload: bytes, secret: this.#secret, tolerance: this.#options.tolerance, now: this.#options.now });
+    const result = verifySignature({
+      header,
+      payload: bytes,
+      secret: this.#secret,
+      tolerance: this.#options.tolerance,
+      now: this.#options.now,
+    });
     const nowSeconds = this.#options.now() / 1000;
     const timestamp = result.timestamp;
     const age = timestamp === undefined ? {} : { timestamp, ageSeconds: Math.round(nowSeconds - timestamp) };
     if (result.ok) return { status: 'valid', ...age };
-    return { status: result.reason === 'missing_header' ? 'missing' : 'invalid', reason: result.reason, hint: result.hint, ...age };
+    return {
+      status: result.reason === 'missing_header' ? 'missing' : 'invalid',
+      reason: result.reason,
+      hint: result.hint,
+      ...age,
+    };
   }
 
   /** The capture of a request read whole: its signature and envelope checked, and whether the listener refuses to forward it. */
@@ -443,7 +515,11 @@ export class Listener {
     const firstId = parsed.envelope ? this.#options.store.firstWithEventId(parsed.envelope.id) : undefined;
     let rejected: Capture['rejected'] = null;
     if (body.truncated) rejected = { statusCode: 413, code: 'payload_too_large' };
-    else if (replayOf === undefined && !this.#options.skipVerify && (signature.status === 'invalid' || signature.status === 'missing')) {
+    else if (
+      replayOf === undefined &&
+      !this.#options.skipVerify &&
+      (signature.status === 'invalid' || signature.status === 'missing')
+    ) {
       // A public tunnel must not be an open door to localhost.
       rejected = { statusCode: 400, code: signature.status === 'missing' ? 'signature_missing' : 'signature_invalid' };
     }
@@ -477,12 +553,23 @@ export class Listener {
   }
 
   /** `read`: the raw body (read from the socket, or handed over whole). */
-  async #handle(req: IncomingMessage, res: ServerResponse, read: () => Promise<Body | 'busy'>, replayOf: string | undefined): Promise<void> {
+  async #handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    read: () => Promise<Body | 'busy'>,
+    replayOf: string | undefined,
+  ): Promise<void> {
     const started = performance.now();
     const requestPath = req.url ?? '/';
     const relative = pathUnderBase(requestPath, this.#basePath);
     if (relative === null) {
-      answerError(res, 404, 'not_found', `clockhook listens for deliveries under ${this.#basePath}; ${requestPath.split('?')[0]} is outside it.`, newCaptureId());
+      answerError(
+        res,
+        404,
+        'not_found',
+        `clockhook listens for deliveries under ${this.#basePath}; ${requestPath.split('?')[0]} is outside it.`,
+        newCaptureId(),
+      );
       req.resume();
       if (req.method === 'POST') this.#adviseOnPath(requestPath.split('?')[0]);
       return;
@@ -490,7 +577,13 @@ export class Listener {
     if (req.method !== 'POST') {
       // The service only ever POSTs; anything else is a browser or a scanner, not a delivery.
       res.setHeader('allow', 'POST');
-      answerError(res, 405, 'method_not_allowed', `Webhook deliveries are POSTs; ${req.method} is not captured.`, newCaptureId());
+      answerError(
+        res,
+        405,
+        'method_not_allowed',
+        `Webhook deliveries are POSTs; ${req.method} is not captured.`,
+        newCaptureId(),
+      );
       req.resume();
       return;
     }
@@ -507,7 +600,13 @@ export class Listener {
       if (!released) {
         // Stopped before it was ready: nothing was checked or kept, so the sender must send it again.
         res.setHeader('retry-after', '10');
-        answerError(res, 503, 'listener_closing', 'clockhook stopped before it was ready; retry later.', newCaptureId());
+        answerError(
+          res,
+          503,
+          'listener_closing',
+          'clockhook stopped before it was ready; retry later.',
+          newCaptureId(),
+        );
         return;
       }
     }
@@ -519,8 +618,16 @@ export class Listener {
     if (replayOf !== undefined) res.setHeader(CAPTURE_HEADER, capture.id);
     const failedToStore = (error: Error) => {
       // Not on disk: the service must retry, so say 503 (and forward nothing that is not written).
-      this.#options.logger.error(`Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`);
-      answerError(res, 503, 'capture_failed', 'clockhook could not store this delivery (disk full or read-only?); retry later.', capture.id);
+      this.#options.logger.error(
+        `Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`,
+      );
+      answerError(
+        res,
+        503,
+        'capture_failed',
+        'clockhook could not store this delivery (disk full or read-only?); retry later.',
+        capture.id,
+      );
       this.#report(capture, 503, started, 'capture_failed');
     };
     /** Waits for a step of the write; false (the sender told 503) when it failed. */
@@ -552,7 +659,13 @@ export class Listener {
       return;
     }
 
-    const outcome = await this.#forwarder.forward(req, res, body.bytes, joinTargetPath(this.#forwarder.target, relative), durable);
+    const outcome = await this.#forwarder.forward(
+      req,
+      res,
+      body.bytes,
+      joinTargetPath(this.#forwarder.target, relative),
+      durable,
+    );
     await store.update(capture.id, { forward: outcome.forward }, { lazy: true });
     if (outcome.kind === 'unstored') {
       failedToStore(outcome.error);
@@ -563,7 +676,8 @@ export class Listener {
       answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
     }
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
-    const answer = outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
+    const answer =
+      outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
     this.#report(capture, status, started, outcome.forward.error, outcome.forward.target, answer);
     if (status >= 300 && status < 400) this.#adviseOnRedirect(outcome.forward, relative);
     if (capture.signature.status === 'valid' && isSignatureRefusal(status)) this.#adviseOnSecret(status);
@@ -603,7 +717,8 @@ export class Listener {
    */
   #adviseOnRedirect(forward: CaptureForward, relative: string): void {
     const location = forward.headers.location;
-    if (typeof location !== 'string' || !URL.canParse(location, forward.target) || this.#redirectsExplained.size >= 100) return;
+    if (typeof location !== 'string' || !URL.canParse(location, forward.target) || this.#redirectsExplained.size >= 100)
+      return;
     const to = new URL(location, forward.target);
     if (this.#redirectsExplained.has(to.href)) return;
     this.#redirectsExplained.add(to.href);
@@ -624,11 +739,19 @@ export class Listener {
     const budget = formatMiB(this.#options.maxBufferedBytes);
     if (!this.#warnedBusy) {
       this.#warnedBusy = true;
-      this.#options.logger.warn(`Bodies of requests in flight fill the listener's budget (--max-buffer, ${budget}): further deliveries are answered 503 until some are answered; the service retries them. Raise --max-buffer if this machine has the memory.`);
+      this.#options.logger.warn(
+        `Bodies of requests in flight fill the listener's budget (--max-buffer, ${budget}): further deliveries are answered 503 until some are answered; the service retries them. Raise --max-buffer if this machine has the memory.`,
+      );
     }
     res.setHeader('connection', 'close');
     res.setHeader('retry-after', '10');
-    answerError(res, 503, 'listener_busy', `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`, newCaptureId());
+    answerError(
+      res,
+      503,
+      'listener_busy',
+      `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`,
+      newCaptureId(),
+    );
     this.#options.onDelivery({
       captureId: null,
       source: replayOf === undefined ? 'delivery' : 'replay',
@@ -645,7 +768,14 @@ export class Listener {
   }
 
   /** `target`: where the request went, for a forwarded one; the listener answered the others itself. */
-  #report(capture: Capture, status: number, started: number, error?: string, target: string | null = null, answer: string | null = null): void {
+  #report(
+    capture: Capture,
+    status: number,
+    started: number,
+    error?: string,
+    target: string | null = null,
+    answer: string | null = null,
+  ): void {
     this.#options.onDelivery({
       captureId: capture.id,
       source: capture.source,
@@ -663,5 +793,4 @@ export class Listener {
       ...(answer ? { answer } : {}),
     });
   }
-
 }

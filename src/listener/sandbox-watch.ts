@@ -48,7 +48,9 @@ export function watchSandbox(options: SandboxWatchOptions): { close(): void } {
       const now = await findRunningSandbox(discoveryPath);
       if (now && now.apiBase !== sandbox.apiBase && now.apiBase !== elsewhere) {
         elsewhere = now.apiBase;
-        logger.warn(`A sandbox runs in this folder again, at ${now.apiBase}, but this listen talks to the one at ${sandbox.apiBase}: restart listen to use the new one.`);
+        logger.warn(
+          `A sandbox runs in this folder again, at ${now.apiBase}, but this listen talks to the one at ${sandbox.apiBase}: restart listen to use the new one.`,
+        );
       }
     } finally {
       checking = false;

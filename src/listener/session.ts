@@ -7,7 +7,14 @@ import { type Logger, silentLogger } from '../logger.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { CaptureStore } from '../store/index.js';
-import { EndpointWatch, type EndpointRecordOnFile, isSandboxBase, readEndpointRecords, registerEndpoint, releaseEndpoint } from './endpoint.js';
+import {
+  EndpointWatch,
+  type EndpointRecordOnFile,
+  isSandboxBase,
+  readEndpointRecords,
+  registerEndpoint,
+  releaseEndpoint,
+} from './endpoint.js';
 import { type DeliveryReport, Listener } from './listener.js';
 import { watchSandbox } from './sandbox-watch.js';
 import { isListenerItself, normalizeBasePath, normalizeForwardTarget, pathUnderBase } from './target.js';
@@ -138,28 +145,46 @@ const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new
 
 function chooseMode(options: ListenOptions): ListenMode {
   const apiBase = options.apiBase === undefined ? null : apiBaseProblem(options.apiBase);
-  if (apiBase) throw new ListenUsageError(`--api-base (or CLOCKHOOK_API_BASE) ${apiBase}: give the service's API base URL, e.g. https://api.example.com.`);
-  if (options.relay && options.publicUrl) throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
+  if (apiBase)
+    throw new ListenUsageError(
+      `--api-base (or CLOCKHOOK_API_BASE) ${apiBase}: give the service's API base URL, e.g. https://api.example.com.`,
+    );
+  if (options.relay && options.publicUrl)
+    throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
   if (options.relay && !isHttpUrl(options.relay)) {
-    throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`);
+    throw new ListenUsageError(
+      `--relay ${JSON.stringify(options.relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`,
+    );
   }
   // Listeners connect at /connect on the relay's root: a path, a query or a fragment would be lost.
   if (options.relay && (new URL(options.relay).pathname !== '/' || /[?#]/.test(options.relay))) {
-    throw new ListenUsageError(`--relay ${JSON.stringify(options.relay)} is more than the relay's origin; give just that, e.g. ${new URL(options.relay).origin}, as \`clockhook relay\` prints it.`);
+    throw new ListenUsageError(
+      `--relay ${JSON.stringify(options.relay)} is more than the relay's origin; give just that, e.g. ${new URL(options.relay).origin}, as \`clockhook relay\` prints it.`,
+    );
   }
   if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl)) {
-    throw new ListenUsageError(`--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL; give the URL your tunnel serves, e.g. https://abc123.ngrok.app`);
+    throw new ListenUsageError(
+      `--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL; give the URL your tunnel serves, e.g. https://abc123.ngrok.app`,
+    );
   }
   if (options.endpointId !== undefined && !options.secret) {
     throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
   }
   if (options.apiKey) {
-    if (!options.apiBase) throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
+    if (!options.apiBase)
+      throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
     return 'api';
   }
-  if (options.endpointId !== undefined) throw new ListenUsageError('--endpoint needs an API key (--api-key or CLOCKHOOK_API_KEY) and --api-base.');
-  if (options.publicUrl) throw new ListenUsageError('--public-url registers an endpoint with the real API: pass --api-key and --api-base too.');
-  if (options.relay && options.secret) throw new ListenUsageError('--relay registers an endpoint, which needs the API or the sandbox: drop --secret, or pass --api-key and --api-base.');
+  if (options.endpointId !== undefined)
+    throw new ListenUsageError('--endpoint needs an API key (--api-key or CLOCKHOOK_API_KEY) and --api-base.');
+  if (options.publicUrl)
+    throw new ListenUsageError(
+      '--public-url registers an endpoint with the real API: pass --api-key and --api-base too.',
+    );
+  if (options.relay && options.secret)
+    throw new ListenUsageError(
+      '--relay registers an endpoint, which needs the API or the sandbox: drop --secret, or pass --api-key and --api-base.',
+    );
   // A secret without a key: deliveries come from elsewhere (a tunnel the user set up); no sandbox.
   if (options.secret) return 'offline';
   // The sandbox knows the contract's catalogue and would refuse the endpoint once everything had started;
@@ -180,9 +205,17 @@ interface Setup {
   onDelivery: (report: DeliveryReport) => void;
 }
 
-async function startCapturing(setup: Setup, forwardTo: URL | null): Promise<{ store: CaptureStore; listener: Listener }> {
+async function startCapturing(
+  setup: Setup,
+  forwardTo: URL | null,
+): Promise<{ store: CaptureStore; listener: Listener }> {
   const { options, logger, stateDir, cleanups } = setup;
-  const store = await CaptureStore.open({ path: options.dbPath ?? join(stateDir, 'captures.json'), maxCaptures: options.maxCaptures, logger, now: options.now });
+  const store = await CaptureStore.open({
+    path: options.dbPath ?? join(stateDir, 'captures.json'),
+    maxCaptures: options.maxCaptures,
+    logger,
+    now: options.now,
+  });
   cleanups.push(() => store.close());
   const listener = new Listener({
     store,
@@ -236,7 +269,12 @@ async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup):
   if (mode === 'offline') return null;
   const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
   if (running) {
-    const watch = watchSandbox({ sandbox: running, discoveryPath: join(stateDir, 'sandbox.json'), logger, intervalMs: options.sandboxWatchMs });
+    const watch = watchSandbox({
+      sandbox: running,
+      discoveryPath: join(stateDir, 'sandbox.json'),
+      logger,
+      intervalMs: options.sandboxWatchMs,
+    });
     cleanups.push(async () => watch.close());
     return connect(running.apiBase, running.apiKey, undefined, running.timeScale);
   }
@@ -247,7 +285,11 @@ async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup):
 }
 
 /** Connects to the relay (with the token on file) and resolves with the channel's public URL. */
-async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayUrl: string, listener: Listener): Promise<string> {
+async function startRelay(
+  { options, logger, stateDir, cleanups }: Setup,
+  relayUrl: string,
+  listener: Listener,
+): Promise<string> {
   const relayPath = join(stateDir, 'relay.json');
   const record = await loadRelayRecord(relayPath, relayUrl, logger);
   const onRelayEvent = options.onRelayEvent ?? (() => {});
@@ -272,14 +314,22 @@ async function startRelay({ options, logger, stateDir, cleanups }: Setup, relayU
  * The endpoint deliveries come through: the one named, or one registered for `url` (the public URL, or in
  * the sandbox this listener's own, `listenerUrl`); and its secret.
  */
-async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null, listenerUrl: string): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretCommand: string | null; kept: boolean }> {
+async function setUpEndpoint(
+  setup: Setup,
+  api: Api | null,
+  url: string | null,
+  listenerUrl: string,
+): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretCommand: string | null; kept: boolean }> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
   if (!api) return { endpoint: null, secret: given, secretCommand: null, kept: false };
   const { client, recordsBase } = api;
-  if (options.endpointId !== undefined) return { endpoint: await client.getEndpoint(options.endpointId), secret: given, secretCommand: null, kept: false };
+  if (options.endpointId !== undefined)
+    return { endpoint: await client.getEndpoint(options.endpointId), secret: given, secretCommand: null, kept: false };
   if (!url) {
-    logger.warn('No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.');
+    logger.warn(
+      'No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.',
+    );
     return { endpoint: null, secret: given, secretCommand: null, kept: false };
   }
   const recordsPath = join(stateDir, 'endpoints.json');
@@ -287,7 +337,9 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null, 
   // Only this process can listen on its own address now: an endpoint kept for it under another --path, or
   // one it moved to a relay's URL, is this one's, moved (not a second one that would get every event too).
   const sandbox = setup.mode === 'sandbox';
-  const movable = sandbox ? (earlier: EndpointRecordOnFile) => sameOrigin(earlier.listener ?? earlier.url, listenerUrl) : undefined;
+  const movable = sandbox
+    ? (earlier: EndpointRecordOnFile) => sameOrigin(earlier.listener ?? earlier.url, listenerUrl)
+    : undefined;
   const sameApi = sandbox ? isSandboxBase : undefined;
   const registered = await registerEndpoint({
     client,
@@ -301,9 +353,12 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null, 
     recordsPath,
     logger,
   });
-  if (!kept) cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
-  if (sandbox) await adviseOnOtherEndpoints(client, recordsPath, registered.endpoint.id, listenerUrl, logger).catch(() => {});
-  const secretCommand = given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
+  if (!kept)
+    cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
+  if (sandbox)
+    await adviseOnOtherEndpoints(client, recordsPath, registered.endpoint.id, listenerUrl, logger).catch(() => {});
+  const secretCommand =
+    given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
   return { endpoint: registered.endpoint, secret: given ?? registered.secret, secretCommand, kept };
 }
 
@@ -317,7 +372,13 @@ async function setUpEndpoint(setup: Setup, api: Api | null, url: string | null, 
  * It is not deleted here: that port's listen may only be stopped for now, and the app may verify with
  * that endpoint's secret.
  */
-async function adviseOnOtherEndpoints(client: ApiClient, recordsPath: string, ownId: number, listenerUrl: string, logger: Logger): Promise<void> {
+async function adviseOnOtherEndpoints(
+  client: ApiClient,
+  recordsPath: string,
+  ownId: number,
+  listenerUrl: string,
+  logger: Logger,
+): Promise<void> {
   for (const record of await readEndpointRecords(recordsPath)) {
     if (record.id === ownId || !isSandboxBase(record.apiBase) || !URL.canParse(record.url)) continue;
     const url = new URL(record.url);
@@ -329,12 +390,15 @@ async function adviseOnOtherEndpoints(client: ApiClient, recordsPath: string, ow
     const why = here
       ? `reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${ownId}, so each comes here twice, and that copy, signed with its own secret, fails and is retried. If your app verifies with endpoint ${ownId}'s secret`
       : `nothing listens on port ${url.port} now: this folder's sandbox sends it every event too, and each fails and is retried, as the service would. If you no longer use that port`;
-    logger.warn(`Endpoint ${record.id} (${record.url}) was kept by an earlier listen, and ${why}: npx clockhook endpoints delete ${record.id}`);
+    logger.warn(
+      `Endpoint ${record.id} (${record.url}) was kept by an earlier listen, and ${why}: npx clockhook endpoints delete ${record.id}`,
+    );
   }
 }
 
 /** Whether two URLs have one origin (false for one that is not a URL). */
-const sameOrigin = (a: string, b: string) => URL.canParse(a) && URL.canParse(b) && new URL(a).origin === new URL(b).origin;
+const sameOrigin = (a: string, b: string) =>
+  URL.canParse(a) && URL.canParse(b) && new URL(a).origin === new URL(b).origin;
 
 /**
  * Whether the endpoint this run registers stays for the next run, and with it its secret, which the
@@ -351,7 +415,14 @@ function keepsEndpoint(options: ListenOptions, mode: ListenMode): boolean {
 /** The inspector of this session, on a free port from `--inspector-port` on, closed with the session. */
 async function startPage(
   { options, mode, logger, stateDir, cleanups }: Setup,
-  parts: { store: CaptureStore; listener: Listener; api: Api | null; watch: EndpointWatch; forwardTo: URL | null; secret: string | null },
+  parts: {
+    store: CaptureStore;
+    listener: Listener;
+    api: Api | null;
+    watch: EndpointWatch;
+    forwardTo: URL | null;
+    secret: string | null;
+  },
 ): Promise<Inspector> {
   const { store, listener, api, watch, forwardTo, secret } = parts;
   const inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
@@ -397,7 +468,8 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     cleanups: [],
     onDelivery: (report) => {
       options.onDelivery?.(report);
-      if (report.source === 'delivery' && (report.status < 200 || report.status >= 300)) endpointWatch?.deliveryFailed();
+      if (report.source === 'delivery' && (report.status < 200 || report.status >= 300))
+        endpointWatch?.deliveryFailed();
     },
   };
   const { logger, cleanups } = setup;
@@ -409,14 +481,28 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const { store, listener } = await startCapturing(setup, forwardTo);
     const api = await connectApi(setup);
     const client = api?.client ?? null;
-    const publicUrl = options.relay ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}` : (options.publicUrl ?? null);
-    const { endpoint: registered, secret, secretCommand, kept: endpointKept } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null), listener.url);
-    const watch = new EndpointWatch({ client, endpoint: registered, logger, now: options.now ?? Date.now, ...options.endpointCheck });
+    const publicUrl = options.relay
+      ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}`
+      : (options.publicUrl ?? null);
+    const {
+      endpoint: registered,
+      secret,
+      secretCommand,
+      kept: endpointKept,
+    } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null), listener.url);
+    const watch = new EndpointWatch({
+      client,
+      endpoint: registered,
+      logger,
+      now: options.now ?? Date.now,
+      ...options.endpointCheck,
+    });
     endpointWatch = watch;
     cleanups.push(async () => watch.close());
     listener.setSecret(secret, { printedBy: secretCommand });
 
-    const inspector = options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
+    const inspector =
+      options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
     if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
     await warnAboutSetup(logger, secret, registered, forwardTo);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
@@ -469,17 +555,33 @@ function warnAboutPublicPath(logger: Logger, publicUrl: string, basePath: string
 }
 
 /** Says once, at start, what will not work as the developer may expect. */
-async function warnAboutSetup(logger: Logger, secret: string | null, endpoint: WebhookEndpoint | null, forwardTo: URL | null): Promise<void> {
-  if (!secret) logger.warn('No endpoint secret known: signatures are recorded as unchecked and every request is forwarded. Pass --secret to verify them.');
+async function warnAboutSetup(
+  logger: Logger,
+  secret: string | null,
+  endpoint: WebhookEndpoint | null,
+  forwardTo: URL | null,
+): Promise<void> {
+  if (!secret)
+    logger.warn(
+      'No endpoint secret known: signatures are recorded as unchecked and every request is forwarded. Pass --secret to verify them.',
+    );
   if (endpoint?.status === 'disabled') {
-    logger.warn(`Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: npx clockhook endpoints enable ${endpoint.id}`);
+    logger.warn(
+      `Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: npx clockhook endpoints enable ${endpoint.id}`,
+    );
   }
   if (forwardTo && !(await isAnswering(forwardTo))) {
-    logger.warn(`Nothing answers at ${shownUrl(forwardTo)} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`);
+    logger.warn(
+      `Nothing answers at ${shownUrl(forwardTo)} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`,
+    );
   }
 }
 
-function startInspectorOnFreePort(port: number, logger: Logger, options: Parameters<typeof startInspector>[0]): Promise<Inspector> {
+function startInspectorOnFreePort(
+  port: number,
+  logger: Logger,
+  options: Parameters<typeof startInspector>[0],
+): Promise<Inspector> {
   return onPortOrFree(
     port,
     (p) => startInspector({ ...options, port: p }),
@@ -488,10 +590,18 @@ function startInspectorOnFreePort(port: number, logger: Logger, options: Paramet
 }
 
 function startEmbeddedSandbox(port: number, stateDir: string, logger: Logger): Promise<Sandbox> {
-  const options = { host: '127.0.0.1', dbPath: join(stateDir, 'sandbox-db.json'), discoveryPath: join(stateDir, 'sandbox.json'), logger };
+  const options = {
+    host: '127.0.0.1',
+    dbPath: join(stateDir, 'sandbox-db.json'),
+    discoveryPath: join(stateDir, 'sandbox.json'),
+    logger,
+  };
   return onPortOrFree(
     port,
     (p) => startSandbox({ ...options, port: p }),
-    (p) => logger.warn(`Port ${p} is taken; the embedded sandbox uses a free port instead (other commands find it through ${join(stateDir, 'sandbox.json')}).`),
+    (p) =>
+      logger.warn(
+        `Port ${p} is taken; the embedded sandbox uses a free port instead (other commands find it through ${join(stateDir, 'sandbox.json')}).`,
+      ),
   );
 }

@@ -14,11 +14,15 @@ export function normalizeForwardTarget(input: string): URL {
   else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
     // Without a scheme it must be host[:port][/path]; anything else is most likely a mistyped URL
     // (`http:/localhost:3000` would otherwise forward to a host named "http", `htp//localhost:3000` to "htp").
-    candidate = /^([a-z0-9._-]+|\[[0-9a-f:.]+\])(:\d+)?(\/(?!\/).*|\?.*)?$/i.test(value) ? `http://${value}` : undefined;
+    candidate = /^([a-z0-9._-]+|\[[0-9a-f:.]+\])(:\d+)?(\/(?!\/).*|\?.*)?$/i.test(value)
+      ? `http://${value}`
+      : undefined;
   }
   const url = candidate === undefined || !URL.canParse(candidate) ? undefined : new URL(candidate);
   if (url === undefined) {
-    throw new TypeError(`--forward-to ${JSON.stringify(input)} is not a port, host:port or URL; try 3000, localhost:3000/hooks or http://localhost:3000/hooks.`);
+    throw new TypeError(
+      `--forward-to ${JSON.stringify(input)} is not a port, host:port or URL; try 3000, localhost:3000/hooks or http://localhost:3000/hooks.`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new TypeError(`--forward-to must be an http or https URL (got ${url.protocol}).`);
@@ -35,9 +39,13 @@ export function normalizeForwardTarget(input: string): URL {
  */
 export function normalizeBasePath(path: string): string {
   const trimmed = `/${path.trim().replace(/^\/+|\/+$/g, '')}`;
-  if (/[?#]/.test(trimmed)) throw new TypeError(`--path ${JSON.stringify(path)} has a query or fragment; give a path only, such as /webhooks.`);
+  if (/[?#]/.test(trimmed))
+    throw new TypeError(`--path ${JSON.stringify(path)} has a query or fragment; give a path only, such as /webhooks.`);
   const encoded = new URL(trimmed, 'http://localhost').pathname;
-  if (encoded !== trimmed) throw new TypeError(`--path ${JSON.stringify(path)} is not a URL path as written: a URL makes it ${encoded}. Give --path ${encoded}, or a path such as /webhooks.`);
+  if (encoded !== trimmed)
+    throw new TypeError(
+      `--path ${JSON.stringify(path)} is not a URL path as written: a URL makes it ${encoded}. Give --path ${encoded}, or a path such as /webhooks.`,
+    );
   return trimmed;
 }
 
@@ -76,13 +84,13 @@ const isLoopback = (address: string) => /^(127\.|::1$|::ffff:127\.)/.test(addres
  */
 export async function isListenerItself(target: URL, listening: { host: string; port: number }): Promise<boolean> {
   if (Number(target.port || (target.protocol === 'https:' ? 443 : 80)) !== listening.port) return false;
-  const addressesOf = async (host: string) => (await lookup(host.replace(/^\[|\]$/g, ''), { all: true }).catch(() => [])).map(({ address }) => address);
+  const addressesOf = async (host: string) =>
+    (await lookup(host.replace(/^\[|\]$/g, ''), { all: true }).catch(() => [])).map(({ address }) => address);
   const targets = await addressesOf(target.hostname);
   // A listener on every interface answers on each of this machine's addresses; one on a host, on that host's.
-  const answering =
-    isEveryInterface(listening.host)
-      ? Object.values(networkInterfaces()).flatMap((infos) => (infos ?? []).map((info) => info.address))
-      : await addressesOf(listening.host);
+  const answering = isEveryInterface(listening.host)
+    ? Object.values(networkInterfaces()).flatMap((infos) => (infos ?? []).map((info) => info.address))
+    : await addressesOf(listening.host);
   // Any loopback address is this machine: 127.0.0.1 and ::1 are told apart only by how the app listens.
   return targets.some((address) => answering.includes(address) || (isLoopback(address) && answering.some(isLoopback)));
 }

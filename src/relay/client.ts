@@ -3,7 +3,16 @@ import WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
 import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
 import { readJsonFile, writePrivateFile } from '../store/index.js';
-import { CONNECT_PATH, channelFor, decodeFrame, encodeFrame, parseRequestFrame, PROTOCOL_HEADER, PROTOCOL_VERSION, type RequestFrame } from './protocol.js';
+import {
+  CONNECT_PATH,
+  channelFor,
+  decodeFrame,
+  encodeFrame,
+  parseRequestFrame,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  type RequestFrame,
+} from './protocol.js';
 import { describeConnectionError, sendInTurn } from '../net.js';
 
 /** A relay's channel token, made by listen, so a restart gets the same public URL. */
@@ -65,7 +74,13 @@ export interface RelayClient {
 
 const isRelayRecord = (value: unknown): value is RelayRecord => {
   const r = value as Partial<RelayRecord> | null;
-  return typeof r === 'object' && r !== null && typeof r.relay === 'string' && typeof r.token === 'string' && typeof r.channel === 'string';
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.relay === 'string' &&
+    typeof r.token === 'string' &&
+    typeof r.channel === 'string'
+  );
 };
 
 const isRelayFile = (value: unknown): value is RelayFile => {
@@ -74,18 +89,29 @@ const isRelayFile = (value: unknown): value is RelayFile => {
 };
 
 const recordsIn = (file: RelayFile): RelayRecord[] =>
-  [file, ...(file.earlier ?? [])].map(({ relay, token, publicUrl }) => ({ relay, token, channel: channelFor(token), publicUrl: typeof publicUrl === 'string' ? publicUrl : '' }));
+  [file, ...(file.earlier ?? [])].map(({ relay, token, publicUrl }) => ({
+    relay,
+    token,
+    channel: channelFor(token),
+    publicUrl: typeof publicUrl === 'string' ? publicUrl : '',
+  }));
 
 /**
  * The token made for this relay earlier, or a new one (256 random bits). A file that cannot be read (a
  * hand edit gone wrong) is moved aside with a warning, never overwritten: its tokens are the only way back
  * to the public URLs they name. The channel is always derived from the token, the one that counts.
  */
-export async function loadRelayRecord(path: string, relayUrl: string, logger: Logger = silentLogger): Promise<RelayRecord> {
+export async function loadRelayRecord(
+  path: string,
+  relayUrl: string,
+  logger: Logger = silentLogger,
+): Promise<RelayRecord> {
   const relay = relayUrl.replace(/\/+$/, '');
   const read = await readJsonFile(path, isRelayFile);
   if (read.status === 'corrupt') {
-    logger.warn(`${path} could not be read (${read.reason}); moved it to ${read.movedTo}. This run gets a new channel, so a new public URL: the token in that file keeps the old one if you mend it.`);
+    logger.warn(
+      `${path} could not be read (${read.reason}); moved it to ${read.movedTo}. This run gets a new channel, so a new public URL: the token in that file keeps the old one if you mend it.`,
+    );
   }
   const known = read.status === 'ok' ? recordsIn(read.data).find((record) => record.relay === relay) : undefined;
   if (known) return known;
@@ -171,7 +197,12 @@ class RelayConnection implements RelayClient {
         everConnected = true;
       } else if (!everConnected) {
         // At start a relay that cannot be reached is an error to report, not to wait out.
-        this.#rejectReady(new RelayUnreachableError(`could not connect to the relay at ${relayUrl}: ${this.#lastFailure.reason}`, this.#lastFailure.code));
+        this.#rejectReady(
+          new RelayUnreachableError(
+            `could not connect to the relay at ${relayUrl}: ${this.#lastFailure.reason}`,
+            this.#lastFailure.code,
+          ),
+        );
         return;
       }
       this.#disconnectedSince ??= Date.now();
@@ -191,19 +222,32 @@ class RelayConnection implements RelayClient {
     const { relayUrl, token } = this.#options;
     return new Promise((resolve) => {
       const ws = new WebSocket(websocketUrl(relayUrl), {
-        headers: { authorization: `Bearer ${token}`, 'x-clockhook-channel': this.#channel, [PROTOCOL_HEADER]: PROTOCOL_VERSION },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-clockhook-channel': this.#channel,
+          [PROTOCOL_HEADER]: PROTOCOL_VERSION,
+        },
         maxPayload: 64 * 1024 * 1024,
         handshakeTimeout: 10_000,
       });
       this.#socket = ws;
-      const state = { wasReady: false, replaced: false, failure: '', code: undefined as string | undefined, hop: undefined as string | undefined };
+      const state = {
+        wasReady: false,
+        replaced: false,
+        failure: '',
+        code: undefined as string | undefined,
+        hop: undefined as string | undefined,
+      };
       ws.on('upgrade', (res) => {
         state.hop = res.socket.remoteAddress;
       });
       const stopHeartbeat = this.#heartbeat(ws);
       ws.on('unexpected-response', (_req, res) => {
         state.failure = `the relay refused the connection (HTTP ${res.statusCode})`;
-        if (res.statusCode === 401) this.#logger.error(`The relay at ${relayUrl} refused the channel token (401). Remove its record ("relay": "${relayUrl.replace(/\/+$/, '')}") from .clockhook/relay.json to make a new one; the others there keep their relays' public URLs.`);
+        if (res.statusCode === 401)
+          this.#logger.error(
+            `The relay at ${relayUrl} refused the channel token (401). Remove its record ("relay": "${relayUrl.replace(/\/+$/, '')}") from .clockhook/relay.json to make a new one; the others there keep their relays' public URLs.`,
+          );
         ws.terminate();
       });
       ws.on('message', (data, isBinary) => this.#onMessage(ws, state, decodeFrame(data, isBinary), isBinary));
@@ -238,7 +282,12 @@ class RelayConnection implements RelayClient {
     return () => clearInterval(timer);
   }
 
-  #onMessage(ws: WebSocket, state: { wasReady: boolean; replaced: boolean; hop: string | undefined }, frame: ReturnType<typeof decodeFrame>, isBinary: boolean): void {
+  #onMessage(
+    ws: WebSocket,
+    state: { wasReady: boolean; replaced: boolean; hop: string | undefined },
+    frame: ReturnType<typeof decodeFrame>,
+    isBinary: boolean,
+  ): void {
     if (frame?.type === 'ready' && typeof frame.publicUrl === 'string') {
       state.wasReady = true;
       if (this.#disconnectedSince !== null) this.#logger.info(`Reconnected to the relay at ${this.#options.relayUrl}.`);
@@ -251,7 +300,10 @@ class RelayConnection implements RelayClient {
     } else if (frame?.type === 'request' || isBinary) {
       const request = frame && parseRequestFrame(frame);
       if (request) this.#forward(request, ws, state.hop, isBinary);
-      else this.#logger.warn(`The relay at ${this.#options.relayUrl} sent a malformed request frame; ignored. Is it a clockhook relay of this version?`);
+      else
+        this.#logger.warn(
+          `The relay at ${this.#options.relayUrl} sent a malformed request frame; ignored. Is it a clockhook relay of this version?`,
+        );
     }
   }
 
@@ -265,7 +317,9 @@ class RelayConnection implements RelayClient {
     const reason = state.failure || `connection closed (${code})`;
     this.#lastFailure = { reason, code: state.code };
     if (!state.wasReady) return 'failed';
-    this.#logger.warn(`Lost the relay at ${this.#options.relayUrl} (${reason}); reconnecting. Deliveries meanwhile get 503 and the service retries them.`);
+    this.#logger.warn(
+      `Lost the relay at ${this.#options.relayUrl} (${reason}); reconnecting. Deliveries meanwhile get 503 and the service retries them.`,
+    );
     this.#options.onDisconnected?.(reason);
     return 'connected';
   }
@@ -276,14 +330,28 @@ class RelayConnection implements RelayClient {
    */
   #forward(frame: RequestFrame, ws: WebSocket, hop: string | undefined, binary: boolean): void {
     const reply = ({ status, headers, body }: DirectAnswer) => {
-      if (ws.readyState === WebSocket.OPEN) sendInTurn(ws, encodeFrame({ type: 'response', id: frame.id, status, headers, body }, binary));
+      if (ws.readyState === WebSocket.OPEN)
+        sendInTurn(ws, encodeFrame({ type: 'response', id: frame.id, status, headers, body }, binary));
     };
-    const request = { method: frame.method, path: frame.path, headers: frame.headers, body: frame.body, remoteAddress: hop, encrypted: this.#encrypted };
+    const request = {
+      method: frame.method,
+      path: frame.path,
+      headers: frame.headers,
+      body: frame.body,
+      remoteAddress: hop,
+      encrypted: this.#encrypted,
+    };
     // Promise first: a handler that throws at once must not take the connection (or the process) down.
     Promise.resolve()
       .then(() => this.#options.handle(request))
       .then(reply, (error: Error) => {
-        const message = JSON.stringify({ error: { type: 'api_error', code: 'listener_failed', message: `The local listener failed on this request: ${error.message}` } });
+        const message = JSON.stringify({
+          error: {
+            type: 'api_error',
+            code: 'listener_failed',
+            message: `The local listener failed on this request: ${error.message}`,
+          },
+        });
         reply({ status: 502, headers: { 'content-type': 'application/json' }, body: Buffer.from(message) });
       });
   }

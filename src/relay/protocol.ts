@@ -35,7 +35,8 @@ export interface ResponseFrame {
   body: Buffer;
 }
 
-export type ControlFrame = { type: 'ready'; channel: string; publicUrl: string } | { type: 'replaced'; message: string };
+export type ControlFrame =
+  { type: 'ready'; channel: string; publicUrl: string } | { type: 'replaced'; message: string };
 
 /** At least 128 random bits, url-safe. */
 export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,128}$/;
@@ -53,7 +54,9 @@ export const CONNECT_PATH = '/connect';
 
 function isHeaders(value: unknown): value is HeaderMap {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  return Object.values(value).every((v) => typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string')));
+  return Object.values(value).every(
+    (v) => typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string')),
+  );
 }
 
 type Unsent<T extends RequestFrame | ResponseFrame> = Omit<T, 'body'> & { body: Buffer | Buffer[] };
@@ -102,14 +105,32 @@ export function decodeFrame(data: WebSocket.RawData, isBinary: boolean): Record<
 
 /** A request frame from the relay; null for anything malformed (the listener then ignores it). */
 export function parseRequestFrame(frame: Record<string, unknown>): RequestFrame | null {
-  if (frame.type !== 'request' || !Number.isInteger(frame.id) || typeof frame.method !== 'string' || !/^[A-Z]{1,16}$/.test(frame.method)) return null;
-  if (typeof frame.path !== 'string' || !frame.path.startsWith('/') || !Buffer.isBuffer(frame.body) || !isHeaders(frame.headers)) return null;
+  if (
+    frame.type !== 'request' ||
+    !Number.isInteger(frame.id) ||
+    typeof frame.method !== 'string' ||
+    !/^[A-Z]{1,16}$/.test(frame.method)
+  )
+    return null;
+  if (
+    typeof frame.path !== 'string' ||
+    !frame.path.startsWith('/') ||
+    !Buffer.isBuffer(frame.body) ||
+    !isHeaders(frame.headers)
+  )
+    return null;
   return frame as unknown as RequestFrame;
 }
 
 /** A response frame from a listener; null for anything malformed (the listener is then dropped). */
 export function parseResponseFrame(frame: Record<string, unknown> | null): ResponseFrame | null {
   if (frame?.type !== 'response' || !Number.isInteger(frame.id) || !Number.isInteger(frame.status)) return null;
-  if ((frame.status as number) < 100 || (frame.status as number) > 599 || !Buffer.isBuffer(frame.body) || !isHeaders(frame.headers)) return null;
+  if (
+    (frame.status as number) < 100 ||
+    (frame.status as number) > 599 ||
+    !Buffer.isBuffer(frame.body) ||
+    !isHeaders(frame.headers)
+  )
+    return null;
   return frame as unknown as ResponseFrame;
 }

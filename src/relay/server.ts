@@ -134,23 +134,35 @@ interface Channel {
 }
 
 /** Hop-by-hop headers never cross the relay; content-length is set anew for the bytes relayed. */
-function headersWithout(headers: IncomingMessage['headers'] | Record<string, string | string[]>): Record<string, string | string[]> {
+function headersWithout(
+  headers: IncomingMessage['headers'] | Record<string, string | string[]>,
+): Record<string, string | string[]> {
   const { 'content-length': _length, ...rest } = withoutHopByHop(headers);
   return rest;
 }
 
-function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+function answer(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ error: { type: status >= 500 ? 'api_error' : 'invalid_request_error', code, message } });
+  const body = JSON.stringify({
+    error: { type: status >= 500 ? 'api_error' : 'invalid_request_error', code, message },
+  });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }
 
 function refuse(socket: Socket, status: number, message: string): void {
-  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Service Unavailable'}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Service Unavailable'}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(message)}\r\n\r\n${message}`,
+  );
 }
 
 /**
@@ -193,20 +205,34 @@ class Channels {
     let channel = this.#channels.get(id);
     if (!channel) {
       const { maxBufferedPerChannel, maxInFlight } = this.#limits;
-      channel = { id, socket: null, binary, budget: new ByteBudget(maxBufferedPerChannel), pending: new InFlight(maxInFlight), alive: true };
+      channel = {
+        id,
+        socket: null,
+        binary,
+        budget: new ByteBudget(maxBufferedPerChannel),
+        pending: new InFlight(maxInFlight),
+        alive: true,
+      };
       this.#channels.set(id, channel);
     }
     const previous = channel.socket;
     if (previous) {
       // The newest holder of the token wins; the old one is told why it is let go.
-      previous.send(JSON.stringify({ type: 'replaced', message: 'Another clockhook listen connected with this channel token.' } satisfies ControlFrame));
+      previous.send(
+        JSON.stringify({
+          type: 'replaced',
+          message: 'Another clockhook listen connected with this channel token.',
+        } satisfies ControlFrame),
+      );
       previous.close(4001, 'replaced');
     }
     const current = channel;
     current.socket = socket;
     current.binary = binary;
     current.alive = true;
-    socket.send(JSON.stringify({ type: 'ready', channel: id, publicUrl: `${publicUrl}/c/${id}` } satisfies ControlFrame));
+    socket.send(
+      JSON.stringify({ type: 'ready', channel: id, publicUrl: `${publicUrl}/c/${id}` } satisfies ControlFrame),
+    );
     socket.on('pong', () => {
       current.alive = true;
     });
@@ -261,7 +287,14 @@ interface RelayContext {
  * Sends one request over the channel's WebSocket and waits for its answer: the response frame; null
  * when the listener went away first; 'timeout'; or 'full' when the channel has no request slot free.
  */
-function exchange(channel: Channel, socket: WebSocket, req: IncomingMessage, path: string, body: Buffer[], timeoutMs: number): Promise<ResponseFrame | null | 'timeout' | 'full'> {
+function exchange(
+  channel: Channel,
+  socket: WebSocket,
+  req: IncomingMessage,
+  path: string,
+  body: Buffer[],
+  timeoutMs: number,
+): Promise<ResponseFrame | null | 'timeout' | 'full'> {
   const pending: Pending = { resolve: () => {} };
   const requestId = channel.pending.add(pending);
   if (requestId === undefined) return Promise.resolve('full');
@@ -278,7 +311,10 @@ function exchange(channel: Channel, socket: WebSocket, req: IncomingMessage, pat
     const headers = headersWithout(req.headers);
     const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
     if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
-    sendInTurn(socket, encodeFrame({ type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body }, channel.binary));
+    sendInTurn(
+      socket,
+      encodeFrame({ type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body }, channel.binary),
+    );
   });
 }
 
@@ -286,17 +322,32 @@ function exchange(channel: Channel, socket: WebSocket, req: IncomingMessage, pat
 async function handle(relay: RelayContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://relay');
   if (url.pathname === '/healthz') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, channels: relay.channels.connected }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ ok: true, channels: relay.channels.connected }));
     return;
   }
   const match = /^\/c\/([^/]+)(\/.*)?$/.exec(url.pathname);
   if (!match) {
-    answer(res, 404, 'not_found', 'Deliveries go to /c/<channel>/…; see the public URL clockhook listen --relay printed.');
+    answer(
+      res,
+      404,
+      'not_found',
+      'Deliveries go to /c/<channel>/…; see the public URL clockhook listen --relay printed.',
+    );
     return;
   }
   const [, id, rest = '/'] = match;
   const started = performance.now();
-  const log = (status: number) => relay.onRequest({ event: 'request', channel: id, method: req.method ?? '', path: rest, status, durationMs: Math.round(performance.now() - started) });
+  const log = (status: number) =>
+    relay.onRequest({
+      event: 'request',
+      channel: id,
+      method: req.method ?? '',
+      path: rest,
+      status,
+      durationMs: Math.round(performance.now() - started),
+    });
   const channel = relay.channels.get(id);
   if (!channel) {
     req.resume();
@@ -312,30 +363,41 @@ async function handle(relay: RelayContext, req: IncomingMessage, res: ServerResp
     const body = await readLimited(req, relay.maxBody, lease);
     if (body === 'busy') {
       const limits = `${formatMiB(relay.budget.limit)} in all, ${formatMiB(channel.budget.limit)} per channel`;
-      answer(res, 503, 'relay_busy', `The relay holds as many request bodies as it may (${limits}); retry later.`, { 'retry-after': relay.retryAfter, connection: 'close' });
+      answer(res, 503, 'relay_busy', `The relay holds as many request bodies as it may (${limits}); retry later.`, {
+        'retry-after': relay.retryAfter,
+        connection: 'close',
+      });
       log(503);
       return;
     }
     if (body === 'too-large') {
-      answer(res, 413, 'payload_too_large', `The body is over ${relay.maxBody} bytes, the relay's limit.`, { connection: 'close' });
+      answer(res, 413, 'payload_too_large', `The body is over ${relay.maxBody} bytes, the relay's limit.`, {
+        connection: 'close',
+      });
       log(413);
       return;
     }
     if (!channel.socket) {
       // The service retries on its own schedule; the listener may be back by then.
-      answer(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', { 'retry-after': relay.retryAfter });
+      answer(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', {
+        'retry-after': relay.retryAfter,
+      });
       log(503);
       return;
     }
     const response = await exchange(channel, channel.socket, req, rest + url.search, body, relay.timeoutMs);
     if (response === 'full') {
-      answer(res, 429, 'too_many_requests', `More than ${relay.maxInFlight} requests in flight on this channel.`, { 'retry-after': '1' });
+      answer(res, 429, 'too_many_requests', `More than ${relay.maxInFlight} requests in flight on this channel.`, {
+        'retry-after': '1',
+      });
       log(429);
     } else if (response === 'timeout') {
       answer(res, 504, 'listener_timeout', `The listener did not answer within ${relay.timeoutMs / 1000} s.`);
       log(504);
     } else if (response === null) {
-      answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', { 'retry-after': relay.retryAfter });
+      answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', {
+        'retry-after': relay.retryAfter,
+      });
       log(503);
     } else {
       res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': response.body.length });
@@ -348,8 +410,14 @@ async function handle(relay: RelayContext, req: IncomingMessage, res: ServerResp
 }
 
 /** The relay's HTTP or HTTPS server, with the time limits that drop slow senders (slowloris). */
-async function createRelayHttpServer(options: RelayServerOptions, onRequest: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; tls: boolean }> {
-  const tls = options.tlsCert && options.tlsKey ? { cert: await readFile(options.tlsCert), key: await readFile(options.tlsKey) } : null;
+async function createRelayHttpServer(
+  options: RelayServerOptions,
+  onRequest: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; tls: boolean }> {
+  const tls =
+    options.tlsCert && options.tlsKey
+      ? { cert: await readFile(options.tlsCert), key: await readFile(options.tlsKey) }
+      : null;
   // Node 20 reads the time limits from the createServer options only.
   const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
   const limits = {
@@ -358,7 +426,9 @@ async function createRelayHttpServer(options: RelayServerOptions, onRequest: (re
     keepAliveTimeout: 5_000,
     connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
   };
-  const server: Server = tls ? createHttpsServer({ ...tls, ...limits }, onRequest) : createHttpServer(limits, onRequest);
+  const server: Server = tls
+    ? createHttpsServer({ ...tls, ...limits }, onRequest)
+    : createHttpServer(limits, onRequest);
   server.on('clientError', answerClientError);
   return { server, tls: tls !== null };
 }
@@ -369,7 +439,8 @@ function channelOfUpgrade(req: IncomingMessage): { id: string } | { status: numb
   if (url.pathname !== CONNECT_PATH) return { status: 401, message: 'Listeners connect at /connect.' };
   const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
   const claimed = req.headers['x-clockhook-channel'];
-  if (!TOKEN_PATTERN.test(token)) return { status: 401, message: 'A channel token of at least 128 random bits is required.' };
+  if (!TOKEN_PATTERN.test(token))
+    return { status: 401, message: 'A channel token of at least 128 random bits is required.' };
   const id = channelFor(token);
   if (claimed !== undefined && claimed !== id) return { status: 401, message: 'This token does not own that channel.' };
   return { id };
@@ -407,8 +478,11 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const claim = channelOfUpgrade(req);
     if ('status' in claim) return refuse(socket, claim.status, claim.message);
-    if (!channels.makeRoomFor(claim.id)) return refuse(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
-    wss.handleUpgrade(req, socket, head, (ws) => channels.attach(ws, claim.id, req.headers[PROTOCOL_HEADER] === PROTOCOL_VERSION, publicUrl));
+    if (!channels.makeRoomFor(claim.id))
+      return refuse(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      channels.attach(ws, claim.id, req.headers[PROTOCOL_HEADER] === PROTOCOL_VERSION, publicUrl),
+    );
   });
   const heartbeat = setInterval(() => channels.beat(), options.heartbeatMs ?? 15_000);
   heartbeat.unref();
@@ -444,7 +518,11 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
  * is kept only if `lease.take` lets it. 'too-large' or 'busy' when not, once the rest has been read
  * and dropped; what was kept of it is given back to the budget as soon as it is dropped.
  */
-function readLimited(req: IncomingMessage, limit: number, lease: BudgetLease): Promise<Buffer[] | 'too-large' | 'busy'> {
+function readLimited(
+  req: IncomingMessage,
+  limit: number,
+  lease: BudgetLease,
+): Promise<Buffer[] | 'too-large' | 'busy'> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {

@@ -26,9 +26,11 @@ export async function removeDiscovery(path: string, pid = process.pid): Promise<
 export async function readDiscoveryFile(path: string): Promise<SandboxDiscovery | null> {
   try {
     const info = JSON.parse(await readFile(path, 'utf8')) as SandboxDiscovery;
-    if (!(typeof info.apiBase === 'string' && typeof info.apiKey === 'string' && Number.isInteger(info.pid))) return null;
+    if (!(typeof info.apiBase === 'string' && typeof info.apiKey === 'string' && Number.isInteger(info.pid)))
+      return null;
     // Written by a sandbox of an earlier version, or by hand: the contract's delays.
-    if (!(typeof info.timeScale === 'number' && info.timeScale > 0 && Number.isFinite(info.timeScale))) delete info.timeScale;
+    if (!(typeof info.timeScale === 'number' && info.timeScale > 0 && Number.isFinite(info.timeScale)))
+      delete info.timeScale;
     return info;
   } catch {
     return null;

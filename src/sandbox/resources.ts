@@ -9,7 +9,14 @@ import {
 } from '../contract/index.js';
 import { invalidParam, notFound, SandboxError } from './errors.js';
 import { ENDPOINTS_PER_ACCOUNT, TRIAL_CAPS, usageInLastDay } from './limits.js';
-import { dropOldestEvents, type EndpointRecord, type EventRecordStored, newEventId, newSecret, type SandboxData } from './state.js';
+import {
+  dropOldestEvents,
+  type EndpointRecord,
+  type EventRecordStored,
+  newEventId,
+  newSecret,
+  type SandboxData,
+} from './state.js';
 
 /** What a route handler sees: the state, the caller's account, its parsed body and query. */
 export interface RouteContext {
@@ -72,7 +79,10 @@ function subscriptionField(body: Record<string, unknown>): { value: unknown; fie
   const hasEnabled = body.enabledEvents !== undefined;
   const hasTypes = body.eventTypes !== undefined;
   if (hasEnabled && hasTypes && JSON.stringify(body.enabledEvents) !== JSON.stringify(body.eventTypes)) {
-    throw invalidParam('enabledEvents', 'give the subscription as enabledEvents or eventTypes, not both with different values');
+    throw invalidParam(
+      'enabledEvents',
+      'give the subscription as enabledEvents or eventTypes, not both with different values',
+    );
   }
   if (hasEnabled) return { value: body.enabledEvents, field: 'enabledEvents' };
   if (hasTypes) return { value: body.eventTypes, field: 'eventTypes' };
@@ -100,10 +110,14 @@ function validateEndpointBody(body: Record<string, unknown>, mode: 'create' | 'u
     if (check.ok) enabledEvents = check.types;
     else errors.push({ field: subscription.field, message: `${subscription.field} ${check.message}` });
   } else if (mode === 'create') {
-    errors.push({ field: 'enabledEvents', message: 'enabledEvents (or eventTypes) is required: a list of event types, or ["*"]' });
+    errors.push({
+      field: 'enabledEvents',
+      message: 'enabledEvents (or eventTypes) is required: a list of event types, or ["*"]',
+    });
   }
   if (body.description !== undefined && body.description !== null) {
-    if (typeof body.description !== 'string') errors.push({ field: 'description', message: 'description must be a string' });
+    if (typeof body.description !== 'string')
+      errors.push({ field: 'description', message: 'description must be a string' });
     else if (body.description.length > DESCRIPTION_MAX) {
       errors.push({ field: 'description', message: `description must be at most ${DESCRIPTION_MAX} characters` });
     }
@@ -129,7 +143,12 @@ function findEvent(ctx: RouteContext, id: string): EventRecordStored {
 }
 
 /** DESIGN.md list wrapper: newest first, `limit` (default 20, max 100), opaque `cursor`. */
-function page<T>(items: T[], order: (item: T) => number, query: URLSearchParams, map: (item: T) => unknown): RouteResult {
+function page<T>(
+  items: T[],
+  order: (item: T) => number,
+  query: URLSearchParams,
+  map: (item: T) => unknown,
+): RouteResult {
   const rawLimit = query.get('limit');
   const limit = rawLimit === null ? LIST_PAGE.defaultLimit : Number(rawLimit);
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_PAGE.maxLimit) {
@@ -139,7 +158,8 @@ function page<T>(items: T[], order: (item: T) => number, query: URLSearchParams,
   let before = Number.POSITIVE_INFINITY;
   if (rawCursor) {
     before = Number(Buffer.from(rawCursor, 'base64url').toString());
-    if (!Number.isInteger(before)) throw invalidParam('cursor', 'cursor is not one this API returned: pass nextCursor as is');
+    if (!Number.isInteger(before))
+      throw invalidParam('cursor', 'cursor is not one this API returned: pass nextCursor as is');
   }
   const sorted = items.filter((item) => order(item) < before).sort((a, b) => order(b) - order(a));
   const data = sorted.slice(0, limit);
@@ -150,7 +170,12 @@ function page<T>(items: T[], order: (item: T) => number, query: URLSearchParams,
 
 export function listEndpoints(ctx: RouteContext): RouteResult {
   const mine = ctx.data.endpoints.filter((e) => e.account === ctx.account);
-  return page(mine, (e) => e.id, ctx.query, (e) => endpointJson(e));
+  return page(
+    mine,
+    (e) => e.id,
+    ctx.query,
+    (e) => endpointJson(e),
+  );
 }
 
 export function getEndpoint(ctx: RouteContext, id: string): RouteResult {
@@ -162,22 +187,39 @@ export function createEndpoint(ctx: RouteContext): RouteResult {
   const mine = ctx.data.endpoints.filter((e) => e.account === ctx.account);
   if (ctx.plan === 'trial') {
     if (mine.length >= TRIAL_CAPS.endpointsTotal) {
-      throw new SandboxError(429, 'rate_limit_error', 'trial_resource_limit_exceeded',
-        `Trial accounts may hold ${TRIAL_CAPS.endpointsTotal} webhook endpoints. Delete one or upgrade.`);
+      throw new SandboxError(
+        429,
+        'rate_limit_error',
+        'trial_resource_limit_exceeded',
+        `Trial accounts may hold ${TRIAL_CAPS.endpointsTotal} webhook endpoints. Delete one or upgrade.`,
+      );
     }
     if (usageInLastDay(ctx.data.usage, ctx.account, 'endpoint_create', ctx.now) >= TRIAL_CAPS.endpointCreationsPerDay) {
-      throw new SandboxError(429, 'rate_limit_error', 'trial_resource_daily_limit_exceeded',
-        `Trial accounts may create ${TRIAL_CAPS.endpointCreationsPerDay} webhook endpoints per rolling 24 hours.`);
+      throw new SandboxError(
+        429,
+        'rate_limit_error',
+        'trial_resource_daily_limit_exceeded',
+        `Trial accounts may create ${TRIAL_CAPS.endpointCreationsPerDay} webhook endpoints per rolling 24 hours.`,
+      );
     }
   }
   if (mine.length >= ENDPOINTS_PER_ACCOUNT) {
-    throw new SandboxError(400, 'invalid_request_error', 'endpoint_limit_reached',
-      `An account may hold at most ${ENDPOINTS_PER_ACCOUNT} webhook endpoints. Delete one first.`);
+    throw new SandboxError(
+      400,
+      'invalid_request_error',
+      'endpoint_limit_reached',
+      `An account may hold at most ${ENDPOINTS_PER_ACCOUNT} webhook endpoints. Delete one first.`,
+    );
   }
   const url = String(ctx.body.url);
   if (mine.some((e) => e.url === url)) {
-    throw new SandboxError(409, 'invalid_request_error', 'idempotency_conflict',
-      `A webhook endpoint for ${url} exists already in this account.`, { param: 'url' });
+    throw new SandboxError(
+      409,
+      'invalid_request_error',
+      'idempotency_conflict',
+      `A webhook endpoint for ${url} exists already in this account.`,
+      { param: 'url' },
+    );
   }
   const at = new Date(ctx.now).toISOString();
   const endpoint: EndpointRecord = {
@@ -203,8 +245,13 @@ export function updateEndpoint(ctx: RouteContext, id: string): RouteResult {
   const { url, description, status } = ctx.body;
   if (typeof url === 'string' && url !== endpoint.url) {
     if (ctx.data.endpoints.some((e) => e.account === ctx.account && e.url === url)) {
-      throw new SandboxError(409, 'invalid_request_error', 'idempotency_conflict',
-        `A webhook endpoint for ${url} exists already in this account.`, { param: 'url' });
+      throw new SandboxError(
+        409,
+        'invalid_request_error',
+        'idempotency_conflict',
+        `A webhook endpoint for ${url} exists already in this account.`,
+        { param: 'url' },
+      );
     }
     endpoint.url = url;
   }
@@ -258,13 +305,19 @@ export function pingEndpoint(ctx: RouteContext, id: string): RouteResult {
   ctx.deliver(event, [endpoint]);
   return {
     status: 202,
-    body: { eventId: event.id, endpointId: endpoint.id, object: 'webhook_endpoint_ping', message: `Ping queued for webhook endpoint ${endpoint.id}.` },
+    body: {
+      eventId: event.id,
+      endpointId: endpoint.id,
+      object: 'webhook_endpoint_ping',
+      message: `Ping queued for webhook endpoint ${endpoint.id}.`,
+    },
   };
 }
 
 export function listEvents(ctx: RouteContext): RouteResult {
   const type = ctx.query.get('type');
-  if (type !== null && !isKnownEventType(type)) throw invalidParam('type', `type ${JSON.stringify(type)} is not an event type`);
+  if (type !== null && !isKnownEventType(type))
+    throw invalidParam('type', `type ${JSON.stringify(type)} is not an event type`);
   const mine = ctx.data.events.filter((e) => e.account === ctx.account && (type === null || e.type === type));
   return page(mine, (e) => e.seq, ctx.query, eventJson);
 }
@@ -276,8 +329,12 @@ export function getEvent(ctx: RouteContext, id: string): RouteResult {
 export function redeliverEvent(ctx: RouteContext, id: string): RouteResult {
   const event = findEvent(ctx, id);
   if (event.synthetic) {
-    throw new SandboxError(400, 'invalid_request_error', 'cannot_redeliver_synthetic_event',
-      'A ping event cannot be redelivered. Send a new ping to the endpoint instead.');
+    throw new SandboxError(
+      400,
+      'invalid_request_error',
+      'cannot_redeliver_synthetic_event',
+      'A ping event cannot be redelivered. Send a new ping to the endpoint instead.',
+    );
   }
   const endpoints = subscribedEndpoints(ctx, event.type);
   ctx.deliver(event, endpoints);

@@ -91,23 +91,56 @@ interface Route {
 const ROUTES: Route[] = [
   { method: 'GET', pattern: /^\/webhookEndpoint$/, scope: 'webhooks:read', write: false, handler: api.listEndpoints },
   { method: 'POST', pattern: /^\/webhookEndpoint$/, scope: 'webhooks:write', write: true, handler: api.createEndpoint },
-  { method: 'GET', pattern: /^\/webhookEndpoint\/([^/]+)$/, scope: 'webhooks:read', write: false, handler: api.getEndpoint },
-  { method: 'POST', pattern: /^\/webhookEndpoint\/([^/]+)$/, scope: 'webhooks:write', write: true, handler: api.updateEndpoint },
-  { method: 'DELETE', pattern: /^\/webhookEndpoint\/([^/]+)$/, scope: 'webhooks:write', write: true, handler: api.deleteEndpoint },
-  { method: 'POST', pattern: /^\/webhookEndpoint\/([^/]+)\/ping$/, scope: 'webhooks:write', write: true, handler: api.pingEndpoint },
+  {
+    method: 'GET',
+    pattern: /^\/webhookEndpoint\/([^/]+)$/,
+    scope: 'webhooks:read',
+    write: false,
+    handler: api.getEndpoint,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/webhookEndpoint\/([^/]+)$/,
+    scope: 'webhooks:write',
+    write: true,
+    handler: api.updateEndpoint,
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/webhookEndpoint\/([^/]+)$/,
+    scope: 'webhooks:write',
+    write: true,
+    handler: api.deleteEndpoint,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/webhookEndpoint\/([^/]+)\/ping$/,
+    scope: 'webhooks:write',
+    write: true,
+    handler: api.pingEndpoint,
+  },
   { method: 'GET', pattern: /^\/event$/, scope: 'events:read', write: false, handler: api.listEvents },
   { method: 'GET', pattern: /^\/event\/([^/]+)$/, scope: 'events:read', write: false, handler: api.getEvent },
-  { method: 'POST', pattern: /^\/event\/([^/]+)\/redeliver$/, scope: 'events:write', write: true, handler: api.redeliverEvent },
+  {
+    method: 'POST',
+    pattern: /^\/event\/([^/]+)\/redeliver$/,
+    scope: 'events:write',
+    write: true,
+    handler: api.redeliverEvent,
+  },
 ];
 
 function validateOptions(options: typeof DEFAULTS): void {
   if (!Number.isFinite(options.timeScale) || options.timeScale <= 0) {
-    throw new TypeError(`timeScale must be a positive number (got ${options.timeScale}); 0.001 turns 1 minute into 60 ms.`);
+    throw new TypeError(
+      `timeScale must be a positive number (got ${options.timeScale}); 0.001 turns 1 minute into 60 ms.`,
+    );
   }
   if (!isApiVersionLabel(options.apiVersion)) {
     throw new TypeError(`apiVersion must be a date label YYYY-MM-DD (got ${JSON.stringify(options.apiVersion)}).`);
   }
-  if (!Number.isInteger(options.maxEvents) || options.maxEvents < 1) throw new TypeError(`maxEvents must be a positive integer (got ${options.maxEvents}).`);
+  if (!Number.isInteger(options.maxEvents) || options.maxEvents < 1)
+    throw new TypeError(`maxEvents must be a positive integer (got ${options.maxEvents}).`);
 }
 
 function ensureDefaultAccount(data: SandboxData, now: number): KeyRecord {
@@ -153,20 +186,40 @@ function authenticate(req: IncomingMessage, data: SandboxData): KeyRecord {
   if (authorization === undefined) {
     // DESIGN.md: any *subscription-key* header without a bearer header is the older style.
     if (Object.keys(req.headers).some((name) => name.includes('subscription-key'))) {
-      throw new SandboxError(401, 'authentication_error', 'legacy_key_unsupported',
-        'The subscription-key header is no longer accepted. Send "Authorization: Bearer <API key>".');
+      throw new SandboxError(
+        401,
+        'authentication_error',
+        'legacy_key_unsupported',
+        'The subscription-key header is no longer accepted. Send "Authorization: Bearer <API key>".',
+      );
     }
-    throw new SandboxError(401, 'authentication_error', 'api_key_invalid', 'No API key: send "Authorization: Bearer <API key>".');
+    throw new SandboxError(
+      401,
+      'authentication_error',
+      'api_key_invalid',
+      'No API key: send "Authorization: Bearer <API key>".',
+    );
   }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   const key = match ? data.keys.find((k) => k.key === match[1]) : undefined;
-  if (!key) throw new SandboxError(401, 'authentication_error', 'api_key_invalid', 'The API key is malformed, unknown or revoked.');
+  if (!key)
+    throw new SandboxError(
+      401,
+      'authentication_error',
+      'api_key_invalid',
+      'The API key is malformed, unknown or revoked.',
+    );
   return key;
 }
 
 function requireScope(key: KeyRecord, scope: Scope): void {
   if (!key.scopes.includes(scope)) {
-    throw new SandboxError(403, 'authorization_error', 'insufficient_permissions', `This API key lacks the ${scope} permission.`);
+    throw new SandboxError(
+      403,
+      'authorization_error',
+      'insufficient_permissions',
+      `This API key lacks the ${scope} permission.`,
+    );
   }
 }
 
@@ -175,7 +228,12 @@ function forcedError(req: IncomingMessage): SandboxError | null {
   if (value === undefined) return null;
   switch (value) {
     case 'internal_error':
-      return new SandboxError(500, 'api_error', 'internal_error', 'Forced by Sandbox-Force-Error: an unexpected server-side failure.');
+      return new SandboxError(
+        500,
+        'api_error',
+        'internal_error',
+        'Forced by Sandbox-Force-Error: an unexpected server-side failure.',
+      );
     case 'rate_limit_exceeded':
     case 'account_rate_limit_exceeded':
       return rateLimited(value, `Forced by Sandbox-Force-Error: ${value}.`, 1);
@@ -186,7 +244,11 @@ function forcedError(req: IncomingMessage): SandboxError | null {
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -198,7 +260,12 @@ class SandboxApi {
   readonly #persist: () => Promise<void>;
   readonly #windows = new MinuteWindow();
 
-  constructor(options: { db: Low<SandboxData>; config: typeof DEFAULTS; worker: DeliveryWorker; persist: () => Promise<void> }) {
+  constructor(options: {
+    db: Low<SandboxData>;
+    config: typeof DEFAULTS;
+    worker: DeliveryWorker;
+    persist: () => Promise<void>;
+  }) {
     this.#db = options.db;
     this.#config = options.config;
     this.#worker = options.worker;
@@ -217,11 +284,14 @@ class SandboxApi {
         send(res, 200, { ok: true, apiVersion: this.#config.apiVersion, timeScale: this.#config.timeScale });
         return;
       }
-      const result = url.pathname.startsWith('/sandbox/') ? await this.#handleAdmin(req, url, raw) : await this.#handleApi(req, url, raw);
+      const result = url.pathname.startsWith('/sandbox/')
+        ? await this.#handleAdmin(req, url, raw)
+        : await this.#handleApi(req, url, raw);
       send(res, result.status, result.body);
     } catch (error) {
       const failure = error instanceof SandboxError ? error : this.#internal(error);
-      const headers: Record<string, string> = failure.extra.retryAfter === undefined ? {} : { 'retry-after': String(failure.extra.retryAfter) };
+      const headers: Record<string, string> =
+        failure.extra.retryAfter === undefined ? {} : { 'retry-after': String(failure.extra.retryAfter) };
       send(res, failure.status, failure.body(requestId), headers);
     }
   }
@@ -251,10 +321,19 @@ class SandboxApi {
   #enforceRateLimits(key: KeyRecord, plan: Plan): void {
     const at = this.#config.now();
     const keyWait = this.#windows.take(`key:${key.key}`, PER_KEY_PER_MINUTE, at);
-    if (keyWait > 0) throw rateLimited('rate_limit_exceeded', `This key made ${PER_KEY_PER_MINUTE} requests in the last minute.`, keyWait);
+    if (keyWait > 0)
+      throw rateLimited(
+        'rate_limit_exceeded',
+        `This key made ${PER_KEY_PER_MINUTE} requests in the last minute.`,
+        keyWait,
+      );
     const accountWait = this.#windows.take(`account:${key.account}`, PLANS[plan], at);
     if (accountWait > 0) {
-      throw rateLimited('account_rate_limit_exceeded', `The account's ${plan} plan allows ${PLANS[plan]} requests per minute.`, accountWait);
+      throw rateLimited(
+        'account_rate_limit_exceeded',
+        `The account's ${plan} plan allows ${PLANS[plan]} requests per minute.`,
+        accountWait,
+      );
     }
   }
 
@@ -274,14 +353,25 @@ class SandboxApi {
       const cached = data.idempotency.find((r) => r.scope === scope && r.at > this.#config.now() - DAY_MS);
       if (cached) {
         if (cached.fingerprint !== fingerprint) {
-          throw invalidParam('Idempotency-Key', 'this Idempotency-Key was used with a different request; use a new key for a new request');
+          throw invalidParam(
+            'Idempotency-Key',
+            'this Idempotency-Key was used with a different request; use a new key for a new request',
+          );
         }
         return { status: cached.status, body: cached.body };
       }
     }
-    if (route.write && ctx.plan === 'trial' && usageInLastDay(data.usage, key.account, 'write', ctx.now) >= TRIAL_CAPS.writesPerDay) {
-      throw new SandboxError(429, 'rate_limit_error', 'trial_daily_writes_exceeded',
-        `Trial accounts may make ${TRIAL_CAPS.writesPerDay} write requests per rolling 24 hours.`);
+    if (
+      route.write &&
+      ctx.plan === 'trial' &&
+      usageInLastDay(data.usage, key.account, 'write', ctx.now) >= TRIAL_CAPS.writesPerDay
+    ) {
+      throw new SandboxError(
+        429,
+        'rate_limit_error',
+        'trial_daily_writes_exceeded',
+        `Trial accounts may make ${TRIAL_CAPS.writesPerDay} write requests per rolling 24 hours.`,
+      );
     }
     ctx.body = parseJsonBody(raw);
     const result = route.handler(ctx, route.pattern.exec(url.pathname)?.[1] ?? '');
@@ -300,7 +390,12 @@ class SandboxApi {
   async #handleAdmin(req: IncomingMessage, url: URL, raw: Buffer): Promise<api.RouteResult> {
     const key = authenticate(req, this.#db.data);
     if (!SCOPES.every((scope) => key.scopes.includes(scope))) {
-      throw new SandboxError(403, 'authorization_error', 'insufficient_permissions', 'Sandbox admin routes need a full-scope key.');
+      throw new SandboxError(
+        403,
+        'authorization_error',
+        'insufficient_permissions',
+        'Sandbox admin routes need a full-scope key.',
+      );
     }
     const body = parseJsonBody(raw);
     if (req.method === 'POST' && url.pathname === '/sandbox/keys') return this.#createKey(body);
@@ -319,7 +414,11 @@ class SandboxApi {
     if (plan !== undefined && !(typeof plan === 'string' && plan in PLANS)) {
       throw invalidParam('plan', `plan must be one of ${Object.keys(PLANS).join(', ')}`);
     }
-    if (!Array.isArray(scopes) || scopes.length === 0 || scopes.some((s) => !(SCOPES as readonly unknown[]).includes(s))) {
+    if (
+      !Array.isArray(scopes) ||
+      scopes.length === 0 ||
+      scopes.some((s) => !(SCOPES as readonly unknown[]).includes(s))
+    ) {
       throw invalidParam('scopes', `scopes must be a non-empty list from ${SCOPES.join(', ')}`);
     }
     let record: AccountRecord | undefined;
@@ -358,7 +457,10 @@ class SandboxApi {
  * with its state in a lowdb file. Resolves once it is listening and its discovery file is written.
  */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const config = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as typeof DEFAULTS;
+  const config = {
+    ...DEFAULTS,
+    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+  } as typeof DEFAULTS;
   validateOptions(config);
   // Two sandboxes over one state file would each write the whole of theirs, and the last to write
   // would undo the other's endpoints, secrets and events: the second is refused, as a second listen is.
@@ -405,7 +507,13 @@ async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>)
   const { port } = server.address() as AddressInfo;
   const apiBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   if (config.discoveryPath) {
-    await writeDiscovery(config.discoveryPath, { apiBase, apiKey: defaultKey.key, account: DEFAULT_ACCOUNT, pid: process.pid, timeScale: config.timeScale });
+    await writeDiscovery(config.discoveryPath, {
+      apiBase,
+      apiKey: defaultKey.key,
+      account: DEFAULT_ACCOUNT,
+      pid: process.pid,
+      timeScale: config.timeScale,
+    });
   }
   // Last, with nothing awaited after it: an attempt due already is reported only once the caller has
   // said the sandbox is ready (the ready line comes first).

@@ -134,7 +134,13 @@ function emptyData(): SandboxData {
 
 function isSandboxData(value: unknown): value is SandboxData {
   const data = value as SandboxData;
-  return typeof value === 'object' && value !== null && data.version === 1 && Array.isArray(data.endpoints) && Array.isArray(data.keys);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    data.version === 1 &&
+    Array.isArray(data.endpoints) &&
+    Array.isArray(data.keys)
+  );
 }
 
 /** lowdb adapter: atomic 0600 writes; a corrupt file is moved aside with a warning, never overwritten. */
@@ -145,7 +151,10 @@ class PrivateJsonAdapter implements Adapter<SandboxData> {
   ) {}
 
   async read(): Promise<SandboxData | null> {
-    const result = await readJsonFile(this.path, isSandboxData, { marker: '{"version":1,', what: 'a clockhook sandbox state' });
+    const result = await readJsonFile(this.path, isSandboxData, {
+      marker: '{"version":1,',
+      what: 'a clockhook sandbox state',
+    });
     if (result.status === 'corrupt') {
       this.logger.warn(
         `Sandbox state ${this.path} could not be read (${result.reason}); moved it to ${result.movedTo} and started empty.`,

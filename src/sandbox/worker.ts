@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Low } from 'lowdb';
-import { type DeliveryAttempt, type DeliveryEnvelope, LIMITS, PING_EVENT_TYPE, signPayload } from '../contract/index.js';
+import {
+  type DeliveryAttempt,
+  type DeliveryEnvelope,
+  LIMITS,
+  PING_EVENT_TYPE,
+  signPayload,
+} from '../contract/index.js';
 import { describeConnectionError, postBytes } from '../net.js';
 import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxData } from './state.js';
 
@@ -57,7 +63,8 @@ export class DeliveryWorker {
   /** Resumes deliveries that were pending when the sandbox last stopped. */
   resume(): void {
     for (const delivery of this.#options.db.data.deliveries) {
-      if (delivery.state === 'pending') this.#schedule(delivery, Math.max(0, (delivery.nextAttemptAt ?? 0) - this.#options.now()));
+      if (delivery.state === 'pending')
+        this.#schedule(delivery, Math.max(0, (delivery.nextAttemptAt ?? 0) - this.#options.now()));
     }
   }
 
@@ -155,7 +162,11 @@ export class DeliveryWorker {
     });
   }
 
-  #settle(delivery: DeliveryRecord, endpoint: EndpointRecord, result: PostResult): Pick<AttemptReport, 'outcome' | 'endpointDisabled'> {
+  #settle(
+    delivery: DeliveryRecord,
+    endpoint: EndpointRecord,
+    result: PostResult,
+  ): Pick<AttemptReport, 'outcome' | 'endpointDisabled'> {
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     if (ok) {
       delivery.state = 'delivered';
@@ -196,7 +207,11 @@ export class DeliveryWorker {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'x-service-event': event.type,
-      'x-service-signature': signPayload({ payload: body, secret: endpoint.secret, timestamp: Math.floor(this.#options.now() / 1000) }),
+      'x-service-signature': signPayload({
+        payload: body,
+        secret: endpoint.secret,
+        timestamp: Math.floor(this.#options.now() / 1000),
+      }),
     };
     try {
       // A 3xx is an answer, and not a 2xx: a failed attempt, never followed.
@@ -206,7 +221,11 @@ export class DeliveryWorker {
       });
       return { statusCode: answer.status, body: answer.body, error: null };
     } catch (error) {
-      return { statusCode: null, body: '', error: describeFailure(error as NodeJS.ErrnoException, timeout.aborted, this.#options.timeoutMs) };
+      return {
+        statusCode: null,
+        body: '',
+        error: describeFailure(error as NodeJS.ErrnoException, timeout.aborted, this.#options.timeoutMs),
+      };
     }
   }
 }

@@ -51,7 +51,14 @@ export class CaptureStore {
   #lazyTimer: NodeJS.Timeout | null = null;
   readonly #logger: Logger;
 
-  private constructor(db: Low<StoreData>, adapter: JournalAdapter, release: () => Promise<void>, maxCaptures: number, logger: Logger, syncIntervalMs: number) {
+  private constructor(
+    db: Low<StoreData>,
+    adapter: JournalAdapter,
+    release: () => Promise<void>,
+    maxCaptures: number,
+    logger: Logger,
+    syncIntervalMs: number,
+  ) {
     this.#logger = logger;
     this.#db = db;
     this.#adapter = adapter;
@@ -89,7 +96,8 @@ export class CaptureStore {
   static async open(options: CaptureStoreOptions = {}): Promise<CaptureStore> {
     const path = options.path ?? '.clockhook/captures.json';
     const maxCaptures = options.maxCaptures ?? 1000;
-    if (!Number.isInteger(maxCaptures) || maxCaptures < 1) throw new TypeError(`maxCaptures must be a positive integer (got ${maxCaptures}).`);
+    if (!Number.isInteger(maxCaptures) || maxCaptures < 1)
+      throw new TypeError(`maxCaptures must be a positive integer (got ${maxCaptures}).`);
     const release = await claimStateFile(path, 'captures.json');
     try {
       const adapter = new JournalAdapter(path, {
@@ -99,7 +107,14 @@ export class CaptureStore {
       });
       const db = new Low<StoreData>(adapter, { version: 1, captures: [] });
       await db.read();
-      const store = new CaptureStore(db, adapter, release, maxCaptures, options.logger ?? silentLogger, options.syncIntervalMs ?? 1);
+      const store = new CaptureStore(
+        db,
+        adapter,
+        release,
+        maxCaptures,
+        options.logger ?? silentLogger,
+        options.syncIntervalMs ?? 1,
+      );
       // The file exists from the start (0600), and a journal left by a crash is folded in.
       if (adapter.needsCompaction) await adapter.compact(db.data);
       await adapter.removeOrphanBodies(db.data.captures);
@@ -131,7 +146,9 @@ export class CaptureStore {
       return await this.#adapter.readBody(capture.bodyFile);
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it is gone' : (error as Error).message;
-      throw new Error(`The body of ${capture.id} was kept in ${capture.bodyFile} beside ${this.path}, but ${reason}; only its first ${capture.body.length} characters are in the store.`);
+      throw new Error(
+        `The body of ${capture.id} was kept in ${capture.bodyFile} beside ${this.path}, but ${reason}; only its first ${capture.body.length} characters are in the store.`,
+      );
     }
   }
 
@@ -202,7 +219,9 @@ export class CaptureStore {
     this.#lazyTimer ??= setTimeout(() => {
       this.#lazyTimer = null;
       // A failed write keeps its entries for the next one; the deliveries' own writes report it.
-      this.#persist().catch((error: Error) => this.#logger.warn(`Could not write to ${this.path}: ${error.message}; will retry.`));
+      this.#persist().catch((error: Error) =>
+        this.#logger.warn(`Could not write to ${this.path}: ${error.message}; will retry.`),
+      );
     }, LAZY_WRITE_MS);
   }
 

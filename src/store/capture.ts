@@ -76,7 +76,9 @@ export interface Capture {
  * TextDecoder: it drops a leading byte order mark, and the bytes would no longer match their signature.
  */
 export function encodeBody(bytes: Buffer): { body: string; bodyEncoding: 'utf8' | 'base64' } {
-  return isUtf8(bytes) ? { body: bytes.toString('utf8'), bodyEncoding: 'utf8' } : { body: bytes.toString('base64'), bodyEncoding: 'base64' };
+  return isUtf8(bytes)
+    ? { body: bytes.toString('utf8'), bodyEncoding: 'utf8' }
+    : { body: bytes.toString('base64'), bodyEncoding: 'base64' };
 }
 
 /**
@@ -129,6 +131,8 @@ let sequence = 0;
 export function newCaptureId(now = Date.now()): string {
   sequence = now === lastMs ? sequence + 1 : 0;
   lastMs = now;
-  const random = Math.floor(Math.random() * 36 ** 4).toString(36).padStart(4, '0');
+  const random = Math.floor(Math.random() * 36 ** 4)
+    .toString(36)
+    .padStart(4, '0');
   return `cap_${now.toString(36).padStart(9, '0')}${sequence.toString(36).padStart(3, '0')}${random}`;
 }

@@ -23,4 +23,3 @@ export function coalesceWrites(write: () => Promise<void>): () => Promise<void> 
     return queued;
   };
 }
-

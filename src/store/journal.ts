@@ -1,11 +1,28 @@
-import { closeSync, fdatasync, fsync, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasync,
+  fsync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import type { Capture } from './capture.js';
-import { assertOwnFile, ForeignPathError, inStateDir, moveAside, startsWith, writePrivateFile } from './private-files.js';
+import {
+  assertOwnFile,
+  ForeignPathError,
+  inStateDir,
+  moveAside,
+  startsWith,
+  writePrivateFile,
+} from './private-files.js';
 
 /** The capture file: `{ "version": 1, "captures": [ … ] }`, newest last. */
 export interface StoreData {
@@ -18,9 +35,10 @@ const fsyncAsync = promisify(fsync);
 
 /** Writes all of `bytes` to `fd` (a write may take only part); throws ENOSPC when the disk takes none. */
 function writeAll(fd: number, bytes: Buffer, path: string): void {
-  for (let offset = 0; offset < bytes.length; ) {
+  for (let offset = 0; offset < bytes.length;) {
     const written = writeSync(fd, bytes, offset);
-    if (written === 0) throw Object.assign(new Error(`ENOSPC: no space left on device, writing ${path}`), { code: 'ENOSPC' });
+    if (written === 0)
+      throw Object.assign(new Error(`ENOSPC: no space left on device, writing ${path}`), { code: 'ENOSPC' });
     offset += written;
   }
 }
@@ -72,7 +90,10 @@ function snapshotPieces(data: StoreData): Iterable<string> {
   return (function* () {
     yield `${SNAPSHOT_HEADER}\n`;
     for (let i = 0; i < taken.length; i += SNAPSHOT_PIECE) {
-      yield `${i === 0 ? '' : ',\n'}${taken.slice(i, i + SNAPSHOT_PIECE).map((capture) => JSON.stringify(capture)).join(',\n')}`;
+      yield `${i === 0 ? '' : ',\n'}${taken
+        .slice(i, i + SNAPSHOT_PIECE)
+        .map((capture) => JSON.stringify(capture))
+        .join(',\n')}`;
     }
     yield `${taken.length > 0 ? '\n' : ''}]}`;
   })();
@@ -137,7 +158,12 @@ async function parseSnapshot(path: string): Promise<StoreData | null> {
 }
 
 function isStoreData(value: unknown): value is StoreData {
-  return typeof value === 'object' && value !== null && (value as StoreData).version === 1 && Array.isArray((value as StoreData).captures);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as StoreData).version === 1 &&
+    Array.isArray((value as StoreData).captures)
+  );
 }
 
 /**
@@ -208,7 +234,8 @@ export class JournalAdapter implements Adapter<StoreData> {
   async readBody(bodyFile: string): Promise<Buffer> {
     const path = join(dirname(this.path), bodyFile);
     // The file name comes from the store file: it must not lead out of the bodies folder.
-    if (resolve(dirname(path)) !== resolve(this.bodiesDir)) throw new Error(`${bodyFile} is not a file in ${this.bodiesDir}.`);
+    if (resolve(dirname(path)) !== resolve(this.bodiesDir))
+      throw new Error(`${bodyFile} is not a file in ${this.bodiesDir}.`);
     return readFile(path);
   }
 
@@ -219,7 +246,8 @@ export class JournalAdapter implements Adapter<StoreData> {
     await Promise.all(
       [...names].map((name) =>
         unlink(join(this.bodiesDir, name)).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'ENOENT') this.options.logger.warn(`Could not delete ${join(this.bodiesDir, name)}: ${error.message}`);
+          if (error.code !== 'ENOENT')
+            this.options.logger.warn(`Could not delete ${join(this.bodiesDir, name)}: ${error.message}`);
         }),
       ),
     );
@@ -228,7 +256,9 @@ export class JournalAdapter implements Adapter<StoreData> {
   /** Deletes body files no capture names: left by a crash between a body's write and its journal line. */
   async removeOrphanBodies(captures: readonly Capture[]): Promise<void> {
     // Only files named as clockhook names bodies (a capture's id, `.partial` while written) are its own.
-    const names = (await readdir(this.bodiesDir).catch(() => [] as string[])).filter((name) => /^cap_\w+(\.partial)?$/.test(name));
+    const names = (await readdir(this.bodiesDir).catch(() => [] as string[])).filter((name) =>
+      /^cap_\w+(\.partial)?$/.test(name),
+    );
     if (names.length === 0) return;
     const kept = new Set(captures.flatMap((c) => (c.bodyFile ? [basename(c.bodyFile)] : [])));
     await this.removeBodies(names.filter((name) => !kept.has(name)).map((name) => this.bodyFileFor(name)));
@@ -324,7 +354,12 @@ export class JournalAdapter implements Adapter<StoreData> {
         // A full disk can take part of a write: cut it off again, or the next try would leave a
         // torn line in the middle of the journal.
         ftruncateSync(this.#fd, this.#journalBytes);
-        throw Object.assign(new Error(`ENOSPC: no space left on device, wrote ${written} of ${bytes.length} bytes to ${this.journalPath}`), { code: 'ENOSPC' });
+        throw Object.assign(
+          new Error(
+            `ENOSPC: no space left on device, wrote ${written} of ${bytes.length} bytes to ${this.journalPath}`,
+          ),
+          { code: 'ENOSPC' },
+        );
       }
     } catch (error) {
       // Kept for the next write (a full disk may have room later); the callers learn it failed.
@@ -405,7 +440,9 @@ export class JournalAdapter implements Adapter<StoreData> {
     if (fds.length === 0) return;
     try {
       // Settled, not raced: every fd is closed below, and none may be while its fsync runs.
-      const failed = (await Promise.allSettled(fds.map((fd) => fdatasyncAsync(fd)))).find((result) => result.status === 'rejected');
+      const failed = (await Promise.allSettled(fds.map((fd) => fdatasyncAsync(fd)))).find(
+        (result) => result.status === 'rejected',
+      );
       if (failed) throw failed.reason;
       await syncDir(this.bodiesDir);
     } finally {
@@ -548,7 +585,9 @@ export class JournalAdapter implements Adapter<StoreData> {
     }
     // Its lines are JSON objects: any other file by that name, outside .clockhook, is not clockhook's to move or empty.
     if (size > 0 && !inStateDir(path) && !(await startsWith(path, '{'))) {
-      throw new ForeignPathError(`${path} is not a clockhook capture journal: it does not begin as one, so it is left as it is. Give --db another path.`);
+      throw new ForeignPathError(
+        `${path} is not a clockhook capture journal: it does not begin as one, so it is left as it is. Give --db another path.`,
+      );
     }
     const entries: JournalEntry[] = [];
     let number = 0;

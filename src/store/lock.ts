@@ -29,7 +29,10 @@ export function isProcessAlive(pid: number): boolean {
  * who holds it); one left by a process that no longer exists is taken over. Returns the release
  * function (safe to call twice).
  */
-export async function acquireLock(path: string, inUse?: (pid: number) => Promise<string>): Promise<() => Promise<void>> {
+export async function acquireLock(
+  path: string,
+  inUse?: (pid: number) => Promise<string>,
+): Promise<() => Promise<void>> {
   const lockPath = `${path}.lock`;
   for (let tries = 0; tries < 3; tries++) {
     try {
@@ -66,7 +69,11 @@ export async function acquireLock(path: string, inUse?: (pid: number) => Promise
  * folder (`example` names a file to give instead), makes its folder, and takes its lock (see acquireLock).
  * Returns the release function.
  */
-export async function claimStateFile(path: string, example: string, inUse?: (pid: number) => Promise<string>): Promise<() => Promise<void>> {
+export async function claimStateFile(
+  path: string,
+  example: string,
+  inUse?: (pid: number) => Promise<string>,
+): Promise<() => Promise<void>> {
   await assertNotFolder(path, example);
   await ensurePrivateDir(dirname(path));
   return acquireLock(path, inUse);

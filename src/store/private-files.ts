@@ -62,7 +62,10 @@ export class ForeignPathError extends Error {
  */
 export async function assertNotFolder(path: string, example: string): Promise<void> {
   const stats = await stat(path).catch(() => null);
-  if (stats?.isDirectory()) throw new ForeignPathError(`${path} is a folder, not a file. Give --db a file path, such as ${join(path, example)}.`);
+  if (stats?.isDirectory())
+    throw new ForeignPathError(
+      `${path} is a folder, not a file. Give --db a file path, such as ${join(path, example)}.`,
+    );
 }
 
 /** Whether a file is in a `.clockhook` folder, where everything is clockhook's. */
@@ -128,15 +131,17 @@ export async function moveAside(path: string, now = Date.now()): Promise<string>
 }
 
 export type ReadJsonResult<T> =
-  | { status: 'missing' }
-  | { status: 'ok'; data: T }
-  | { status: 'corrupt'; movedTo: string; reason: string };
+  { status: 'missing' } | { status: 'ok'; data: T } | { status: 'corrupt'; movedTo: string; reason: string };
 
 /**
  * Reads a JSON file; a corrupt one is moved aside and reported, never overwritten. With `owner`, a file
  * that is not clockhook's (see assertOwnFile) is refused instead of being moved.
  */
-export async function readJsonFile<T>(path: string, isValid: (value: unknown) => value is T, owner?: { marker: string; what: string }): Promise<ReadJsonResult<T>> {
+export async function readJsonFile<T>(
+  path: string,
+  isValid: (value: unknown) => value is T,
+  owner?: { marker: string; what: string },
+): Promise<ReadJsonResult<T>> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');

@@ -21,15 +21,33 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 // ---- fixtures -------------------------------------------------------------------------------
 
 function envelopeBody(id = 'evt_bench0001') {
-  const data = { id: 910001, employeeId: 1001, type: 'in', punchedAt: '2026-11-20T14:00:12Z', locationId: 2001, note: '' };
-  const envelope = { id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: Math.floor(Date.now() / 1000), data };
+  const data = {
+    id: 910001,
+    employeeId: 1001,
+    type: 'in',
+    punchedAt: '2026-11-20T14:00:12Z',
+    locationId: 2001,
+    note: '',
+  };
+  const envelope = {
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: Math.floor(Date.now() / 1000),
+    data,
+  };
   const base = JSON.stringify(envelope).length;
   data.note = 'x'.repeat(2048 - base); // a ~2 KB envelope, like a real punch with its relations
   return JSON.stringify(envelope);
 }
 
 function signedHeaders(body, secret = SECRET) {
-  return { 'content-type': 'application/json', 'x-service-event': 'punch.created', 'x-service-signature': signPayload({ payload: body, secret }) };
+  return {
+    'content-type': 'application/json',
+    'x-service-event': 'punch.created',
+    'x-service-signature': signPayload({ payload: body, secret }),
+  };
 }
 
 function listen(server, port = 0) {
@@ -45,17 +63,32 @@ async function startApp() {
     });
   });
   server.keepAliveTimeout = 60_000;
-  return { url: `http://127.0.0.1:${await listen(server)}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+  return {
+    url: `http://127.0.0.1:${await listen(server)}`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      }),
+  };
 }
 
 /** The bare proxy runs in a process of its own, as the listener does: the same footing for both. */
 async function startBareProxy(target, mode) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-proxy.mjs', import.meta.url)), target, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise((resolve) => child.stdout.once('data', (data) => resolve(Number(String(data).trim()))));
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-proxy.mjs', import.meta.url)), target, mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise((resolve) =>
+    child.stdout.once('data', (data) => resolve(Number(String(data).trim()))),
+  );
   return {
     url: `http://127.0.0.1:${port}`,
     pid: child.pid,
-    close: () => new Promise((resolve) => { child.once('exit', resolve); child.kill(); }),
+    close: () =>
+      new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill();
+      }),
   };
 }
 
@@ -117,10 +150,18 @@ async function connectInspector(inspectorUrl) {
       socket.on('message', onMessage);
       socket.send(JSON.stringify({ ...action, id }));
     });
-  return { socket, act, snapshot, snapshotMs: async () => {
-    await snapshot;
-    return snapshotAt - opened;
-  }, get captures() { return captures; } };
+  return {
+    socket,
+    act,
+    snapshot,
+    snapshotMs: async () => {
+      await snapshot;
+      return snapshotAt - opened;
+    },
+    get captures() {
+      return captures;
+    },
+  };
 }
 
 async function folder() {
@@ -145,14 +186,30 @@ async function fullStore(dir, count) {
     bodyEncoding: 'utf8',
     bodySize: body.length,
     signature: { status: 'valid', timestamp: Math.floor(start / 1000), ageSeconds: 0 },
-    envelope: { id: `evt_old${i}`, type: 'punch.created', api_version: '2026-11-01', created: Math.floor(start / 1000) },
+    envelope: {
+      id: `evt_old${i}`,
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: Math.floor(start / 1000),
+    },
     contractProblems: [],
     duplicateOf: null,
     rejected: null,
-    forward: { target: 'http://127.0.0.1:3000/', statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}', bodyEncoding: 'utf8', durationMs: 1 },
+    forward: {
+      target: 'http://127.0.0.1:3000/',
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: '{"ok":true}',
+      bodyEncoding: 'utf8',
+      durationMs: 1,
+    },
   }));
   // As the store writes it: one capture per line.
-  await writeFile(join(dir, '.clockhook', 'captures.json'), `{"version":1,"captures":[\n${captures.map((c) => JSON.stringify(c)).join(',\n')}\n]}`, { mode: 0o600 });
+  await writeFile(
+    join(dir, '.clockhook', 'captures.json'),
+    `{"version":1,"captures":[\n${captures.map((c) => JSON.stringify(c)).join(',\n')}\n]}`,
+    { mode: 0o600 },
+  );
 }
 
 function load(url, body, headers, options = { duration: DURATION }) {
@@ -210,7 +267,9 @@ function merge(rounds) {
 async function measuredLoad(subject, body, connections = CONNECTIONS) {
   const forwarderCpu = async () => (await Promise.all(subject.pids.map(procCpuMs))).reduce((a, b) => a + b, 0);
   const [forwarder0, self0, machine0] = [await forwarderCpu(), process.cpuUsage(), await machineCpu()];
-  const result = figures(await load(subject.url, body, signedHeaders(body, subject.secret), { duration: DURATION / ROUNDS, connections }));
+  const result = figures(
+    await load(subject.url, body, signedHeaders(body, subject.secret), { duration: DURATION / ROUNDS, connections }),
+  );
   const [forwarder1, self, machine1] = [await forwarderCpu(), process.cpuUsage(self0), await machineCpu()];
   return {
     ...result,
@@ -263,7 +322,24 @@ async function proxySubject(app, mode) {
 async function listenSubject(app, { maxCaptures = 1000, prefill = 0, emptyEachRound = false } = {}) {
   const dir = await folder();
   if (prefill) await fullStore(dir, prefill);
-  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--max-captures', String(maxCaptures), '--no-open'], dir);
+  const listenProc = spawnClockhook(
+    [
+      'listen',
+      '--json',
+      '--port',
+      '0',
+      '--inspector-port',
+      '0',
+      '--secret',
+      SECRET,
+      '--forward-to',
+      app.url,
+      '--max-captures',
+      String(maxCaptures),
+      '--no-open',
+    ],
+    dir,
+  );
   const ready = await listenProc.ready;
   const inspector = await connectInspector(ready.inspector);
   await inspector.snapshot;
@@ -274,7 +350,12 @@ async function listenSubject(app, { maxCaptures = 1000, prefill = 0, emptyEachRo
     beforeRound: emptyEachRound ? () => inspector.act({ type: 'clear' }) : undefined,
     async report(result) {
       await settle(() => listenProc.deliveries >= result.total && inspector.captures >= result.total);
-      return { ...result, listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries, inspectorMessages: inspector.captures };
+      return {
+        ...result,
+        listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')),
+        answeredByListener: listenProc.deliveries,
+        inspectorMessages: inspector.captures,
+      };
     },
     async close() {
       inspector.socket.close();
@@ -289,7 +370,25 @@ async function relaySubject(app) {
   const dir = await folder();
   const relay = spawnClockhook(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
   const relayReady = await relay.ready;
-  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--relay', relayReady.url, '--forward-to', app.url, '--print-secret', '--no-open'], dir);
+  const listenProc = spawnClockhook(
+    [
+      'listen',
+      '--json',
+      '--port',
+      '0',
+      '--inspector-port',
+      '0',
+      '--sandbox-port',
+      '0',
+      '--relay',
+      relayReady.url,
+      '--forward-to',
+      app.url,
+      '--print-secret',
+      '--no-open',
+    ],
+    dir,
+  );
   const ready = await listenProc.ready;
   const inspector = await connectInspector(ready.inspector);
   await inspector.snapshot;
@@ -299,7 +398,11 @@ async function relaySubject(app) {
     pids: [listenProc.child.pid, relay.child.pid],
     async report(result) {
       await settle(() => listenProc.deliveries >= result.total);
-      return { ...result, listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')), answeredByListener: listenProc.deliveries };
+      return {
+        ...result,
+        listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')),
+        answeredByListener: listenProc.deliveries,
+      };
     },
     async close() {
       inspector.socket.close();
@@ -314,7 +417,24 @@ async function startupWithFullStore(app) {
   const dir = await folder();
   await fullStore(dir, 10_000);
   const started = performance.now();
-  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--max-captures', '10000', '--no-open'], dir);
+  const listenProc = spawnClockhook(
+    [
+      'listen',
+      '--json',
+      '--port',
+      '0',
+      '--inspector-port',
+      '0',
+      '--secret',
+      SECRET,
+      '--forward-to',
+      app.url,
+      '--max-captures',
+      '10000',
+      '--no-open',
+    ],
+    dir,
+  );
   await listenProc.ready;
   const ms = Math.round(performance.now() - started);
   await listenProc.stop();
@@ -325,7 +445,22 @@ async function startupWithFullStore(app) {
 async function snapshotOf1000(app) {
   const dir = await folder();
   await fullStore(dir, 1000);
-  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--no-open'], dir);
+  const listenProc = spawnClockhook(
+    [
+      'listen',
+      '--json',
+      '--port',
+      '0',
+      '--inspector-port',
+      '0',
+      '--secret',
+      SECRET,
+      '--forward-to',
+      app.url,
+      '--no-open',
+    ],
+    dir,
+  );
   const ready = await listenProc.ready;
   const times = [];
   for (let i = 0; i < 5; i++) {
@@ -340,7 +475,22 @@ async function snapshotOf1000(app) {
 
 async function memoryAfter(app, body) {
   const dir = await folder();
-  const listenProc = spawnClockhook(['listen', '--json', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url, '--no-open'], dir);
+  const listenProc = spawnClockhook(
+    [
+      'listen',
+      '--json',
+      '--port',
+      '0',
+      '--inspector-port',
+      '0',
+      '--secret',
+      SECRET,
+      '--forward-to',
+      app.url,
+      '--no-open',
+    ],
+    dir,
+  );
   const ready = await listenProc.ready;
   const result = figures(await load(ready.listener, body, signedHeaders(body), { amount: MEMORY_DELIVERIES }));
   await settle(() => listenProc.deliveries >= result.total);
@@ -349,7 +499,13 @@ async function memoryAfter(app, body) {
   const answered = listenProc.deliveries;
   await listenProc.stop();
   await rm(dir, { recursive: true, force: true });
-  return { deliveries: result.total, non2xx: result.non2xx, errors: result.errors, answeredByListener: answered, rssMiB: mib(rss) };
+  return {
+    deliveries: result.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    answeredByListener: answered,
+    rssMiB: mib(rss),
+  };
 }
 
 const mib = (bytes) => Math.round((bytes / 1024 / 1024) * 10) / 10;
@@ -364,19 +520,32 @@ async function settle(condition, timeoutMs = 10_000) {
 const app = await startApp();
 const body = envelopeBody();
 const started = Date.now();
-console.error(`clockhook bench: ${CONNECTIONS} connections, ${DURATION} s per scenario, ~${body.length} B signed envelope`);
+console.error(
+  `clockhook bench: ${CONNECTIONS} connections, ${DURATION} s per scenario, ~${body.length} B signed envelope`,
+);
 
 const rows = {};
 console.error('A  direct to the app');
 rows.A = await scenarioDirect(app, body);
-console.error(`B, C, D in turns (${ROUNDS} rounds): bare http-proxy with a keep-alive agent; clockhook listen (verify, capture to disk, forward, one inspector connected); relay + listen --relay`);
-[rows.B, rows.C, rows.D] = await interleaved(body, [await proxySubject(app, 'keepalive'), await listenSubject(app), await relaySubject(app)]);
-console.error(`B and C again with one connection, in turns (${ROUNDS} rounds): the latency a lone delivery sees (reference)`);
+console.error(
+  `B, C, D in turns (${ROUNDS} rounds): bare http-proxy with a keep-alive agent; clockhook listen (verify, capture to disk, forward, one inspector connected); relay + listen --relay`,
+);
+[rows.B, rows.C, rows.D] = await interleaved(body, [
+  await proxySubject(app, 'keepalive'),
+  await listenSubject(app),
+  await relaySubject(app),
+]);
+console.error(
+  `B and C again with one connection, in turns (${ROUNDS} rounds): the latency a lone delivery sees (reference)`,
+);
 [rows.B1, rows.C1] = await interleaved(body, [await proxySubject(app, 'keepalive'), await listenSubject(app)], 1);
 console.error('B0 bare http-proxy, default agent (reference)');
 [rows.B0] = await interleaved(body, [await proxySubject(app, 'default')]);
 console.error(`C with --max-captures 10000, an empty store and a full one, in turns (${ROUNDS} rounds)`);
-[rows.C10kEmpty, rows.C10kFull] = await interleaved(body, [await listenSubject(app, { maxCaptures: 10_000, emptyEachRound: true }), await listenSubject(app, { maxCaptures: 10_000, prefill: 10_000 })]);
+[rows.C10kEmpty, rows.C10kFull] = await interleaved(body, [
+  await listenSubject(app, { maxCaptures: 10_000, emptyEachRound: true }),
+  await listenSubject(app, { maxCaptures: 10_000, prefill: 10_000 }),
+]);
 console.error('start-up with a full 10,000-capture store');
 const startupMs = await startupWithFullStore(app);
 console.error('inspector snapshot of 1,000 captures');
@@ -385,16 +554,54 @@ console.error(`memory after ${MEMORY_DELIVERIES} deliveries at the default reten
 const memory = await memoryAfter(app, body);
 await app.close();
 
-const lost = ['C', 'C1', 'C10kEmpty', 'C10kFull', 'D'].reduce((sum, key) => sum + rows[key].non2xx + rows[key].errors + Math.max(0, rows[key].total - rows[key].answeredByListener), 0) + memory.non2xx + memory.errors + Math.max(0, memory.deliveries - memory.answeredByListener);
+const lost =
+  ['C', 'C1', 'C10kEmpty', 'C10kFull', 'D'].reduce(
+    (sum, key) =>
+      sum + rows[key].non2xx + rows[key].errors + Math.max(0, rows[key].total - rows[key].answeredByListener),
+    0,
+  ) +
+  memory.non2xx +
+  memory.errors +
+  Math.max(0, memory.deliveries - memory.answeredByListener);
 const ratio = (a, b) => Math.round((a / b) * 100) / 100;
 const targets = [
-  { figure: 'C throughput / B throughput', value: ratio(rows.C.requestsPerSecond, rows.B.requestsPerSecond), target: '>= 0.80', met: rows.C.requestsPerSecond / rows.B.requestsPerSecond >= 0.8 },
-  { figure: 'C p99 latency - B p99 latency (ms)', value: rows.C.p99Ms - rows.B.p99Ms, target: '<= 2', met: rows.C.p99Ms - rows.B.p99Ms <= 2 },
-  { figure: 'C full 10k store / C empty store (throughput)', value: ratio(rows.C10kFull.requestsPerSecond, rows.C10kEmpty.requestsPerSecond), target: '>= 0.90', met: rows.C10kFull.requestsPerSecond / rows.C10kEmpty.requestsPerSecond >= 0.9 },
-  { figure: 'D throughput / C throughput', value: ratio(rows.D.requestsPerSecond, rows.C.requestsPerSecond), target: '>= 0.60', met: rows.D.requestsPerSecond / rows.C.requestsPerSecond >= 0.6 },
-  { figure: 'start-up to ready, full 10,000-capture store (ms)', value: startupMs, target: '< 1000', met: startupMs < 1000 },
+  {
+    figure: 'C throughput / B throughput',
+    value: ratio(rows.C.requestsPerSecond, rows.B.requestsPerSecond),
+    target: '>= 0.80',
+    met: rows.C.requestsPerSecond / rows.B.requestsPerSecond >= 0.8,
+  },
+  {
+    figure: 'C p99 latency - B p99 latency (ms)',
+    value: rows.C.p99Ms - rows.B.p99Ms,
+    target: '<= 2',
+    met: rows.C.p99Ms - rows.B.p99Ms <= 2,
+  },
+  {
+    figure: 'C full 10k store / C empty store (throughput)',
+    value: ratio(rows.C10kFull.requestsPerSecond, rows.C10kEmpty.requestsPerSecond),
+    target: '>= 0.90',
+    met: rows.C10kFull.requestsPerSecond / rows.C10kEmpty.requestsPerSecond >= 0.9,
+  },
+  {
+    figure: 'D throughput / C throughput',
+    value: ratio(rows.D.requestsPerSecond, rows.C.requestsPerSecond),
+    target: '>= 0.60',
+    met: rows.D.requestsPerSecond / rows.C.requestsPerSecond >= 0.6,
+  },
+  {
+    figure: 'start-up to ready, full 10,000-capture store (ms)',
+    value: startupMs,
+    target: '< 1000',
+    met: startupMs < 1000,
+  },
   { figure: 'inspector snapshot, 1,000 captures (ms)', value: snapshotMs, target: '< 200', met: snapshotMs < 200 },
-  { figure: `listener RSS after ${MEMORY_DELIVERIES} deliveries (MiB)`, value: memory.rssMiB, target: '< 150', met: memory.rssMiB < 150 },
+  {
+    figure: `listener RSS after ${MEMORY_DELIVERIES} deliveries (MiB)`,
+    value: memory.rssMiB,
+    target: '< 150',
+    met: memory.rssMiB < 150,
+  },
   { figure: 'deliveries lost or answered non-2xx', value: lost, target: '0', met: lost === 0 },
 ];
 
@@ -413,7 +620,10 @@ const table = [
     ['C, --max-captures 10000, empty', rows.C10kEmpty],
     ['C, --max-captures 10000, full', rows.C10kFull],
     ['D relay + listen --relay', rows.D],
-  ].map(([name, r]) => `| ${name} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.non2xx} | ${r.listenerPeakRssMiB ?? '-'} | ${r.forwarderCpuUsPerRequest ?? '-'} | ${r.loadSideCpuUsPerRequest ?? '-'} | ${r.machineIdlePercent ?? '-'} |`),
+  ].map(
+    ([name, r]) =>
+      `| ${name} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.non2xx} | ${r.listenerPeakRssMiB ?? '-'} | ${r.forwarderCpuUsPerRequest ?? '-'} | ${r.loadSideCpuUsPerRequest ?? '-'} | ${r.machineIdlePercent ?? '-'} |`,
+  ),
   '',
   '| figure | value | target | |',
   '|---|---|---|---|',
@@ -423,8 +633,13 @@ const table = [
   `For reference, not a target: with one connection, so that no delivery queues behind another, C's p99 is ${rows.C1.p99Ms} ms against B's ${rows.B1.p99Ms} ms (a gap of ${rows.C1.p99Ms - rows.B1.p99Ms} ms), and C makes ${ratio(rows.C1.requestsPerSecond, rows.B1.requestsPerSecond)} of B's throughput.`,
 ].join('\n');
 
-console.log(`\nMachine: ${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario; run took ${Math.round((Date.now() - started) / 1000)} s\n`);
+console.log(
+  `\nMachine: ${machine}; ${CONNECTIONS} connections, ${DURATION} s per scenario; run took ${Math.round((Date.now() - started) / 1000)} s\n`,
+);
 console.log(table);
-await writeFile(RESULTS, `${JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, scenarios: rows, cpuPerRequestCB, startupMs, snapshotMs, memory, targets }, null, 2)}\n`);
+await writeFile(
+  RESULTS,
+  `${JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, scenarios: rows, cpuPerRequestCB, startupMs, snapshotMs, memory, targets }, null, 2)}\n`,
+);
 console.log(`\nWritten to ${RESULTS}`);
 process.exitCode = targets.every((t) => t.met) ? 0 : 1;

@@ -33,13 +33,22 @@ describe('clockhook --help', () => {
   it('lists every command with one line each', async () => {
     const { code, stdout } = await cli('--help');
     expect(code).toBe(0);
-    for (const command of ['listen', 'sandbox', 'relay', 'check', 'secret', 'trigger', 'endpoints', 'events']) expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['listen', 'sandbox', 'relay', 'check', 'secret', 'trigger', 'endpoints', 'events'])
+      expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
   });
 });
 
 describe('endpoints, events and trigger against the sandbox found in the folder', () => {
   it('creates, reads, updates, pings, disables, enables and deletes an endpoint', async () => {
-    const created = await cli('endpoints', 'create', '--url', `${app.url}/hooks`, '--events', 'punch.created,shift.published', '--json');
+    const created = await cli(
+      'endpoints',
+      'create',
+      '--url',
+      `${app.url}/hooks`,
+      '--events',
+      'punch.created,shift.published',
+      '--json',
+    );
     expect(created.code).toBe(0);
     const endpoint = JSON.parse(created.stdout);
     expect(endpoint).toMatchObject({ url: `${app.url}/hooks`, enabledEvents: ['punch.created', 'shift.published'] });
@@ -49,10 +58,16 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect(human.stdout).toContain(`${app.url}/hooks`);
     expect(human.stdout).not.toContain(endpoint.secret);
 
-    const updated = JSON.parse((await cli('endpoints', 'update', String(endpoint.id), '--description', 'mine', '--json')).stdout);
+    const updated = JSON.parse(
+      (await cli('endpoints', 'update', String(endpoint.id), '--description', 'mine', '--json')).stdout,
+    );
     expect(updated).toMatchObject({ description: 'mine', enabledEvents: ['punch.created', 'shift.published'] });
-    expect(JSON.parse((await cli('endpoints', 'disable', String(endpoint.id), '--json')).stdout).status).toBe('disabled');
-    expect((await cli('endpoints', 'get', String(endpoint.id))).stdout).toContain(`npx clockhook endpoints enable ${endpoint.id}`);
+    expect(JSON.parse((await cli('endpoints', 'disable', String(endpoint.id), '--json')).stdout).status).toBe(
+      'disabled',
+    );
+    expect((await cli('endpoints', 'get', String(endpoint.id))).stdout).toContain(
+      `npx clockhook endpoints enable ${endpoint.id}`,
+    );
     expect(JSON.parse((await cli('endpoints', 'enable', String(endpoint.id), '--json')).stdout).status).toBe('enabled');
 
     const ping = await cli('endpoints', 'ping', String(endpoint.id));
@@ -62,7 +77,9 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
 
     const list = JSON.parse((await cli('endpoints', 'list', '--json')).stdout);
     expect(list.map((e: { id: number }) => e.id)).toContain(endpoint.id);
-    expect((await cli('endpoints', 'delete', String(endpoint.id))).stdout).toContain(`Deleted webhook endpoint ${endpoint.id}`);
+    expect((await cli('endpoints', 'delete', String(endpoint.id))).stdout).toContain(
+      `Deleted webhook endpoint ${endpoint.id}`,
+    );
   });
 
   it("deletes an endpoint listen registered together with its secret on file, and no other API's record", async () => {
@@ -70,12 +87,23 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     const created = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/kept`, '--json')).stdout);
     const recordsPath = join(dir.path, '.clockhook', 'endpoints.json');
     // As listen files them: this folder's sandbox under the port asked for; the real service under its base.
-    const onFile = (id: number, apiBase: string, url: string) => ({ apiBase, url, id, secret: `whsec_${apiBase.length}_${id}`, createdAt: '2026-11-22T00:00:00.000Z' });
+    const onFile = (id: number, apiBase: string, url: string) => ({
+      apiBase,
+      url,
+      id,
+      secret: `whsec_${apiBase.length}_${id}`,
+      createdAt: '2026-11-22T00:00:00.000Z',
+    });
     const service = onFile(created.id, 'https://api.example.com', 'https://hooks.example.com/in');
-    await writeFile(recordsPath, JSON.stringify([onFile(created.id, 'http://127.0.0.1:4302', `${app.url}/kept`), service]));
+    await writeFile(
+      recordsPath,
+      JSON.stringify([onFile(created.id, 'http://127.0.0.1:4302', `${app.url}/kept`), service]),
+    );
     const deleted = await cli('endpoints', 'delete', String(created.id));
     expect(deleted.stdout).toBe(`Deleted webhook endpoint ${created.id}.\n`);
-    expect(deleted.stderr).toBe('Its secret, which clockhook listen kept, is no longer on file in .clockhook/endpoints.json.\n');
+    expect(deleted.stderr).toBe(
+      'Its secret, which clockhook listen kept, is no longer on file in .clockhook/endpoints.json.\n',
+    );
     expect(JSON.parse(await readFile(recordsPath, 'utf8'))).toEqual([service]);
     // Nothing of listen's on file for it: nothing said.
     const other = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/other`, '--json')).stdout);
@@ -99,10 +127,14 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     const endpoint = await cli('endpoints', 'get', '9999');
     expect(endpoint.code).toBe(1);
     expect(endpoint.stderr).toContain('404 invalid_request_error resource_not_found');
-    expect(endpoint.stderr).toContain('No endpoint with this id in this account: "npx clockhook endpoints list" shows the ids there are.');
+    expect(endpoint.stderr).toContain(
+      'No endpoint with this id in this account: "npx clockhook endpoints list" shows the ids there are.',
+    );
     const event = await cli('events', 'redeliver', 'evt_nope');
     expect(event.code).toBe(1);
-    expect(event.stderr).toContain('No event with this id in this account: "npx clockhook events list" shows the ids there are.');
+    expect(event.stderr).toContain(
+      'No event with this id in this account: "npx clockhook events list" shows the ids there are.',
+    );
   });
 
   it('triggers an event that reaches the receiver, then shows and redelivers it', async () => {
@@ -124,7 +156,9 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     await app.waitFor(before + 2);
     expect(JSON.parse(app.received.at(-1)?.body.toString() ?? '').id).toBe(event.id);
     // The redelivery's attempt is the event's second, though the first of its own delivery.
-    await expect.poll(async () => (await cli('events', 'get', event.id)).stdout).toMatch(new RegExp(`\\n2\\s+${endpoint.id}\\s+200`));
+    await expect
+      .poll(async () => (await cli('events', 'get', event.id)).stdout)
+      .toMatch(new RegExp(`\\n2\\s+${endpoint.id}\\s+200`));
     await cli('endpoints', 'delete', String(endpoint.id));
   });
 
@@ -146,31 +180,56 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     const table = await cli('events', 'list', '--type', 'geofence.deleted', '--limit', '200');
     expect(table.stdout.split('\n').filter((line) => line.includes('geofence.deleted'))).toHaveLength(104);
     expect(table.stdout).not.toContain('More: --cursor');
-    const rest = JSON.parse((await cli('events', 'list', '--type', 'geofence.deleted', '--cursor', page.nextCursor, '--json')).stdout);
-    expect(rest).toMatchObject({ data: [expect.objectContaining({ id: newestFirst[103] })], hasMore: false, nextCursor: null });
+    const rest = JSON.parse(
+      (await cli('events', 'list', '--type', 'geofence.deleted', '--cursor', page.nextCursor, '--json')).stdout,
+    );
+    expect(rest).toMatchObject({
+      data: [expect.objectContaining({ id: newestFirst[103] })],
+      hasMore: false,
+      nextCursor: null,
+    });
   });
 
-  it("shows what the receiver answered to each attempt, its error message when it refused, and when the service tries again", async () => {
-    const refusing = await startReceiver((_r, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"No signatures found matching the expected signature"}}'));
+  it('shows what the receiver answered to each attempt, its error message when it refused, and when the service tries again', async () => {
+    const refusing = await startReceiver((_r, res) =>
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"No signatures found matching the expected signature"}}'),
+    );
     try {
-      const endpoint = JSON.parse((await cli('endpoints', 'create', '--url', `${refusing.url}/r`, '--events', 'pay_period.reopened', '--json')).stdout);
-      const event = JSON.parse((await cli('trigger', 'pay_period.reopened', '--json')).stdout);
-      await expect.poll(async () => (await cli('events', 'get', event.id)).stdout).toMatch(
-        new RegExp(`1\\s+${endpoint.id}\\s+400\\s+\\d+ ms\\s+\\S+\\s+No signatures found matching the expected signature\\n`),
+      const endpoint = JSON.parse(
+        (await cli('endpoints', 'create', '--url', `${refusing.url}/r`, '--events', 'pay_period.reopened', '--json'))
+          .stdout,
       );
+      const event = JSON.parse((await cli('trigger', 'pay_period.reopened', '--json')).stdout);
+      await expect
+        .poll(async () => (await cli('events', 'get', event.id)).stdout)
+        .toMatch(
+          new RegExp(
+            `1\\s+${endpoint.id}\\s+400\\s+\\d+ ms\\s+\\S+\\s+No signatures found matching the expected signature\\n`,
+          ),
+        );
       // When the service tries again, by the contract's retry table, and how not to wait for it.
       const [attempt] = JSON.parse((await cli('events', 'get', event.id, '--json')).stdout).delivery_attempts;
       const due = new Date(Date.parse(attempt.createdAt) + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
       const shown = (await cli('events', 'get', event.id)).stdout;
-      expect(shown).toContain(`\nEndpoint ${endpoint.id}: attempt 2 of 5 is due at about ${due}, 1 min after attempt 1 (the service's retry policy).\n`);
-      expect(shown).toContain(`To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): npx clockhook events redeliver ${event.id}\n`);
+      expect(shown).toContain(
+        `\nEndpoint ${endpoint.id}: attempt 2 of 5 is due at about ${due}, 1 min after attempt 1 (the service's retry policy).\n`,
+      );
+      expect(shown).toContain(
+        `To send the event again now, to every endpoint subscribed to it (retries already scheduled still come): npx clockhook events redeliver ${event.id}\n`,
+      );
       // A disabled endpoint gets no more attempts, a deleted one nothing at all: then no time is promised.
       await cli('endpoints', 'disable', String(endpoint.id));
       const disabled = (await cli('events', 'get', event.id)).stdout;
-      expect(disabled).toContain(`\nEndpoint ${endpoint.id} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "npx clockhook endpoints enable ${endpoint.id}" enables it.\n`);
+      expect(disabled).toContain(
+        `\nEndpoint ${endpoint.id} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "npx clockhook endpoints enable ${endpoint.id}" enables it.\n`,
+      );
       expect(disabled).not.toContain('is due');
       await cli('endpoints', 'delete', String(endpoint.id));
-      expect((await cli('events', 'get', event.id)).stdout).toContain(`\nEndpoint ${endpoint.id} no longer exists: nothing more is sent to it.\n`);
+      expect((await cli('events', 'get', event.id)).stdout).toContain(
+        `\nEndpoint ${endpoint.id} no longer exists: nothing more is sent to it.\n`,
+      );
     } finally {
       await refusing.close();
     }
@@ -187,16 +246,26 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect(bad.stderr).toContain('must hold a JSON object');
     const missing = await cli('trigger', 'employee.created', '--data', 'missing.json');
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toBe('clockhook: cannot read --data missing.json: no such file. Pass a JSON file holding the data object.\n');
+    expect(missing.stderr).toBe(
+      'clockhook: cannot read --data missing.json: no such file. Pass a JSON file holding the data object.\n',
+    );
     await writeFile(join(dir.path, 'empty.json'), '\n');
     const empty = await cli('trigger', 'employee.created', '--data', 'empty.json');
     expect(empty.code).toBe(2);
-    expect(empty.stderr).toBe('clockhook: --data empty.json is empty. Pass a JSON file holding the data object, such as {"id": 42}.\n');
+    expect(empty.stderr).toBe(
+      'clockhook: --data empty.json is empty. Pass a JSON file holding the data object, such as {"id": 42}.\n',
+    );
     // - is standard input.
-    const piped = await runCli(['trigger', 'employee.created', '--data', '-', '--json'], { cwd: dir.path, input: '{"id": 7, "firstName": "Ada"}' });
+    const piped = await runCli(['trigger', 'employee.created', '--data', '-', '--json'], {
+      cwd: dir.path,
+      input: '{"id": 7, "firstName": "Ada"}',
+    });
     expect(piped.code).toBe(0);
     expect(JSON.parse(piped.stdout).data).toEqual({ id: 7, firstName: 'Ada' });
-    const pipedBad = await runCli(['trigger', 'employee.created', '--data', '-'], { cwd: dir.path, input: '{"id": 7,' });
+    const pipedBad = await runCli(['trigger', 'employee.created', '--data', '-'], {
+      cwd: dir.path,
+      input: '{"id": 7,',
+    });
     expect(pipedBad.code).toBe(2);
     expect(pipedBad.stderr).toMatch(/^clockhook: --data - \(standard input\) is not valid JSON \(.+\)\.\n$/);
   });
@@ -213,7 +282,9 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
   });
 
   it('takes an empty --description as clearing it', async () => {
-    const created = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/d`, '--description', 'label', '--json')).stdout);
+    const created = JSON.parse(
+      (await cli('endpoints', 'create', '--url', `${app.url}/d`, '--description', 'label', '--json')).stdout,
+    );
     const cleared = await cli('endpoints', 'update', String(created.id), '--description', '', '--json');
     expect(cleared.code).toBe(0);
     expect(JSON.parse(cleared.stdout).description).toBe('');
@@ -224,7 +295,9 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     // An unset shell variable (`--api-key "$KEY"`) must not quietly mean the sandbox.
     const empty = await cli('endpoints', 'list', '--api-key', '');
     expect(empty.code).toBe(2);
-    expect(empty.stderr).toBe('clockhook: --api-key was given an empty value (an unset shell variable?): give it a value, or leave the flag out.\n');
+    expect(empty.stderr).toBe(
+      'clockhook: --api-key was given an empty value (an unset shell variable?): give it a value, or leave the flag out.\n',
+    );
     const typo = await cli('trigger', 'employe.created');
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('unknown event type "employe.created" (did you mean employee.created?)');
@@ -235,14 +308,32 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     expect((await cli('endpoints', 'create')).code).toBe(2);
     expect((await cli('events', 'list', '--limit', 'lots')).code).toBe(2);
     // commander's own usage errors begin as clockhook's others do.
-    expect(await cli('frobnicate')).toMatchObject({ code: 2, stderr: "clockhook: unknown command 'frobnicate'\n(run with --help for usage)\n" });
-    expect(await cli('trigger')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^clockhook: missing required argument 'event-type'\n/) });
-    const base = await runCli(['endpoints', 'list', '--api-key', 'tt_live_x'], { cwd: dir.path, env: { CLOCKHOOK_API_BASE: 'api.example.com' } });
-    expect(base).toMatchObject({ code: 2, stderr: `clockhook: CLOCKHOOK_API_BASE "api.example.com" is not a URL: give the service's API base URL, e.g. https://api.example.com.\n` });
+    expect(await cli('frobnicate')).toMatchObject({
+      code: 2,
+      stderr: "clockhook: unknown command 'frobnicate'\n(run with --help for usage)\n",
+    });
+    expect(await cli('trigger')).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^clockhook: missing required argument 'event-type'\n/),
+    });
+    const base = await runCli(['endpoints', 'list', '--api-key', 'tt_live_x'], {
+      cwd: dir.path,
+      env: { CLOCKHOOK_API_BASE: 'api.example.com' },
+    });
+    expect(base).toMatchObject({
+      code: 2,
+      stderr: `clockhook: CLOCKHOOK_API_BASE "api.example.com" is not a URL: give the service's API base URL, e.g. https://api.example.com.\n`,
+    });
     const scheme = await cli('endpoints', 'list', '--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com');
-    expect(scheme).toMatchObject({ code: 2, stderr: `clockhook: --api-base "ftp://api.example.com" is not an http(s) URL: give the service's API base URL, e.g. https://api.example.com.\n` });
+    expect(scheme).toMatchObject({
+      code: 2,
+      stderr: `clockhook: --api-base "ftp://api.example.com" is not an http(s) URL: give the service's API base URL, e.g. https://api.example.com.\n`,
+    });
     const blocked = await cli('endpoints', 'list', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:6000');
-    expect(blocked).toMatchObject({ code: 2, stderr: `clockhook: --api-base "http://127.0.0.1:6000" is on port 6000, which fetch refuses to connect to (the Fetch standard blocks it, with 9, 6667 and others): give the service's API base URL, e.g. https://api.example.com.\n` });
+    expect(blocked).toMatchObject({
+      code: 2,
+      stderr: `clockhook: --api-base "http://127.0.0.1:6000" is on port 6000, which fetch refuses to connect to (the Fetch standard blocks it, with 9, 6667 and others): give the service's API base URL, e.g. https://api.example.com.\n`,
+    });
   });
 });
 
@@ -258,15 +349,17 @@ describe('without a sandbox or key', () => {
 
   it('says what is wrong with the flags first (exit 2), before looking for a sandbox or key', async () => {
     const empty = await tempDir();
-    const runs = await Promise.all([
-      ['events', 'list', '--limit', 'lots'],
-      ['endpoints', 'list', '--limit', '0'],
-      ['endpoints', 'get', 'abc'],
-      ['endpoints', 'delete', 'abc'],
-      ['endpoints', 'ping', 'abc'],
-      ['endpoints', 'enable', 'abc'],
-      ['endpoints', 'update', 'abc', '--status', 'enabled'],
-    ].map((args) => runCli(args, { cwd: empty.path }).then((res) => ({ args: args.join(' '), ...res }))));
+    const runs = await Promise.all(
+      [
+        ['events', 'list', '--limit', 'lots'],
+        ['endpoints', 'list', '--limit', '0'],
+        ['endpoints', 'get', 'abc'],
+        ['endpoints', 'delete', 'abc'],
+        ['endpoints', 'ping', 'abc'],
+        ['endpoints', 'enable', 'abc'],
+        ['endpoints', 'update', 'abc', '--status', 'enabled'],
+      ].map((args) => runCli(args, { cwd: empty.path }).then((res) => ({ args: args.join(' '), ...res }))),
+    );
     await empty.remove();
     for (const res of runs) {
       expect(res.code, res.args).toBe(2);
@@ -275,7 +368,9 @@ describe('without a sandbox or key', () => {
   });
 
   it('trigger against the real service explains that events come from real actions', async () => {
-    const service = await startScriptedServer([{ status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_not_found', message: 'no' } } }]);
+    const service = await startScriptedServer([
+      { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_not_found', message: 'no' } } },
+    ]);
     const res = await runCli(['trigger', 'punch.created'], {
       cwd: dir.path,
       env: { CLOCKHOOK_API_KEY: 'tt_live_x', CLOCKHOOK_API_BASE: service.url },
@@ -304,7 +399,12 @@ describe('clockhook sandbox', () => {
     const proc = spawnCli(['sandbox', '--port', '0', '--json', '--time-scale', '0.001'], { cwd: folder.path });
     try {
       const ready = await proc.waitForLine((l) => l.event === 'ready');
-      expect(ready).toEqual({ event: 'ready', apiBase: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), apiKey: expect.stringMatching(/^tt_live_/), account: expect.any(String) });
+      expect(ready).toEqual({
+        event: 'ready',
+        apiBase: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+        apiKey: expect.stringMatching(/^tt_live_/),
+        account: expect.any(String),
+      });
       expect(proc.lines[0]).toBe(ready);
       await runCli(['endpoints', 'create', '--url', app.url], { cwd: folder.path });
       await runCli(['trigger', 'punch.created'], { cwd: folder.path });
@@ -313,7 +413,9 @@ describe('clockhook sandbox', () => {
       // A second one in the folder, on another port, would write over the first one's state: refused.
       const second = await runCli(['sandbox', '--port', '0'], { cwd: folder.path });
       expect(second.code).toBe(1);
-      expect(second.stderr).toBe(`clockhook: .clockhook/sandbox-db.json is in use by the sandbox running at ${ready.apiBase} (pid ${proc.child.pid}), which the other commands in this folder use. Stop that one first, or give this one its own state with --db.\n`);
+      expect(second.stderr).toBe(
+        `clockhook: .clockhook/sandbox-db.json is in use by the sandbox running at ${ready.apiBase} (pid ${proc.child.pid}), which the other commands in this folder use. Stop that one first, or give this one its own state with --db.\n`,
+      );
       expect(await proc.stop('SIGTERM')).toBe(0);
       const { stat } = await import('node:fs/promises');
       await expect(stat(join(folder.path, '.clockhook', 'sandbox.json'))).rejects.toThrow(/ENOENT/);
@@ -331,7 +433,9 @@ describe('clockhook sandbox', () => {
     try {
       await first.waitForLine((l) => l.event === 'ready');
       // Nothing listens there: every attempt is refused, and the next is due 60 ms later.
-      await runCli(['endpoints', 'create', '--url', `http://127.0.0.1:${await portForRestarts()}/`], { cwd: folder.path });
+      await runCli(['endpoints', 'create', '--url', `http://127.0.0.1:${await portForRestarts()}/`], {
+        cwd: folder.path,
+      });
       await runCli(['trigger', 'punch.created'], { cwd: folder.path });
       await first.waitForLine((l) => l.event === 'attempt');
       expect(await first.stop('SIGTERM')).toBe(0);
@@ -359,7 +463,11 @@ describe('clockhook sandbox', () => {
     const res = await runCli(['sandbox', '--port', '6667'], { cwd: folder.path });
     const made = await readdir(folder.path);
     await folder.remove();
-    expect(res).toMatchObject({ code: 2, stderr: 'clockhook: --port 6667: fetch, which clockhook calls the sandbox with, cannot reach that port (the Fetch standard blocks it, with 9, 6667 and others); pick another --port.\n' });
+    expect(res).toMatchObject({
+      code: 2,
+      stderr:
+        'clockhook: --port 6667: fetch, which clockhook calls the sandbox with, cannot reach that port (the Fetch standard blocks it, with 9, 6667 and others); pick another --port.\n',
+    });
     expect(made).toEqual([]);
   });
 });
@@ -393,7 +501,8 @@ describe('events get with a sandbox on a --time-scale', () => {
       // The contract's 1 min, 5 min, 30 min and 2 h before attempts 2 to 5, times 0.001. Which attempt is
       // next when the command looks depends on how fast it starts.
       const scaledDelays: Record<string, string> = { 2: '60 ms', 3: '300 ms', 4: '2 s', 5: '7 s' };
-      const next = /attempt (\d) of 5 (?:is|was) due at about \S+, (\d+ m?s) after attempt \d \(the service's retry policy, times the sandbox's --time-scale 0.001\)/;
+      const next =
+        /attempt (\d) of 5 (?:is|was) due at about \S+, (\d+ m?s) after attempt \d \(the service's retry policy, times the sandbox's --time-scale 0.001\)/;
       let waiting: RegExpExecArray | null = null;
       await expect.poll(async () => (waiting = next.exec(await shown())), { timeout: 10_000 }).not.toBeNull();
       const [, attempt, delay] = waiting as unknown as RegExpExecArray;
@@ -406,9 +515,11 @@ describe('events get with a sandbox on a --time-scale', () => {
   it('says when the service has given up', async () => {
     const { shown, endpoint, close } = await refusedEvent(0.00001);
     try {
-      await expect.poll(shown, { timeout: 10_000 }).toContain(
-        `\nEndpoint ${endpoint.id}: the delivery failed after 5 attempts; the service does not try again.\nTo send the event again now`,
-      );
+      await expect
+        .poll(shown, { timeout: 10_000 })
+        .toContain(
+          `\nEndpoint ${endpoint.id}: the delivery failed after 5 attempts; the service does not try again.\nTo send the event again now`,
+        );
     } finally {
       await close();
     }

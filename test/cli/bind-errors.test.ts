@@ -30,13 +30,19 @@ describe('long-running commands that cannot listen say why', () => {
     it(`${name}: a port in use`, async () => {
       const res = await runCli([...args, '--host', '127.0.0.1', '--port', String(taken)], { cwd: dir.path });
       expect(res.code).toBe(1);
-      expect(res.stderr).toMatch(new RegExp(`^clockhook: port ${taken} on 127\\.0\\.0\\.1 is in use \\(another .+\\?\\)\\. Stop it, or pick another with --port\\.`));
+      expect(res.stderr).toMatch(
+        new RegExp(
+          `^clockhook: port ${taken} on 127\\.0\\.0\\.1 is in use \\(another .+\\?\\)\\. Stop it, or pick another with --port\\.`,
+        ),
+      );
     });
 
     it(`${name}: an address that is not this machine's`, async () => {
       const res = await runCli([...args, '--host', '999.1.1.1', '--port', '0'], { cwd: dir.path });
       expect(res.code).toBe(1);
-      expect(res.stderr).toMatch(/^clockhook: cannot listen on 999\.1\.1\.1 \(ENOTFOUND\): it is not an address of this machine\. Use --host 127\.0\.0\.1/);
+      expect(res.stderr).toMatch(
+        /^clockhook: cannot listen on 999\.1\.1\.1 \(ENOTFOUND\): it is not an address of this machine\. Use --host 127\.0\.0\.1/,
+      );
       expect(res.stderr).not.toMatch(/\n\s+at /);
     });
   }
@@ -54,24 +60,45 @@ describe('listen and sandbox that cannot write their files say why', () => {
     await writeFile(`${dir.path}/notes.txt`, 'not a folder');
     const res = await runCli([...commands.listen, '--port', '0', '--db', 'notes.txt/captures.json'], { cwd: dir.path });
     expect(res.code).toBe(1);
-    expect(res.stderr).toBe('clockhook: cannot write notes.txt: part of that path is a file, not a folder. Give a path under a folder (the store can go elsewhere with --db).\n');
-    const deeper = await runCli([...commands.listen, '--port', '0', '--db', `${dir.path}/notes.txt/sub/captures.json`], { cwd: dir.path });
+    expect(res.stderr).toBe(
+      'clockhook: cannot write notes.txt: part of that path is a file, not a folder. Give a path under a folder (the store can go elsewhere with --db).\n',
+    );
+    const deeper = await runCli(
+      [...commands.listen, '--port', '0', '--db', `${dir.path}/notes.txt/sub/captures.json`],
+      { cwd: dir.path },
+    );
     expect(deeper.code).toBe(1);
-    expect(deeper.stderr).toBe(`clockhook: cannot write ${dir.path}/notes.txt/sub: part of that path is a file, not a folder. Give a path under a folder (the store can go elsewhere with --db).\n`);
+    expect(deeper.stderr).toBe(
+      `clockhook: cannot write ${dir.path}/notes.txt/sub: part of that path is a file, not a folder. Give a path under a folder (the store can go elsewhere with --db).\n`,
+    );
   });
 
   it('sandbox: names a path that runs through a file, as listen does', async () => {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(`${dir.path}/notes.txt`, 'not a folder');
-    const res = await runCli([...commands.sandbox, '--port', '0', '--db', 'notes.txt/sandbox-db.json'], { cwd: dir.path });
-    expect(res).toMatchObject({ code: 1, stderr: 'clockhook: cannot write notes.txt: part of that path is a file, not a folder. Give a path under a folder (the state can go elsewhere with --db).\n' });
+    const res = await runCli([...commands.sandbox, '--port', '0', '--db', 'notes.txt/sandbox-db.json'], {
+      cwd: dir.path,
+    });
+    expect(res).toMatchObject({
+      code: 1,
+      stderr:
+        'clockhook: cannot write notes.txt: part of that path is a file, not a folder. Give a path under a folder (the state can go elsewhere with --db).\n',
+    });
   });
 
   // Node's own recursive mkdir never returns there: listen used to hang before it was ready.
   it.skipIf(!existsSync('/proc/self'))('a path under /proc, where no folder can be made, at once', async () => {
-    for (const [name, whose] of [['listen', 'the store'], ['sandbox', 'the state']]) {
-      const res = await runCli([...commands[name], '--port', '0', '--db', '/proc/clockhook-test/a/db.json'], { cwd: dir.path });
-      expect(res, name).toMatchObject({ code: 1, stderr: `clockhook: cannot write /proc/clockhook-test: no folder can be made there. Run in a folder you can write to (${whose} can go elsewhere with --db).\n` });
+    for (const [name, whose] of [
+      ['listen', 'the store'],
+      ['sandbox', 'the state'],
+    ]) {
+      const res = await runCli([...commands[name], '--port', '0', '--db', '/proc/clockhook-test/a/db.json'], {
+        cwd: dir.path,
+      });
+      expect(res, name).toMatchObject({
+        code: 1,
+        stderr: `clockhook: cannot write /proc/clockhook-test: no folder can be made there. Run in a folder you can write to (${whose} can go elsewhere with --db).\n`,
+      });
     }
   });
 });

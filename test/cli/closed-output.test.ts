@@ -8,7 +8,11 @@ const { procs } = dir;
 
 /** A command whose stdout is a pipe nobody reads any more (`… | head -0`): its exit code and stderr. */
 function runWithClosedStdout(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir.path, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: dir.path,
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout.destroy();
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -23,14 +27,29 @@ describe('when what reads its output goes away', () => {
     proc.child.stdout?.destroy();
     const secret = proc.ready.secret as string;
     for (const n of [1, 2, 3]) {
-      const body = JSON.stringify({ id: `evt_closed_${n}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+      const body = JSON.stringify({
+        id: `evt_closed_${n}`,
+        object: 'event',
+        type: 'punch.created',
+        api_version: '2026-11-01',
+        created: 1_790_000_000,
+        data: {},
+      });
       expect((await postSigned(proc.ready.listener, body, secret)).status).toBe(200);
       // Each delivery's line is written after its answer: give it time to fail before the next.
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await expect.poll(() => proc.stderr).toContain('clockhook: standard output is closed (EPIPE: what read it has exited); listen goes on without it. Stop it with Ctrl-C.');
+    await expect
+      .poll(() => proc.stderr)
+      .toContain(
+        'clockhook: standard output is closed (EPIPE: what read it has exited); listen goes on without it. Stop it with Ctrl-C.',
+      );
     expect(proc.stderr.match(/standard output is closed/g)).toHaveLength(1);
-    expect((await readSettledCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual(['evt_closed_1', 'evt_closed_2', 'evt_closed_3']);
+    expect((await readSettledCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual([
+      'evt_closed_1',
+      'evt_closed_2',
+      'evt_closed_3',
+    ]);
 
     // A one-shot command ends as it would have, and says nothing (as `git log | head -1` does).
     expect(await runWithClosedStdout(['events', 'list'])).toEqual({ code: 0, stderr: '' });
@@ -45,7 +64,14 @@ describe('when what reads its output goes away', () => {
     proc.child.stderr?.destroy();
     const secret = proc.ready.secret as string;
     for (const n of [1, 2]) {
-      const body = JSON.stringify({ id: `evt_mute_${n}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+      const body = JSON.stringify({
+        id: `evt_mute_${n}`,
+        object: 'event',
+        type: 'punch.created',
+        api_version: '2026-11-01',
+        created: 1_790_000_000,
+        data: {},
+      });
       expect((await postSigned(proc.ready.listener, body, secret)).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

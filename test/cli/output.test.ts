@@ -9,8 +9,18 @@ import type { DeliveryReport } from '../../src/listener/index.js';
 
 describe('formatTable', () => {
   const rows = [
-    ['pass', 'valid punch.created delivery is accepted', 'punch.created evt_check_e156ba128ec41c31, correctly signed', '200 in 17 ms'],
-    ['FAIL', 'a body changed after signing is rejected', 'a signed envelope with one byte changed afterwards', '200 in 1 ms'],
+    [
+      'pass',
+      'valid punch.created delivery is accepted',
+      'punch.created evt_check_e156ba128ec41c31, correctly signed',
+      '200 in 17 ms',
+    ],
+    [
+      'FAIL',
+      'a body changed after signing is rejected',
+      'a signed envelope with one byte changed afterwards',
+      '200 in 1 ms',
+    ],
   ];
 
   it('pads every column to its widest cell and cuts nothing when no width is given', () => {
@@ -30,7 +40,18 @@ describe('formatTable', () => {
 
   it('pads coloured cells by what shows, and never cuts them (their escape codes stay whole)', () => {
     const green = '\u001b[32mpass\u001b[39m';
-    expect(formatTable(['', 'NAME'], [[green, 'x'], ['FAIL', 'y']], undefined).split('\n').slice(1)).toEqual([`${green}  x`, 'FAIL  y']);
+    expect(
+      formatTable(
+        ['', 'NAME'],
+        [
+          [green, 'x'],
+          ['FAIL', 'y'],
+        ],
+        undefined,
+      )
+        .split('\n')
+        .slice(1),
+    ).toEqual([`${green}  x`, 'FAIL  y']);
     const long = '\u001b[31mconnection refused by the app\u001b[39m';
     expect(formatTable(['ERROR'], [[long]], 20).split('\n')[1]).toBe(long);
   });
@@ -41,7 +62,15 @@ describe('formatTable', () => {
   });
 
   it('wraps long cells between words onto lines under them instead, when asked to', () => {
-    const lines = formatTable(['', 'CHECK', 'GOT'], [['FAIL', rows[1][1], '200 in 1 ms'], ['pass', 'short', '200 in 17 ms']], 40, 'wrap').split('\n');
+    const lines = formatTable(
+      ['', 'CHECK', 'GOT'],
+      [
+        ['FAIL', rows[1][1], '200 in 1 ms'],
+        ['pass', 'short', '200 in 17 ms'],
+      ],
+      40,
+      'wrap',
+    ).split('\n');
     expect(lines).toEqual([
       '      CHECK                 GOT',
       'FAIL  a body changed after  200 in 1 ms',
@@ -66,12 +95,26 @@ describe('wrapText', () => {
 
 describe('the check table', () => {
   const checks: CheckResult[] = [
-    { id: 'valid', name: 'valid punch.created delivery is accepted', status: 'pass', sent: 'punch.created evt_check_e156ba128ec41c31, correctly signed', got: '200 in 17 ms' },
-    { id: 'wrong-secret', name: 'a signature made with another secret is rejected', status: 'fail', sent: 'an envelope signed with a different secret', got: '200 in 1 ms', hint: 'Verify it.' },
+    {
+      id: 'valid',
+      name: 'valid punch.created delivery is accepted',
+      status: 'pass',
+      sent: 'punch.created evt_check_e156ba128ec41c31, correctly signed',
+      got: '200 in 17 ms',
+    },
+    {
+      id: 'wrong-secret',
+      name: 'a signature made with another secret is rejected',
+      status: 'fail',
+      sent: 'an envelope signed with a different secret',
+      got: '200 in 1 ms',
+      hint: 'Verify it.',
+    },
   ];
 
   it('has every column when it fits, or when it goes to a pipe', () => {
-    for (const width of [200, undefined]) expect(formatChecks(checks, width).split('\n')[0]).toMatch(/^ +CHECK +SENT +GOT$/);
+    for (const width of [200, undefined])
+      expect(formatChecks(checks, width).split('\n')[0]).toMatch(/^ +CHECK +SENT +GOT$/);
   });
 
   it('leaves out SENT on a narrower terminal, so the names of the checks are not cut', () => {
@@ -84,11 +127,21 @@ describe('the check table', () => {
     const lines = formatChecks(checks, 40).split('\n');
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(40);
     expect(lines.join('\n')).not.toContain('…');
-    expect(lines.slice(3).map((line) => line.slice(6, 28).trim()).join(' ')).toBe(checks[1].name);
+    expect(
+      lines
+        .slice(3)
+        .map((line) => line.slice(6, 28).trim())
+        .join(' '),
+    ).toBe(checks[1].name);
   });
 
   it('wraps each hint of "How to fix" under its text on a terminal, and leaves it on one line in a pipe', () => {
-    const hinted = [{ ...checks[1], hint: 'Verify X-Service-Signature with your endpoint secret and reject on mismatch: anyone can POST to your URL.' }];
+    const hinted = [
+      {
+        ...checks[1],
+        hint: 'Verify X-Service-Signature with your endpoint secret and reject on mismatch: anyone can POST to your URL.',
+      },
+    ];
     // Without colour codes, should the tests run on a terminal.
     expect(stripVTControlCharacters(formatAdvice(hinted, undefined))).toBe(`  FAIL wrong-secret: ${hinted[0].hint}`);
     const lines = stripVTControlCharacters(formatAdvice(hinted, 50)).split('\n');
@@ -99,32 +152,69 @@ describe('the check table', () => {
   });
 });
 
-
 describe('the delivery line', () => {
-  const report: DeliveryReport = { captureId: 'cap_1', source: 'delivery', eventId: 'evt_1', type: 'punch.created', signature: 'valid', duplicateOf: null, method: 'POST', target: 'http://localhost:3000/hooks', status: 200, durationMs: 23 };
+  const report: DeliveryReport = {
+    captureId: 'cap_1',
+    source: 'delivery',
+    eventId: 'evt_1',
+    type: 'punch.created',
+    signature: 'valid',
+    duplicateOf: null,
+    method: 'POST',
+    target: 'http://localhost:3000/hooks',
+    status: 200,
+    durationMs: 23,
+  };
 
   it('names the event, the verdict and where it went', () => {
-    expect(deliveryLine(report)).toMatch(/^\d\d:\d\d:\d\d --> punch\.created \[evt_1\] signature valid {2}<-- \[200\] POST http:\/\/localhost:3000\/hooks \(23 ms\)$/);
+    expect(deliveryLine(report)).toMatch(
+      /^\d\d:\d\d:\d\d --> punch\.created \[evt_1\] signature valid {2}<-- \[200\] POST http:\/\/localhost:3000\/hooks \(23 ms\)$/,
+    );
   });
 
   it('marks an event id delivered before as a duplicate', () => {
-    expect(deliveryLine({ ...report, duplicateOf: 'cap_0' })).toMatch(/ --> punch\.created \[evt_1\] duplicate signature valid {2}<-- \[200\] /);
+    expect(deliveryLine({ ...report, duplicateOf: 'cap_0' })).toMatch(
+      / --> punch\.created \[evt_1\] duplicate signature valid {2}<-- \[200\] /,
+    );
   });
 
-  it("ends with what the app said when it did not answer 2xx", () => {
-    expect(deliveryLine({ ...report, status: 400, answer: 'No signatures found matching the expected "signature"' })).toMatch(
+  it('ends with what the app said when it did not answer 2xx', () => {
+    expect(
+      deliveryLine({ ...report, status: 400, answer: 'No signatures found matching the expected "signature"' }),
+    ).toMatch(
       / {2}<-- \[400\] POST http:\/\/localhost:3000\/hooks \(23 ms\) "No signatures found matching the expected \\"signature\\""$/,
     );
   });
 
   it('says a request refused unread was not captured, without a verdict it never had', () => {
-    const busy: DeliveryReport = { ...report, captureId: null, eventId: null, type: null, signature: 'unchecked', target: null, status: 503, durationMs: 0, error: 'listener_busy' };
-    expect(deliveryLine(busy)).toMatch(/^\d\d:\d\d:\d\d --> POST \(not captured\) {2}<-- \[503\] clockhook \(0 ms\) listener_busy$/);
+    const busy: DeliveryReport = {
+      ...report,
+      captureId: null,
+      eventId: null,
+      type: null,
+      signature: 'unchecked',
+      target: null,
+      status: 503,
+      durationMs: 0,
+      error: 'listener_busy',
+    };
+    expect(deliveryLine(busy)).toMatch(
+      /^\d\d:\d\d:\d\d --> POST \(not captured\) {2}<-- \[503\] clockhook \(0 ms\) listener_busy$/,
+    );
   });
 });
 
 describe("listen's Network line", () => {
-  const entry = (address: string, family: 'IPv4' | 'IPv6', internal = false) => ({ address, family, internal, netmask: '', mac: '', cidr: null, ...(family === 'IPv6' ? { scopeid: 0 } : {}) }) as NetworkInterfaceInfo;
+  const entry = (address: string, family: 'IPv4' | 'IPv6', internal = false) =>
+    ({
+      address,
+      family,
+      internal,
+      netmask: '',
+      mac: '',
+      cidr: null,
+      ...(family === 'IPv6' ? { scopeid: 0 } : {}),
+    }) as NetworkInterfaceInfo;
   const interfaces = {
     lo: [entry('127.0.0.1', 'IPv4', true), entry('::1', 'IPv6', true)],
     eth0: [entry('192.168.1.20', 'IPv4'), entry('fe80::1', 'IPv6'), entry('2001:db8::7', 'IPv6')],
@@ -132,8 +222,15 @@ describe("listen's Network line", () => {
   };
 
   it("gives the listener's URL at each of the machine's outside addresses when it listens on every interface", () => {
-    expect(networkUrls('http://127.0.0.1:4300/hooks', '0.0.0.0', interfaces)).toEqual(['http://192.168.1.20:4300/hooks', 'http://172.17.0.1:4300/hooks']);
-    expect(networkUrls('http://127.0.0.1:4300/', '::', interfaces)).toEqual(['http://192.168.1.20:4300/', 'http://[2001:db8::7]:4300/', 'http://172.17.0.1:4300/']);
+    expect(networkUrls('http://127.0.0.1:4300/hooks', '0.0.0.0', interfaces)).toEqual([
+      'http://192.168.1.20:4300/hooks',
+      'http://172.17.0.1:4300/hooks',
+    ]);
+    expect(networkUrls('http://127.0.0.1:4300/', '::', interfaces)).toEqual([
+      'http://192.168.1.20:4300/',
+      'http://[2001:db8::7]:4300/',
+      'http://172.17.0.1:4300/',
+    ]);
   });
 
   it('is not there when the listener is on one address', () => {

@@ -56,13 +56,23 @@ describe.runIf(existsSync(SCRIPT))('tables on a real terminal', () => {
     }
     expect(names).toContain(LONGEST);
     // The answers line up although only the status is coloured.
-    const answers = table.filter((line) => /\d+ in \d+ ms$/.test(line)).map((line) => shown(line).search(/\d+ in \d+ ms$/));
+    const answers = table
+      .filter((line) => /\d+ in \d+ ms$/.test(line))
+      .map((line) => shown(line).search(/\d+ in \d+ ms$/));
     expect(new Set(answers).size).toBe(1);
     // How to fix: each hint wrapped under its text, whole.
-    const hints = lines.slice(advice + 1, lines.findIndex((line) => /passed, \d+ failed/.test(line))).map(shown).filter(Boolean);
+    const hints = lines
+      .slice(
+        advice + 1,
+        lines.findIndex((line) => /passed, \d+ failed/.test(line)),
+      )
+      .map(shown)
+      .filter(Boolean);
     expect(hints.length).toBeGreaterThan(3);
     expect(hints.filter((line) => line.startsWith('       ')).length).toBeGreaterThan(0);
-    expect(hints.join(' ').replace(/ {2,}/g, ' ')).toContain('wrong-secret: Verify X-Service-Signature with your endpoint secret and reject on mismatch: anyone can POST to your URL.');
+    expect(hints.join(' ').replace(/ {2,}/g, ' ')).toContain(
+      'wrong-secret: Verify X-Service-Signature with your endpoint secret and reject on mismatch: anyone can POST to your URL.',
+    );
 
     // Through a pipe nothing is fitted: it was the terminal's width that wrapped it.
     const piped = await runCli(args, { cwd: dir.path });

@@ -21,7 +21,10 @@ describe('a crash in the middle of a burst', () => {
     cleanups.push(dir.remove);
     const app = await startReceiver();
     cleanups.push(app.close);
-    const listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--max-captures', '5000'], dir.path);
+    const listen = await startListenProcess(
+      ['--secret', SECRET, '--forward-to', app.url, '--max-captures', '5000'],
+      dir.path,
+    );
     cleanups.push(() => listen.stop('SIGKILL'));
 
     const ids = Array.from({ length: 2000 }, (_, i) => `evt_burst_${i}`);
@@ -33,7 +36,14 @@ describe('a crash in the middle of a burst', () => {
       while (next < ids.length) {
         const id = ids[next++];
         // Every tenth body is over 16 KiB, so kept in a file of its own.
-        const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { i: next, pad: next % 10 === 0 ? 'p'.repeat(40_000) : '' } });
+        const body = JSON.stringify({
+          id,
+          object: 'event',
+          type: 'punch.created',
+          api_version: '2026-11-01',
+          created: 1_790_000_000,
+          data: { i: next, pad: next % 10 === 0 ? 'p'.repeat(40_000) : '' },
+        });
         bodies.set(id, body);
         try {
           const res = await postSigned(listen.ready.listener, body, SECRET);
@@ -61,7 +71,10 @@ describe('a crash in the middle of a burst', () => {
     // A large body answered 2xx is whole in its file.
     const apart = captures.filter((c) => c.bodyFile && answered.includes(c.envelope?.id as string));
     expect(apart.length).toBeGreaterThanOrEqual(90);
-    for (const capture of apart) expect(await readFile(join(dir.path, '.clockhook', capture.bodyFile as string), 'utf8')).toBe(bodies.get(capture.envelope?.id as string));
+    for (const capture of apart)
+      expect(await readFile(join(dir.path, '.clockhook', capture.bodyFile as string), 'utf8')).toBe(
+        bodies.get(capture.envelope?.id as string),
+      );
 
     const again = await startListenProcess(['--secret', SECRET], dir.path);
     cleanups.push(() => again.stop('SIGKILL'));
@@ -91,7 +104,9 @@ describe('a crash in the middle of a burst', () => {
       await Promise.all(Array.from({ length: 8 }, writer));`;
     const acknowledged = new Set<string>();
     for (let round = 0; round < 3; round++) {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let buffer = '';
       child.stdout.on('data', (chunk: Buffer) => {
         buffer += chunk;

@@ -65,7 +65,15 @@ afterEach(async () => {
   await rm(mount, { recursive: true, force: true });
 });
 
-const envelope = (id: string) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(3000) } });
+const envelope = (id: string) =>
+  JSON.stringify({
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1_790_000_000,
+    data: { pad: 'p'.repeat(3000) },
+  });
 const send = (id: string) => postSigned(listen?.ready.listener as string, envelope(id), SECRET);
 
 describe.skipIf(!canMount)('a full or read-only disk', () => {
@@ -77,7 +85,9 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
     expect(full.status).toBe(503);
     expect(JSON.parse(full.text).error.code).toBe('capture_failed');
     expect(app.received.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['evt_before']); // not forwarded
-    await expect.poll(() => listen?.stderr).toMatch(/Could not write the capture to \.clockhook\/captures\.json: ENOSPC.*503/);
+    await expect
+      .poll(() => listen?.stderr)
+      .toMatch(/Could not write the capture to \.clockhook\/captures\.json: ENOSPC.*503/);
     execFileSync('sh', ['-c', `rm -f ${mount}/filler-*`]);
     expect((await send('evt_after')).status).toBe(200);
     // Killed, not stopped: the journal must be whole as it is, with no torn write from the full disk.
@@ -88,11 +98,20 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
 
   it('answers 503 to a body larger than the free space, leaving no half of it, and goes on storing the next', async () => {
     listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
-    const big = JSON.stringify({ id: 'evt_big', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(3 * 1024 * 1024) } });
+    const big = JSON.stringify({
+      id: 'evt_big',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: { pad: 'p'.repeat(3 * 1024 * 1024) },
+    });
     const res = await postSigned(listen.ready.listener, big, SECRET);
     expect(res.status).toBe(503);
     expect(JSON.parse(res.text).error.code).toBe('capture_failed');
-    await expect.poll(() => listen?.stderr).toMatch(/Could not write the capture to \.clockhook\/captures\.json: ENOSPC.*503/);
+    await expect
+      .poll(() => listen?.stderr)
+      .toMatch(/Could not write the capture to \.clockhook\/captures\.json: ENOSPC.*503/);
     expect(app.received).toHaveLength(0);
     expect(readdirSync(join(mount, '.clockhook', 'captures.json.bodies'))).toEqual([]);
     // The body was given up, not retried in front of every later delivery.
@@ -103,7 +122,22 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
   it('keeps the body file of a capture retention dropped until what replaced it is on the disk', async () => {
     const path = join(mount, '.clockhook', 'captures.json');
     const store = await CaptureStore.open({ path, maxCaptures: 1 });
-    const capture = (body: string): Capture => ({ id: newCaptureId(), receivedAt: '', source: 'delivery', method: 'POST', path: '/', headers: {}, body, bodyEncoding: 'utf8', bodySize: body.length, signature: { status: 'unchecked' }, envelope: null, contractProblems: [], duplicateOf: null, rejected: null });
+    const capture = (body: string): Capture => ({
+      id: newCaptureId(),
+      receivedAt: '',
+      source: 'delivery',
+      method: 'POST',
+      path: '/',
+      headers: {},
+      body,
+      bodyEncoding: 'utf8',
+      bodySize: body.length,
+      signature: { status: 'unchecked' },
+      envelope: null,
+      contractProblems: [],
+      duplicateOf: null,
+      rejected: null,
+    });
     await store.add(capture('L'.repeat(40_000)));
     const [large] = store.all();
     fill(mount);
@@ -121,13 +155,14 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
     const path = join(mount, 'captures.json');
     const journal = new JournalAdapter(path, { logger: silentLogger, compactAfterBytes: 1 << 30, now: Date.now });
     const capture = (body: string) => ({ id: newCaptureId(), body }) as Capture;
-    const openJournals = () => readdirSync('/proc/self/fd').filter((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`) === journal.journalPath;
-      } catch {
-        return false; // closed meanwhile (readdir's own fd)
-      }
-    }).length;
+    const openJournals = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === journal.journalPath;
+        } catch {
+          return false; // closed meanwhile (readdir's own fd)
+        }
+      }).length;
 
     journal.put(capture('a'));
     journal.append(); // written; its delivery waits for the next fsync

@@ -23,7 +23,8 @@ function generator(seed: number) {
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(items: T[]) => items[int(items.length)];
   const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => int(256)));
-  const text = (n: number, alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789-_.~%/?=&:;,"\'<>{}[]\\ \t') => Array.from({ length: n }, () => alphabet[int(alphabet.length)]).join('');
+  const text = (n: number, alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789-_.~%/?=&:;,"\'<>{}[]\\ \t') =>
+    Array.from({ length: n }, () => alphabet[int(alphabet.length)]).join('');
   return { next, int, pick, bytes, text };
 }
 
@@ -33,19 +34,61 @@ type Gen = ReturnType<typeof generator>;
 function randomRequest(g: Gen): Buffer[] {
   const kind = g.int(10);
   if (kind === 0) return [g.bytes(1 + g.int(400))];
-  const method = g.pick(['POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'TRACE', 'BREW', g.text(5, 'ABCXYZ')]);
-  const path = g.pick(['/', '/hooks', `/${g.text(g.int(60))}`, `/${'../'.repeat(g.int(5))}etc/passwd`, '*', `/%${g.text(2)}`, `http://evil.test/${g.text(4)}`, `/${'x'.repeat(g.int(3000))}`]);
-  const body = g.pick([Buffer.alloc(0), Buffer.from('{"id":"evt_f","object":"event"}'), g.bytes(g.int(2000)), Buffer.from(`{${'"a":{'.repeat(g.int(200))}`)]);
+  const method = g.pick([
+    'POST',
+    'POST',
+    'POST',
+    'GET',
+    'PUT',
+    'DELETE',
+    'HEAD',
+    'OPTIONS',
+    'PATCH',
+    'TRACE',
+    'BREW',
+    g.text(5, 'ABCXYZ'),
+  ]);
+  const path = g.pick([
+    '/',
+    '/hooks',
+    `/${g.text(g.int(60))}`,
+    `/${'../'.repeat(g.int(5))}etc/passwd`,
+    '*',
+    `/%${g.text(2)}`,
+    `http://evil.test/${g.text(4)}`,
+    `/${'x'.repeat(g.int(3000))}`,
+  ]);
+  const body = g.pick([
+    Buffer.alloc(0),
+    Buffer.from('{"id":"evt_f","object":"event"}'),
+    g.bytes(g.int(2000)),
+    Buffer.from(`{${'"a":{'.repeat(g.int(200))}`),
+  ]);
   const headers: string[] = [`Host: ${g.pick(['localhost', '127.0.0.1', g.text(10), ''])}`];
   const framing = g.int(5);
   if (framing === 0) headers.push(`Content-Length: ${body.length}`);
-  else if (framing === 1) headers.push(`Content-Length: ${g.pick([body.length + 1 + g.int(10), Math.max(0, body.length - 1), -1, 'x', '1e3'])}`);
+  else if (framing === 1)
+    headers.push(
+      `Content-Length: ${g.pick([body.length + 1 + g.int(10), Math.max(0, body.length - 1), -1, 'x', '1e3'])}`,
+    );
   else if (framing === 2) headers.push('Transfer-Encoding: chunked');
   else if (framing === 3) headers.push(`Content-Length: ${body.length}`, 'Transfer-Encoding: chunked');
-  for (let i = g.int(6); i > 0; i--) headers.push(`${g.pick(['X-Service-Signature', 'Content-Type', 'X-' + g.text(5), g.text(8)])}: ${g.pick([`t=${g.int(2e9)},v1=${g.text(64, '0123456789abcdef')}`, g.text(g.int(100)), 't=,v1=', ''])}`);
+  for (let i = g.int(6); i > 0; i--)
+    headers.push(
+      `${g.pick(['X-Service-Signature', 'Content-Type', 'X-' + g.text(5), g.text(8)])}: ${g.pick([`t=${g.int(2e9)},v1=${g.text(64, '0123456789abcdef')}`, g.text(g.int(100)), 't=,v1=', ''])}`,
+    );
   if (g.next() < 0.7) headers.push('Connection: close');
-  const payload = framing === 2 ? Buffer.concat([Buffer.from(`${g.pick([body.length.toString(16), 'zz', '-1', ''])}\r\n`), body, Buffer.from(g.pick(['\r\n0\r\n\r\n', '\r\n', '']))]) : body;
-  const head = Buffer.from(`${method} ${path} HTTP/${g.pick(['1.1', '1.1', '1.0', '2.0', '9'])}\r\n${headers.join('\r\n')}\r\n\r\n`);
+  const payload =
+    framing === 2
+      ? Buffer.concat([
+          Buffer.from(`${g.pick([body.length.toString(16), 'zz', '-1', ''])}\r\n`),
+          body,
+          Buffer.from(g.pick(['\r\n0\r\n\r\n', '\r\n', ''])),
+        ])
+      : body;
+  const head = Buffer.from(
+    `${method} ${path} HTTP/${g.pick(['1.1', '1.1', '1.0', '2.0', '9'])}\r\n${headers.join('\r\n')}\r\n\r\n`,
+  );
   // Sometimes split at a random point, as a slow or fragmented client would.
   const whole = Buffer.concat([head, payload]);
   const cut = g.int(whole.length);
@@ -71,7 +114,9 @@ describe('fuzzing the listener', () => {
     for (let i = 0; i < requests.length; i += 200) {
       // 3 s: far past the 400 ms request limit (checked every 100 ms), so an unfinished request must have been
       // answered or closed by then, on a machine however loaded. Answered ones end at their status line.
-      const results = await Promise.all(requests.slice(i, i + 200).map((chunks) => sendRaw(listener.port, chunks, { waitMs: 3000, untilStatus: true })));
+      const results = await Promise.all(
+        requests.slice(i, i + 200).map((chunks) => sendRaw(listener.port, chunks, { waitMs: 3000, untilStatus: true })),
+      );
       for (const result of results) {
         const key = result.status.slice(9, 12) || (result.closed ? 'closed' : 'open');
         statuses.set(key, (statuses.get(key) ?? 0) + 1);
@@ -81,7 +126,14 @@ describe('fuzzing the listener', () => {
     expect(statuses.get('open') ?? 0).toBe(0);
     for (const status of statuses.keys()) expect(status).toMatch(/^(closed|[1-5]\d\d)$/);
 
-    const body = JSON.stringify({ id: 'evt_after_fuzz', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { ok: true } });
+    const body = JSON.stringify({
+      id: 'evt_after_fuzz',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: { ok: true },
+    });
     const before = app.received.length;
     const res = await postSigned(listener.url, body, SECRET);
     expect(res.status).toBe(200);

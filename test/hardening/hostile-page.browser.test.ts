@@ -19,7 +19,14 @@ const XSS = [
 ];
 
 function envelope(id: string, data: unknown): string {
-  return JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data });
+  return JSON.stringify({
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1_790_000_000,
+    data,
+  });
 }
 
 async function deliver(body: string | Buffer, headers: Record<string, string> = {}) {
@@ -30,11 +37,24 @@ async function deliver(body: string | Buffer, headers: Record<string, string> = 
 beforeAll(async () => {
   t = await startInspectedSession({ secret: SECRET, forwardTo: null });
   await deliver(envelope('evt_plain', { note: 'a plain, harmless capture' }));
-  await deliver(envelope('evt_xss', { note: XSS[0], photo: XSS[1], link: XSS[2], [XSS[3]]: XSS }), { 'x-note': XSS[1], 'x-link': XSS[2] });
+  await deliver(envelope('evt_xss', { note: XSS[0], photo: XSS[1], link: XSS[2], [XSS[3]]: XSS }), {
+    'x-note': XSS[1],
+    'x-link': XSS[2],
+  });
   await deliver(envelope('evt_huge', { line: 'A'.repeat(1024 * 1024) }));
-  await deliver(`{"id":"evt_deep","object":"event","type":"punch.created","api_version":"2026-11-01","created":1790000000,"data":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`);
-  await deliver(Buffer.concat([Buffer.from('{"id":"evt_bytes","note":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('"}')]));
-  await deliver('{"id":"evt_proto","object":"event","type":"punch.created","api_version":"2026-11-01","created":1790000000,"data":{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted2":"yes"}}}}');
+  await deliver(
+    `{"id":"evt_deep","object":"event","type":"punch.created","api_version":"2026-11-01","created":1790000000,"data":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`,
+  );
+  await deliver(
+    Buffer.concat([
+      Buffer.from('{"id":"evt_bytes","note":"'),
+      Buffer.from([0xff, 0xfe, 0xc3, 0x28]),
+      Buffer.from('"}'),
+    ]),
+  );
+  await deliver(
+    '{"id":"evt_proto","object":"event","type":"punch.created","api_version":"2026-11-01","created":1790000000,"data":{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted2":"yes"}}}}',
+  );
 
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -88,11 +108,13 @@ describe('hostile payloads in the inspector page', () => {
     expect(pageErrors).toEqual([]);
   });
 
-  it('lets nothing leak between captures or into the page\'s objects', async () => {
+  it("lets nothing leak between captures or into the page's objects", async () => {
     await row('evt_proto').click();
     await expect.poll(() => page.locator('#detail .json').textContent()).toContain('__proto__');
     expect(await page.evaluate(() => ({}) as Record<string, unknown>)).toEqual({});
-    expect(await page.evaluate(() => [(({}) as Record<string, unknown>).polluted, (({}) as Record<string, unknown>).polluted2])).toEqual([undefined, undefined]);
+    expect(
+      await page.evaluate(() => [({} as Record<string, unknown>).polluted, ({} as Record<string, unknown>).polluted2]),
+    ).toEqual([undefined, undefined]);
     await row('evt_plain').click();
     await expect.poll(() => page.locator('#detail h2').textContent()).toContain('evt_plain');
     const detail = await page.locator('#detail').textContent();
@@ -105,7 +127,9 @@ describe('hostile payloads in the inspector page', () => {
 describe('actions an offline listener without an app cannot offer', () => {
   it('says on each why it is not offered', async () => {
     await row('evt_plain').click();
-    const titles = await page.locator('#detail .actions button:disabled').evaluateAll((buttons) => buttons.map((b) => [b.textContent, b.getAttribute('title')]));
+    const titles = await page
+      .locator('#detail .actions button:disabled')
+      .evaluateAll((buttons) => buttons.map((b) => [b.textContent, b.getAttribute('title')]));
     const noApp = 'No app to replay to: listen runs in capture-only mode. Start it with --forward-to <your app>.';
     const offline = 'Offline (--secret without an API key): there is no service to ask.';
     expect(titles).toEqual([

@@ -14,7 +14,14 @@ import { tempDir } from '../helpers/sandbox.js';
 import { recordingLogger } from '../helpers/logger.js';
 
 const SECRET = 'whsec_hardening';
-const BODY = JSON.stringify({ id: 'evt_h1', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1 } });
+const BODY = JSON.stringify({
+  id: 'evt_h1',
+  object: 'event',
+  type: 'punch.created',
+  api_version: '2026-11-01',
+  created: 1_790_000_000,
+  data: { id: 1 },
+});
 
 let rig: ListenerRig;
 let app: Receiver;
@@ -44,10 +51,26 @@ const request = (head: string, body = '') => `${head}\r\n\r\n${body}`;
 describe('malformed HTTP at the listener', () => {
   it.each([
     ['garbage instead of HTTP', ['\x16\x03\x01\x00\xa5hello there\r\n\r\n'], /^HTTP\/1\.1 400/],
-    ['garbage chunked encoding', [request('POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked', 'zz\r\nnot hex\r\n0\r\n\r\n')], /^HTTP\/1\.1 400/],
-    ['both Content-Length and chunked', [request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked', '0\r\n\r\n')], /^HTTP\/1\.1 400/],
-    ['a non-numeric Content-Length', [request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: lots', 'abc')], /^HTTP\/1\.1 400/],
-    ['headers over the limit', [request(`POST / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}`)], /^HTTP\/1\.1 431/],
+    [
+      'garbage chunked encoding',
+      [request('POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked', 'zz\r\nnot hex\r\n0\r\n\r\n')],
+      /^HTTP\/1\.1 400/,
+    ],
+    [
+      'both Content-Length and chunked',
+      [request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked', '0\r\n\r\n')],
+      /^HTTP\/1\.1 400/,
+    ],
+    [
+      'a non-numeric Content-Length',
+      [request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: lots', 'abc')],
+      /^HTTP\/1\.1 400/,
+    ],
+    [
+      'headers over the limit',
+      [request(`POST / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}`)],
+      /^HTTP\/1\.1 431/,
+    ],
     ['an absurdly long path', [request(`POST /${'p'.repeat(20_000)} HTTP/1.1\r\nHost: x`)], /^HTTP\/1\.1 431/],
   ])('answers %s with an HTTP error and closes', async (_name, chunks, status) => {
     const result = await sendRaw(listener.port, chunks);
@@ -57,7 +80,9 @@ describe('malformed HTTP at the listener', () => {
   });
 
   it('answers a body shorter than its Content-Length with 408 once the time limit passes', async () => {
-    const result = await sendRaw(listener.port, [request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000', '{"id":')]);
+    const result = await sendRaw(listener.port, [
+      request('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000', '{"id":'),
+    ]);
     expect(result.status).toMatch(/^HTTP\/1\.1 408/);
     expect(result.ms).toBeLessThan(2500);
     expect(store.all()).toHaveLength(0);
@@ -73,7 +98,10 @@ describe('malformed HTTP at the listener', () => {
   });
 
   it('drops a body that never finishes', async () => {
-    const drip = [`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nX-Service-Signature: t=1,v1=00\r\n\r\n`, ...Array.from({ length: 40 }, () => 'aaaa')];
+    const drip = [
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\nX-Service-Signature: t=1,v1=00\r\n\r\n`,
+      ...Array.from({ length: 40 }, () => 'aaaa'),
+    ];
     const result = await sendRaw(listener.port, drip, { gapMs: 100, waitMs: 5000 });
     expect(result.closed).toBe(true);
     expect(result.ms).toBeLessThan(2500);
@@ -102,7 +130,8 @@ describe('malformed HTTP at the listener', () => {
       let response = '';
       socket.on('data', (data) => {
         response += data.toString();
-        if (response.includes('\r\n\r\n')) resolve({ status: response.split('\r\n', 1)[0], ms: performance.now() - started });
+        if (response.includes('\r\n\r\n'))
+          resolve({ status: response.split('\r\n', 1)[0], ms: performance.now() - started });
       });
       socket.on('error', () => {});
       socket.on('close', () => resolve({ status: response.split('\r\n', 1)[0], ms: performance.now() - started }));
@@ -136,14 +165,16 @@ describe('malformed HTTP at the listener', () => {
   it('survives thousands of connections opened and abandoned', async () => {
     const { connect } = await import('node:net');
     const sockets = await Promise.all(
-      Array.from({ length: 2000 }, (_, i) =>
-        new Promise<import('node:net').Socket>((resolve) => {
-          const socket = connect(listener.port, '127.0.0.1', () => {
-            if (i % 2) socket.write('POST / HTTP/1.1\r\nHost: x\r\n'); // half of them start a request
-            resolve(socket);
-          });
-          socket.on('error', () => resolve(socket));
-        }),
+      Array.from(
+        { length: 2000 },
+        (_, i) =>
+          new Promise<import('node:net').Socket>((resolve) => {
+            const socket = connect(listener.port, '127.0.0.1', () => {
+              if (i % 2) socket.write('POST / HTTP/1.1\r\nHost: x\r\n'); // half of them start a request
+              resolve(socket);
+            });
+            socket.on('error', () => resolve(socket));
+          }),
       ),
     );
     await stillForwards();
@@ -156,7 +187,14 @@ describe('the budget of bodies held at once', () => {
   const KiB = 1024;
   /** A signed delivery of about `size` bytes, with an event id of its own. */
   const delivery = (n: number, size: number) => {
-    const head = JSON.stringify({ id: `evt_budget${n}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: '' } });
+    const head = JSON.stringify({
+      id: `evt_budget${n}`,
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: { pad: '' },
+    });
     return head.replace('"pad":""', `"pad":"${'x'.repeat(size - head.length)}"`);
   };
 
@@ -186,7 +224,11 @@ describe('the budget of bodies held at once', () => {
       const refused = await postSigned(url, delivery(3, 400 * KiB), SECRET);
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('10');
-      expect(JSON.parse(refused.text).error).toMatchObject({ type: 'api_error', code: 'listener_busy', message: expect.stringContaining('--max-buffer') });
+      expect(JSON.parse(refused.text).error).toMatchObject({
+        type: 'api_error',
+        code: 'listener_busy',
+        message: expect.stringContaining('--max-buffer'),
+      });
       expect(reports.at(-1)).toMatchObject({ captureId: null, status: 503, error: 'listener_busy' });
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/Raise --max-buffer/);
@@ -207,7 +249,12 @@ describe('the budget of bodies held at once', () => {
         retried = await postSigned(url, delivery(3, 400 * KiB), SECRET);
       }
       expect(retried.status).toBe(200);
-      expect(budget.store.all().map((c) => c.envelope?.id)).toEqual(['evt_budget1', 'evt_budget2', 'evt_budget4', 'evt_budget3']);
+      expect(budget.store.all().map((c) => c.envelope?.id)).toEqual([
+        'evt_budget1',
+        'evt_budget2',
+        'evt_budget4',
+        'evt_budget3',
+      ]);
     } finally {
       held.splice(0).forEach((answer) => answer());
       await budget.close();
@@ -224,7 +271,15 @@ describe('the budget of bodies held at once', () => {
     });
     const handOver = (n: number) => {
       const body = Buffer.from(delivery(n, 400 * KiB));
-      return budget.listener.handleDirect({ method: 'POST', path: '/', headers: { 'content-type': 'application/json', 'x-service-signature': signPayload({ payload: body, secret: SECRET }) }, body });
+      return budget.listener.handleDirect({
+        method: 'POST',
+        path: '/',
+        headers: {
+          'content-type': 'application/json',
+          'x-service-signature': signPayload({ payload: body, secret: SECRET }),
+        },
+        body,
+      });
     };
     try {
       const first = [handOver(1), handOver(2)];
@@ -270,7 +325,12 @@ describe('the budget of bodies held at once', () => {
       console.log(JSON.stringify({ grown: process.memoryUsage().heapUsed - before, captures: store.all().length }));
       process.exit(0);`;
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--input-type=module', '-e', script]);
+      const { stdout } = await promisify(execFile)(process.execPath, [
+        '--expose-gc',
+        '--input-type=module',
+        '-e',
+        script,
+      ]);
       const { grown, captures } = JSON.parse(stdout) as { grown: number; captures: number };
       expect(captures).toBe(8);
       expect(grown / 2 ** 20).toBeLessThan(12);
@@ -280,6 +340,8 @@ describe('the budget of bodies held at once', () => {
   });
 
   it('cannot be smaller than the largest body', () => {
-    expect(() => new Listener({ store, forwardTo: null, maxBodyBytes: 1000, maxBufferedBytes: 999 })).toThrow(/at least maxBodyBytes/);
+    expect(() => new Listener({ store, forwardTo: null, maxBodyBytes: 1000, maxBufferedBytes: 999 })).toThrow(
+      /at least maxBodyBytes/,
+    );
   });
 });

@@ -8,7 +8,15 @@ let relay: RelayServer;
 const sockets: WebSocket[] = [];
 
 beforeEach(async () => {
-  relay = await startRelayServer({ port: 0, host: '127.0.0.1', maxBody: 64 * 1024, maxInFlight: 20, responseTimeoutMs: 3000, requestTimeoutMs: 500, retryAfterSeconds: 1 });
+  relay = await startRelayServer({
+    port: 0,
+    host: '127.0.0.1',
+    maxBody: 64 * 1024,
+    maxInFlight: 20,
+    responseTimeoutMs: 3000,
+    requestTimeoutMs: 500,
+    retryAfterSeconds: 1,
+  });
 });
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.terminate();
@@ -17,7 +25,9 @@ afterEach(async () => {
 
 /** A raw listener on a channel: `answer` decides what it does with each relayed request. */
 async function attach(token: string, answer: (frame: { id: number; body: string }, ws: WebSocket) => void) {
-  const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, { headers: { authorization: `Bearer ${token}` } });
+  const ws = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   sockets.push(ws);
   await new Promise((resolve) => ws.once('message', resolve)); // ready
   ws.on('message', (data) => {
@@ -28,7 +38,15 @@ async function attach(token: string, answer: (frame: { id: number; body: string 
 }
 
 const echo = (frame: { id: number; body: string }, ws: WebSocket) =>
-  ws.send(JSON.stringify({ type: 'response', id: frame.id, status: 200, headers: { 'content-type': 'text/plain' }, body: frame.body }));
+  ws.send(
+    JSON.stringify({
+      type: 'response',
+      id: frame.id,
+      status: 200,
+      headers: { 'content-type': 'text/plain' },
+      body: frame.body,
+    }),
+  );
 
 describe('relay abuse leaves other channels alone', () => {
   it('a channel whose listener never answers, flooded, does not slow another channel', async () => {
@@ -41,15 +59,22 @@ describe('relay abuse leaves other channels alone', () => {
     // Well before the stuck requests' 3 s time-out: the healthy channel never waited behind them.
     expect(performance.now() - started).toBeLessThan(1500);
     const flooded = await Promise.all(flood);
-    const counts = flooded.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
+    const counts = flooded.reduce<Record<number, number>>(
+      (acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }),
+      {},
+    );
     expect(counts).toEqual({ 429: 180, 504: 20 }); // bounded: 20 in flight, the rest refused at once
   });
 
   it('unknown channels, forged tokens and oversize bodies are refused without touching a live channel', async () => {
     const live = await attach('l'.repeat(43), echo);
     expect((await post(`${relay.url}/c/${channelFor('nobody'.repeat(8))}`, 'x')).status).toBe(404);
-    const forged = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, { headers: { authorization: `Bearer ${'f'.repeat(43)}`, 'x-clockhook-channel': channelFor('l'.repeat(43)) } });
-    const refusal = await new Promise<number>((resolve) => forged.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+    const forged = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
+      headers: { authorization: `Bearer ${'f'.repeat(43)}`, 'x-clockhook-channel': channelFor('l'.repeat(43)) },
+    });
+    const refusal = await new Promise<number>((resolve) =>
+      forged.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    );
     expect(refusal).toBe(401);
     expect((await post(live, Buffer.alloc(65 * 1024, 'b'))).status).toBe(413);
     expect((await post(live, 'still here')).text).toBe('still here');
@@ -57,7 +82,9 @@ describe('relay abuse leaves other channels alone', () => {
 
   it('a client sending garbage frames is closed; others keep working', async () => {
     const live = await attach('k'.repeat(43), echo);
-    const rogue = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, { headers: { authorization: `Bearer ${'r'.repeat(43)}` } });
+    const rogue = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
+      headers: { authorization: `Bearer ${'r'.repeat(43)}` },
+    });
     sockets.push(rogue);
     await new Promise((resolve) => rogue.once('message', resolve));
     const closed = new Promise<number>((resolve) => rogue.once('close', resolve));
@@ -70,8 +97,37 @@ describe('relay abuse leaves other channels alone', () => {
     const live = await attach('m'.repeat(43), echo);
     const port = Number(new URL(relay.url).port);
     expect((await sendRaw(port, ['garbage\r\n\r\n'])).status).toMatch(/^HTTP\/1\.1 400/);
-    expect((await sendRaw(port, [`POST /c/x HTTP/1.1\r\nHost: r\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`])).status).toMatch(/^HTTP\/1\.1 431/);
-    const slow = await sendRaw(port, ['POST /c/x HTTP/1.1\r\n', 'Host: r\r\n', 'X-1: a\r\n', 'X-2: a\r\n', 'X-3: a\r\n', 'X-4: a\r\n', 'X-5: a\r\n', 'X-6: a\r\n', 'X-7: a\r\n', 'X-8: a\r\n', 'X-9: a\r\n', 'X-10: a\r\n', 'X-11: a\r\n', 'X-12: a\r\n', 'X-13: a\r\n', 'X-14: a\r\n', 'X-15: a\r\n', 'X-16: a\r\n', 'X-17: a\r\n', 'X-18: a\r\n', 'X-19: a\r\n', 'X-20: a\r\n'], { gapMs: 100, waitMs: 4000 });
+    expect(
+      (await sendRaw(port, [`POST /c/x HTTP/1.1\r\nHost: r\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`])).status,
+    ).toMatch(/^HTTP\/1\.1 431/);
+    const slow = await sendRaw(
+      port,
+      [
+        'POST /c/x HTTP/1.1\r\n',
+        'Host: r\r\n',
+        'X-1: a\r\n',
+        'X-2: a\r\n',
+        'X-3: a\r\n',
+        'X-4: a\r\n',
+        'X-5: a\r\n',
+        'X-6: a\r\n',
+        'X-7: a\r\n',
+        'X-8: a\r\n',
+        'X-9: a\r\n',
+        'X-10: a\r\n',
+        'X-11: a\r\n',
+        'X-12: a\r\n',
+        'X-13: a\r\n',
+        'X-14: a\r\n',
+        'X-15: a\r\n',
+        'X-16: a\r\n',
+        'X-17: a\r\n',
+        'X-18: a\r\n',
+        'X-19: a\r\n',
+        'X-20: a\r\n',
+      ],
+      { gapMs: 100, waitMs: 4000 },
+    );
     expect(slow.closed).toBe(true);
     expect(slow.ms).toBeLessThan(2000);
     const before = process.memoryUsage().heapUsed;

@@ -19,12 +19,20 @@ export interface CliResult {
 }
 
 /** Runs a short command to completion; `input`, when given, is its standard input. */
-export function runCli(args: string[], { cwd, env = {}, input }: { cwd: string; env?: Record<string, string>; input?: string }): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  { cwd, env = {}, input }: { cwd: string; env?: Record<string, string>; input?: string },
+): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, ...args], { cwd, env: cleanEnv(env), timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd, env: cleanEnv(env), timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
     if (input !== undefined) child.stdin?.end(input);
   });
 }
@@ -34,7 +42,11 @@ export function runCli(args: string[], { cwd, env = {}, input }: { cwd: string; 
  * test wait for the line it expects.
  */
 export function spawnCli(args: string[], { cwd, env = {} }: { cwd: string; env?: Record<string, string> }) {
-  const child: ChildProcess = spawn(process.execPath, [BIN, ...args], { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: any[] = [];
   let stderr = '';
   let buffer = '';
@@ -63,7 +75,9 @@ export function spawnCli(args: string[], { cwd, env = {} }: { cwd: string; env?:
     stderr += chunk.toString();
     notify();
   });
-  const exited = new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+  const exited = new Promise<number>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))),
+  );
   exited.then(notify);
   let exitCode: number | undefined;
   exited.then((code) => {
@@ -79,12 +93,20 @@ export function spawnCli(args: string[], { cwd, env = {} }: { cwd: string; env?:
           resolve(found);
         } else if (exitCode !== undefined) {
           cleanup();
-          reject(new Error(`process exited ${exitCode} before the expected line. stderr:\n${stderr}\nlines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`));
+          reject(
+            new Error(
+              `process exited ${exitCode} before the expected line. stderr:\n${stderr}\nlines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`,
+            ),
+          );
         }
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`timed out waiting for a line. stderr:\n${stderr}\nlines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`));
+        reject(
+          new Error(
+            `timed out waiting for a line. stderr:\n${stderr}\nlines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`,
+          ),
+        );
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);

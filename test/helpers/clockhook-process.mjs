@@ -10,7 +10,11 @@ const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
  * rejects if it exits first); every later NDJSON line goes to `onLine`.
  */
 export function spawnJson(args, cwd, onLine = () => {}) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { ...process.env, CI: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   let buffer = '';
   const ready = new Promise((resolve, reject) => {

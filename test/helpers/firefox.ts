@@ -53,7 +53,9 @@ class StartupHang extends Error {}
 async function launchOnce(): Promise<Firefox> {
   const profile = await mkdtemp(join(tmpdir(), 'clockhook-firefox-'));
   await writeFile(join(profile, 'user.js'), PREFS);
-  const child = spawn(FIREFOX, ['--headless', '--no-remote', '--profile', profile, '--remote-debugging-port=0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(FIREFOX, ['--headless', '--no-remote', '--profile', profile, '--remote-debugging-port=0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const quit = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -85,7 +87,10 @@ const START_MS = 20_000;
 function remoteAddress(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let printed = '';
-    const timer = setTimeout(() => reject(new StartupHang(`Firefox did not start its remote agent within ${START_MS / 1000} s:\n${printed}`)), START_MS);
+    const timer = setTimeout(
+      () => reject(new StartupHang(`Firefox did not start its remote agent within ${START_MS / 1000} s:\n${printed}`)),
+      START_MS,
+    );
     child.stderr?.on('data', (chunk: Buffer) => {
       printed += chunk.toString();
       const address = /WebDriver BiDi listening on (ws:\/\/\S+)/.exec(printed)?.[1];
@@ -109,7 +114,8 @@ async function startSession(socket: WebSocket, close: () => Promise<void>): Prom
   let lastId = 0;
   socket.on('message', (data) => {
     const message = JSON.parse(String(data));
-    if (message.type === 'event' && message.method === 'log.entryAdded' && message.params.level === 'error') errors.push(message.params.text);
+    if (message.type === 'event' && message.method === 'log.entryAdded' && message.params.level === 'error')
+      errors.push(message.params.text);
     const call = waiting.get(message.id);
     if (!call) return;
     waiting.delete(message.id);
@@ -138,7 +144,8 @@ async function startSession(socket: WebSocket, close: () => Promise<void>): Prom
     async evaluate(expression) {
       const answer = await send('script.evaluate', { expression, target: { context }, awaitPromise: true });
       if (answer.type === 'exception') throw new Error(`in the page: ${answer.exceptionDetails.text}`);
-      if (answer.result.type !== 'string') throw new Error(`in the page: ${expression} gave a ${answer.result.type}, not a string`);
+      if (answer.result.type !== 'string')
+        throw new Error(`in the page: ${expression} gave a ${answer.result.type}, not a string`);
       return answer.result.value as string;
     },
     async setViewport(width, height) {

@@ -8,13 +8,20 @@ import { spawnCli } from './cli.js';
 
 /** Reads the capture store the way the listener does (snapshot + journal), without taking its lock. */
 export async function readCaptures(dir: string, file = join(dir, '.clockhook', 'captures.json')): Promise<Capture[]> {
-  const data = await new JournalAdapter(file, { logger: silentLogger, compactAfterBytes: Number.POSITIVE_INFINITY, now: Date.now }).read();
+  const data = await new JournalAdapter(file, {
+    logger: silentLogger,
+    compactAfterBytes: Number.POSITIVE_INFINITY,
+    now: Date.now,
+  }).read();
   return data?.captures ?? [];
 }
 
 /** `clockhook listen --json` as a child process in `cwd`, resolved once its ready line is out. */
 export async function startListenProcess(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const proc = spawnCli(['listen', '--json', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--no-open', ...args], { cwd, env });
+  const proc = spawnCli(
+    ['listen', '--json', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--no-open', ...args],
+    { cwd, env },
+  );
   const ready = await proc.waitForLine((line) => line.event === 'ready');
   // Not a spread: that would freeze the live `stderr` getter at this moment.
   return Object.assign(proc, { ready });
@@ -28,7 +35,8 @@ export function post(url: string, body: string | Buffer, headers: Record<string,
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
+        for (const [name, value] of Object.entries(res.headers))
+          if (typeof value === 'string') responseHeaders.set(name, value);
         resolve({ status: res.statusCode ?? 0, headers: responseHeaders, text: Buffer.concat(chunks).toString() });
       });
     });

@@ -5,5 +5,12 @@ export function recordingLogger(): Logger & { infos: string[]; warnings: string[
   const infos: string[] = [];
   const warnings: string[] = [];
   const errors: string[] = [];
-  return { infos, warnings, errors, info: (m) => infos.push(m), warn: (m) => warnings.push(m), error: (m) => errors.push(m) };
+  return {
+    infos,
+    warnings,
+    errors,
+    info: (m) => infos.push(m),
+    warn: (m) => warnings.push(m),
+    error: (m) => errors.push(m),
+  };
 }

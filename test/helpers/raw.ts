@@ -14,7 +14,11 @@ export interface RawResult {
  * `waitMs` passes (with `untilStatus`, until the status line has come). For HTTP that no client library
  * would send.
  */
-export function sendRaw(port: number, chunks: (string | Buffer)[], { waitMs = 3000, gapMs = 0, untilStatus = false } = {}): Promise<RawResult> {
+export function sendRaw(
+  port: number,
+  chunks: (string | Buffer)[],
+  { waitMs = 3000, gapMs = 0, untilStatus = false } = {},
+): Promise<RawResult> {
   return new Promise((resolve) => {
     const started = performance.now();
     const socket: Socket = connect(port, '127.0.0.1');

@@ -29,7 +29,15 @@ export async function startTestSandbox(options: SandboxOptions = {}) {
   });
 
   /** A raw call, returning status, headers and parsed body (no client-side retries). */
-  async function call(method: string, path: string, { body, key = sandbox.apiKey, headers = {} }: { body?: unknown; key?: string | null; headers?: Record<string, string> } = {}) {
+  async function call(
+    method: string,
+    path: string,
+    {
+      body,
+      key = sandbox.apiKey,
+      headers = {},
+    }: { body?: unknown; key?: string | null; headers?: Record<string, string> } = {},
+  ) {
     const response = await fetch(sandbox.apiBase + path, {
       method,
       headers: {
@@ -48,8 +56,17 @@ export async function startTestSandbox(options: SandboxOptions = {}) {
   function waitForAttempts(count: number, timeoutMs = 10_000): Promise<AttemptReport[]> {
     if (attempts.length >= count) return Promise.resolve(attempts);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${attempts.length} of ${count} attempts in ${timeoutMs} ms`)), timeoutMs);
-      waiters.push({ count, resolve: () => { clearTimeout(timer); resolve(attempts); } });
+      const timer = setTimeout(
+        () => reject(new Error(`only ${attempts.length} of ${count} attempts in ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      waiters.push({
+        count,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(attempts);
+        },
+      });
     });
   }
 

@@ -24,7 +24,12 @@ export async function startScriptedServer(replies: ScriptedReply[]) {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
       const reply = queue.shift() ?? { status: 200, body: {} };
       if (reply.hangUp) {
         req.socket.destroy();

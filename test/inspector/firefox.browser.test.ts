@@ -26,7 +26,11 @@ describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
   /** What `expression` gives in the page, once `done` holds for it (checked every 50 ms for up to 10 s). */
   async function until(expression: string, done: (value: string) => boolean): Promise<string> {
     let value = '';
-    for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    for (
+      const started = Date.now();
+      Date.now() - started < 10_000;
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    ) {
       value = await firefox.evaluate(expression);
       if (done(value)) return value;
     }
@@ -34,7 +38,9 @@ describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
   }
   const text = (selector: string) => `document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`;
   const click = (selector: string, label: string) =>
-    firefox.evaluate(`[...document.querySelectorAll(${JSON.stringify(selector)})].find((b) => b.textContent.trim() === ${JSON.stringify(label)}).click() ?? ''`);
+    firefox.evaluate(
+      `[...document.querySelectorAll(${JSON.stringify(selector)})].find((b) => b.textContent.trim() === ${JSON.stringify(label)}).click() ?? ''`,
+    );
 
   it('shows the captures live over the WebSocket, and replays one', async () => {
     await firefox.navigate(t.session.ready.inspector as string);
@@ -42,7 +48,9 @@ describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
     await until(text('#mode'), (value) => value === 'sandbox');
 
     // A delivery from the sandbox appears live, and then its forward result.
-    const event = await (t.session.client as ApiClient).request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.created' } });
+    const event = await (t.session.client as ApiClient).request<{ id: string }>('POST', '/sandbox/events', {
+      body: { type: 'punch.created' },
+    });
     const row = await until(text('#captures .capture'), (value) => value.includes(event.id) && value.includes('200'));
     expect(row).toContain('punch.created');
     expect(row).toContain('signature valid');
@@ -62,7 +70,9 @@ describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
   it('fits a narrow 400 px width', async () => {
     await firefox.setViewport(400, 800);
     await firefox.evaluate(`document.querySelector('#captures .capture').click() ?? ''`);
-    const overflow = await firefox.evaluate('String(document.documentElement.scrollWidth - document.documentElement.clientWidth)');
+    const overflow = await firefox.evaluate(
+      'String(document.documentElement.scrollWidth - document.documentElement.clientWidth)',
+    );
     expect(Number(overflow)).toBeLessThanOrEqual(0);
     // The actions are there to be pressed, inside the page's width.
     const replay = await firefox.evaluate(

@@ -46,14 +46,19 @@ function runInShell(command: string): { url: string; headers: Record<string, str
   const dir = mkdtempSync(join(tmpdir(), 'clockhook-curl-'));
   try {
     const env = { ...process.env, ARGS: join(dir, 'args'), STDIN: join(dir, 'stdin') };
-    execFileSync('sh', ['-c', `curl() { printf '%s\\0' "$@" > "$ARGS"; cat > "$STDIN"; }\n${command}\n`], { env, input: '' });
+    execFileSync('sh', ['-c', `curl() { printf '%s\\0' "$@" > "$ARGS"; cat > "$STDIN"; }\n${command}\n`], {
+      env,
+      input: '',
+    });
     const args = readFileSync(env.ARGS, 'utf8').split('\0').slice(0, -1);
     expect(args.slice(0, 2)).toEqual(['-X', 'POST']);
     const headers: Record<string, string> = {};
     let body = Buffer.alloc(0);
     for (let i = 3; i < args.length; i += 2) {
-      if (args[i] === '-H') headers[args[i + 1].slice(0, args[i + 1].indexOf(':'))] = args[i + 1].slice(args[i + 1].indexOf(':') + 2);
-      else if (args[i] === '--data-binary') body = args[i + 1] === '@-' ? readFileSync(env.STDIN) : Buffer.from(args[i + 1]);
+      if (args[i] === '-H')
+        headers[args[i + 1].slice(0, args[i + 1].indexOf(':'))] = args[i + 1].slice(args[i + 1].indexOf(':') + 2);
+      else if (args[i] === '--data-binary')
+        body = args[i + 1] === '@-' ? readFileSync(env.STDIN) : Buffer.from(args[i + 1]);
       else throw new Error(`unexpected curl argument ${args[i]}`);
     }
     return { url: args[2], headers, body };
@@ -67,7 +72,9 @@ describe('the inspector page in Chromium', () => {
   it('shows a delivery live, replays it, redelivers it, and refuses invalid JSON in Edit & replay', async () => {
     // The first test meets the page as it starts, with the other browser tests starting on the same two
     // cores: once, a poll of 4 s was not enough for it.
-    await expect.poll(() => page.locator('#endpoint').textContent(), { timeout: 15_000 }).toContain(`#${t.session.ready.endpointId}`);
+    await expect
+      .poll(() => page.locator('#endpoint').textContent(), { timeout: 15_000 })
+      .toContain(`#${t.session.ready.endpointId}`);
     await expect.poll(() => page.locator('#mode').textContent()).toBe('sandbox');
 
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.created' } });
@@ -88,7 +95,9 @@ describe('the inspector page in Chromium', () => {
     // Redeliver: the service sends the same event id again.
     await rows().nth(1).click();
     await page.getByRole('button', { name: 'Redeliver' }).click();
-    await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Redelivery queued for 1 endpoint');
+    await expect
+      .poll(() => page.locator('#detail .result.ok').textContent())
+      .toContain('Redelivery queued for 1 endpoint');
     await expect.poll(() => rows().count()).toBe(3);
     // The service's own view of the event shows the redelivery's attempt by itself, once it is complete:
     // the delivery and the redelivery, numbered in order (each is the first attempt of its delivery).
@@ -99,7 +108,9 @@ describe('the inspector page in Chromium', () => {
     // The duplicate's detail says so and leads to the first delivery; the replay's leads to what it replayed.
     const original = await rows().filter({ hasText: event.id }).last().getAttribute('data-id');
     await rows().filter({ hasText: 'duplicate' }).click();
-    await expect.poll(() => page.locator('#detail .duplicate-note').textContent()).toMatch(/^Duplicate: the service delivered this event before, in the capture of .+\. Receivers deduplicate/);
+    await expect
+      .poll(() => page.locator('#detail .duplicate-note').textContent())
+      .toMatch(/^Duplicate: the service delivered this event before, in the capture of .+\. Receivers deduplicate/);
     await page.locator('#detail .duplicate-note button.link').click();
     await expect.poll(() => page.locator('#captures .capture.selected').getAttribute('data-id')).toBe(original);
     await expect.poll(() => page.locator('#detail .duplicate-note').count()).toBe(0);
@@ -136,14 +147,27 @@ describe('the inspector page in Chromium', () => {
     expect(await attempts.locator('td.answer').allTextContents()).toEqual(['{"ok":true}', '{"ok":true}']);
 
     // Nothing stray: every text of the detail pane sits inside an element.
-    expect(await page.evaluate(() => [...(document.querySelector('#detail')?.childNodes ?? [])].filter((n) => n.nodeType === Node.TEXT_NODE).length)).toBe(0);
+    expect(
+      await page.evaluate(
+        () =>
+          [...(document.querySelector('#detail')?.childNodes ?? [])].filter((n) => n.nodeType === Node.TEXT_NODE)
+            .length,
+      ),
+    ).toBe(0);
     await page.screenshot({ path: join(await outputDir(), 'inspector-1280.png'), fullPage: true });
     expect(problems).toEqual([]);
   }, 30_000);
 
   it('keeps what was typed in Edit & replay through updates, sending, and another capture shown meanwhile', async () => {
     const secret = t.session.secret as string;
-    const body = JSON.stringify({ id: 'evt_draft', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+    const body = JSON.stringify({
+      id: 'evt_draft',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: {},
+    });
     expect((await postSigned(t.session.ready.listener, body, secret)).status).toBe(200);
     const id = t.session.store.newest(1)[0].id;
     await page.locator(`#captures .capture[data-id="${id}"]`).click();
@@ -163,7 +187,9 @@ describe('the inspector page in Chromium', () => {
     t.app.setResponder((_request, res) => res.writeHead(500).end('boom'));
     try {
       await page.getByRole('button', { name: 'Send' }).click();
-      await expect.poll(() => page.locator('#detail .result.ok').textContent()).toMatch(/^Sent the edited body \(re-signed\): the app answered 500 in \d+ ms\.$/);
+      await expect
+        .poll(() => page.locator('#detail .result.ok').textContent())
+        .toMatch(/^Sent the edited body \(re-signed\): the app answered 500 in \d+ ms\.$/);
       expect(await editor.inputValue()).toBe('{ "id": "evt_draft", "note": "typed"}');
     } finally {
       t.app.setResponder(answer200);
@@ -172,7 +198,9 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(() => t.app.received.at(-1)?.body.toString()).toBe('{ "id": "evt_draft", "note": "typed"}');
 
     // Another capture shown meanwhile: Edit & replay opens on the text again; Close forgets it.
-    expect((await postSigned(t.session.ready.listener, body.replace('evt_draft', 'evt_not_edited'), secret)).status).toBe(200);
+    expect(
+      (await postSigned(t.session.ready.listener, body.replace('evt_draft', 'evt_not_edited'), secret)).status,
+    ).toBe(200);
     await page.locator('#captures .capture').filter({ hasText: 'evt_not_edited' }).click();
     await expect.poll(() => editor.count()).toBe(0);
     await page.locator(`#captures .capture[data-id="${id}"]`).click();
@@ -184,7 +212,9 @@ describe('the inspector page in Chromium', () => {
     expect(JSON.parse(await editor.inputValue())).toEqual(JSON.parse(body));
     // A long body scrolled down in the editor stays where it was when the capture changes (unpinned, so
     // that Clear, below, takes it too).
-    await editor.fill(JSON.stringify({ id: 'evt_draft', lines: Array.from({ length: 80 }, (_, i) => `line ${i}`) }, null, 2));
+    await editor.fill(
+      JSON.stringify({ id: 'evt_draft', lines: Array.from({ length: 80 }, (_, i) => `line ${i}`) }, null, 2),
+    );
     await editor.evaluate((area) => (area.scrollTop = 300));
     await t.session.store.update(id, { pinned: false });
     await expect.poll(() => page.getByRole('button', { name: 'Pin', exact: true }).count()).toBe(1);
@@ -195,7 +225,14 @@ describe('the inspector page in Chromium', () => {
 
   it('keeps its place through a reload: the selected capture, and Edit & replay with what was typed', async () => {
     const secret = t.session.secret as string;
-    const body = JSON.stringify({ id: 'evt_reload', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+    const body = JSON.stringify({
+      id: 'evt_reload',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: {},
+    });
     expect((await postSigned(t.session.ready.listener, body, secret)).status).toBe(200);
     const id = t.session.store.newest(1)[0].id;
     const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -204,7 +241,9 @@ describe('the inspector page in Chromium', () => {
       await tab.locator(`#captures .capture[data-id="${id}"]`).click();
       // The address names the capture, token kept: a reload, or the address in another tab, opens it again.
       await expect.poll(() => new URL(tab.url()).hash).toBe(`#${id}`);
-      expect(new URL(tab.url()).searchParams.get('token')).toBe(new URL(t.session.ready.inspector as string).searchParams.get('token'));
+      expect(new URL(tab.url()).searchParams.get('token')).toBe(
+        new URL(t.session.ready.inspector as string).searchParams.get('token'),
+      );
       await tab.getByRole('button', { name: 'Edit & replay' }).click();
       const editor = tab.getByLabel('Body to replay');
       await editor.fill('{"id": "evt_reload", "note": "typed just before the reload"}');
@@ -227,23 +266,34 @@ describe('the inspector page in Chromium', () => {
       // the reload then shows the body as it came, not an older draft the tab kept.
       await tab.getByRole('button', { name: 'Edit & replay' }).click();
       await editor.fill('{"id": "evt_reload", "note": "an older draft"}');
-      await expect.poll(() => tab.evaluate((key) => sessionStorage.getItem(key), `clockhook.draft.${id}`)).toBe('{"id": "evt_reload", "note": "an older draft"}');
+      await expect
+        .poll(() => tab.evaluate((key) => sessionStorage.getItem(key), `clockhook.draft.${id}`))
+        .toBe('{"id": "evt_reload", "note": "an older draft"}');
       // 6 MiB in lines (one line of that length would take the textarea seconds to lay out), made in the page.
       const length = await editor.evaluate((area: HTMLTextAreaElement) => {
-        area.value = JSON.stringify({ id: 'evt_reload', lines: Array.from({ length: 6 * 1024 }, () => 'x'.repeat(1020)) }, null, 2);
+        area.value = JSON.stringify(
+          { id: 'evt_reload', lines: Array.from({ length: 6 * 1024 }, () => 'x'.repeat(1020)) },
+          null,
+          2,
+        );
         area.dispatchEvent(new Event('input'));
         return area.value.length;
       });
       await expect.poll(() => tab.locator('#detail .editor p.muted').isVisible()).toBe(true);
-      expect(await tab.locator('#detail .editor p.muted').textContent()).toBe('The browser would not keep this text for the tab (too large, or site data blocked): a reload of the page would lose it.');
+      expect(await tab.locator('#detail .editor p.muted').textContent()).toBe(
+        'The browser would not keep this text for the tab (too large, or site data blocked): a reload of the page would lose it.',
+      );
       expect(await editor.evaluate((area: HTMLTextAreaElement) => area.value.length)).toBe(length);
       await tab.reload();
-      await expect.poll(async () => (await editor.count()) && JSON.parse(await editor.inputValue())).toEqual(JSON.parse(body));
+      await expect
+        .poll(async () => (await editor.count()) && JSON.parse(await editor.inputValue()))
+        .toEqual(JSON.parse(body));
       await tab.getByRole('button', { name: 'Close' }).click();
 
       // An address naming a capture the page does not hold says so.
       await tab.goto(`${t.session.ready.inspector as string}#cap_000000000000zzzz`);
-      const missing = "The page's address names cap_000000000000zzzz, which is not among the captures the page holds: it has left the store, or is older (Load older captures, below the list).";
+      const missing =
+        "The page's address names cap_000000000000zzzz, which is not among the captures the page holds: it has left the store, or is older (Load older captures, below the list).";
       await expect.poll(() => tab.locator('#detail .empty').textContent()).toBe(missing);
       await tab.reload();
       await expect.poll(() => tab.locator('#detail .empty').textContent()).toBe(missing);
@@ -284,7 +334,9 @@ describe('the inspector page in Chromium', () => {
       // Only the other endpoint gets the redelivery, so no capture arrives here to say it happened.
       await api().updateEndpoint(own, { status: 'disabled' });
       await page.getByRole('button', { name: 'Redeliver' }).click();
-      await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('Redelivery queued for 1 endpoint');
+      await expect
+        .poll(() => page.locator('#detail .result.ok').textContent())
+        .toContain('Redelivery queued for 1 endpoint');
       await expect.poll(() => attempts.count()).toBe(3);
       expect(await rows().filter({ hasText: event.id }).count()).toBe(1);
     } finally {
@@ -312,7 +364,8 @@ describe('the inspector page in Chromium', () => {
     try {
       await page.reload();
       await page.locator('#connection.conn-open').waitFor();
-      eventId = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'shift.published' } })).id;
+      eventId = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'shift.published' } }))
+        .id;
       // Selected while the app has not answered: the service lists no attempt yet, and will not before.
       await rows().filter({ hasText: eventId }).first().click();
       const attempts = page.locator('#detail table.attempts tr:has(td)');
@@ -335,14 +388,18 @@ describe('the inspector page in Chromium', () => {
       const onward = request(new URL(req.url ?? '/', listenerUrl), { method: req.method, headers }, (answer) => {
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-        answer.on('end', () => setTimeout(() => res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(chunks)), 2000));
+        answer.on('end', () =>
+          setTimeout(() => res.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(chunks)), 2000),
+        );
       });
       req.pipe(onward);
     });
     await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
     try {
       await api().updateEndpoint(own, { url: `http://127.0.0.1:${(hop.address() as AddressInfo).port}/` });
-      const eventId = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'employee.created' } })).id;
+      const eventId = (
+        await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'employee.created' } })
+      ).id;
       const row = rows().filter({ hasText: eventId });
       await row.filter({ hasText: '200 · ' }).waitFor();
       expect((await api().getEvent(eventId)).delivery_attempts).toEqual([]);
@@ -355,29 +412,46 @@ describe('the inspector page in Chromium', () => {
     }
   });
 
-  it("says at the top what the app answered when it did not take a delivery, and leads to its response", async () => {
-    t.app.setResponder((_request, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"No signatures found matching the expected signature"}'));
+  it('says at the top what the app answered when it did not take a delivery, and leads to its response', async () => {
+    t.app.setResponder((_request, res) =>
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":"No signatures found matching the expected signature"}'),
+    );
     try {
-      const eventId = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })).id;
+      const eventId = (
+        await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })
+      ).id;
       const row = rows().filter({ hasText: eventId }).first();
       await row.filter({ hasText: '400 · ' }).waitFor();
       await row.click();
       const note = page.locator('#detail .answer-note');
-      await expect.poll(() => note.textContent()).toMatch(/^The app answered 400 in \d+ ms: \{"error":"No signatures found matching the expected signature"\}\. See its response$/);
+      await expect
+        .poll(() => note.textContent())
+        .toMatch(
+          /^The app answered 400 in \d+ ms: \{"error":"No signatures found matching the expected signature"\}\. See its response$/,
+        );
       // Below the request at first, in view once asked for.
-      const inView = () => page.evaluate(() => {
-        const top = document.querySelector('#app-response')?.getBoundingClientRect().top ?? -1;
-        return top >= 0 && top < window.innerHeight;
-      });
+      const inView = () =>
+        page.evaluate(() => {
+          const top = document.querySelector('#app-response')?.getBoundingClientRect().top ?? -1;
+          return top >= 0 && top < window.innerHeight;
+        });
       expect(await inView()).toBe(false);
       await note.getByRole('button', { name: 'See its response' }).click();
       await expect.poll(inView).toBe(true);
       // Under the service's attempts: when it tries again (the embedded sandbox keeps the contract's 1 minute).
       const outlook = page.locator('#detail .outlook');
-      await expect.poll(() => outlook.textContent(), { timeout: 10_000 }).toMatch(/^Endpoint #\d+: attempt 2 of 5 is due at about .+, by the service's retry policy\. Redeliver sends the event again now\.$/);
+      await expect
+        .poll(() => outlook.textContent(), { timeout: 10_000 })
+        .toMatch(
+          /^Endpoint #\d+: attempt 2 of 5 is due at about .+, by the service's retry policy\. Redeliver sends the event again now\.$/,
+        );
       const [attempt] = (await api().getEvent(eventId)).delivery_attempts;
       const due = new Date(Date.parse(attempt.createdAt) + 60_000);
-      expect(await outlook.textContent()).toContain(await page.evaluate((ms) => new Date(ms).toLocaleTimeString(), due.getTime()));
+      expect(await outlook.textContent()).toContain(
+        await page.evaluate((ms) => new Date(ms).toLocaleTimeString(), due.getTime()),
+      );
       // Once that time has passed the page says so by itself (a page whose clock the test moves on).
       const later = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       try {
@@ -387,7 +461,9 @@ describe('the inspector page in Chromium', () => {
         const shown = later.locator('#detail .outlook');
         await expect.poll(() => shown.textContent()).toContain('is due at about');
         await later.clock.fastForward(due.getTime() - Date.now() + 1_000);
-        await expect.poll(() => shown.textContent()).toMatch(/^Endpoint #\d+: attempt 2 of 5 was due at about .+; it shows here once it completes\.$/);
+        await expect
+          .poll(() => shown.textContent())
+          .toMatch(/^Endpoint #\d+: attempt 2 of 5 was due at about .+; it shows here once it completes\.$/);
       } finally {
         await later.close();
       }
@@ -395,23 +471,44 @@ describe('the inspector page in Chromium', () => {
       t.app.setResponder(answer200);
     }
     // A delivery the app took has no such note.
-    const taken = (await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })).id;
+    const taken = (
+      await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })
+    ).id;
     await rows().filter({ hasText: taken }).filter({ hasText: '200 · ' }).click();
     await expect.poll(() => page.locator('#detail h2').textContent()).toContain(taken);
     expect(await page.locator('#detail .answer-note').count()).toBe(0);
   });
 
   it('copies a capture as a curl command that sends the same bytes and headers again, and says how long its signature holds', async () => {
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(t.session.ready.inspector as string).origin });
+    await page
+      .context()
+      .grantPermissions(['clipboard-read', 'clipboard-write'], {
+        origin: new URL(t.session.ready.inspector as string).origin,
+      });
     const secret = t.session.secret as string;
-    const text = JSON.stringify({ id: 'evt_curl_text', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { note: "it's Zoë's $HOME `x` \\ \"q\"" } });
-    const bytes = Buffer.concat([Buffer.from('{"id":"evt_curl_bytes","note":"'), Buffer.from([0xff, 0x00, 0x27, 0x0a]), Buffer.from('"}')]);
+    const text = JSON.stringify({
+      id: 'evt_curl_text',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: { note: 'it\'s Zoë\'s $HOME `x` \\ "q"' },
+    });
+    const bytes = Buffer.concat([
+      Buffer.from('{"id":"evt_curl_bytes","note":"'),
+      Buffer.from([0xff, 0x00, 0x27, 0x0a]),
+      Buffer.from('"}'),
+    ]);
     for (const body of [text, bytes]) {
-      expect((await postSigned(t.session.ready.listener, body, secret, { 'x-extra': "a 'quoted' value" })).status).toBe(200);
+      expect((await postSigned(t.session.ready.listener, body, secret, { 'x-extra': "a 'quoted' value" })).status).toBe(
+        200,
+      );
       // Answered, so captured: the newest capture (the bytes are no envelope, so no row shows an id).
       await page.locator(`#captures .capture[data-id="${t.session.store.newest(1)[0].id}"]`).click();
       await page.getByRole('button', { name: 'Copy as curl' }).click();
-      await expect.poll(() => page.locator('#detail .result.ok').textContent()).toContain('with its original signature');
+      await expect
+        .poll(() => page.locator('#detail .result.ok').textContent())
+        .toContain('with its original signature');
       const command = await page.evaluate(() => navigator.clipboard.readText());
       const sent = runInShell(command);
       const before = t.app.received.length;
@@ -429,12 +526,21 @@ describe('the inspector page in Chromium', () => {
     try {
       await bare.addInitScript(() => Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }));
       await bare.goto(t.session.ready.inspector as string);
-      const body = JSON.stringify({ id: 'evt_curl_by_hand', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { note: "Zoë's" } });
+      const body = JSON.stringify({
+        id: 'evt_curl_by_hand',
+        object: 'event',
+        type: 'punch.created',
+        api_version: '2026-11-01',
+        created: 1_790_000_000,
+        data: { note: "Zoë's" },
+      });
       expect((await postSigned(t.session.ready.listener, body, t.session.secret as string)).status).toBe(200);
       await bare.locator('#captures .capture').filter({ hasText: 'evt_curl_by_hand' }).click();
       await bare.getByRole('button', { name: 'Copy as curl' }).click();
       const shown = bare.locator('#detail .result.ok');
-      await expect.poll(() => shown.textContent()).toContain('This curl command sends the request to the listener again, with its original signature');
+      await expect
+        .poll(() => shown.textContent())
+        .toContain('This curl command sends the request to the listener again, with its original signature');
       const sent = runInShell(await shown.locator('textarea').inputValue());
       const before = t.app.received.length;
       expect((await post(sent.url, sent.body, sent.headers)).status).toBe(200);
@@ -489,7 +595,14 @@ describe('the inspector page in Chromium', () => {
 
   it('fetches the whole of a large body when its capture is selected, and says so when it cannot be had', async () => {
     const deliver = async (id: string) => {
-      const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(100_000), tail: `END_OF_${id}` } });
+      const body = JSON.stringify({
+        id,
+        object: 'event',
+        type: 'punch.created',
+        api_version: '2026-11-01',
+        created: 1_790_000_000,
+        data: { pad: 'p'.repeat(100_000), tail: `END_OF_${id}` },
+      });
       const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
       expect(res.status).toBe(200);
       await rows().filter({ hasText: id }).first().waitFor();
@@ -499,7 +612,10 @@ describe('the inspector page in Chromium', () => {
     await rows().filter({ hasText: 'evt_large_body' }).click();
     // The page got only the first 16 KiB with the capture; the envelope's end is in the rest.
     await expect.poll(() => page.locator('#detail .json').textContent()).toContain('END_OF_evt_large_body');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download JSON' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download JSON' }).click(),
+    ]);
     const saved = JSON.parse(await readFile(await download.path(), 'utf8'));
     expect(saved).toMatchObject({ id: large.captureId, body: large.body });
     expect(saved.bodyFile).toBeUndefined();
@@ -507,7 +623,11 @@ describe('the inspector page in Chromium', () => {
     const lost = await deliver('evt_lost_body');
     await rm(join(t.dir, '.clockhook', 'captures.json.bodies', lost.captureId));
     await rows().filter({ hasText: 'evt_lost_body' }).click();
-    await expect.poll(() => page.locator('#detail .result.error').filter({ hasText: 'Could not load the whole body' }).textContent()).toContain(`The body of ${lost.captureId} was kept in captures.json.bodies/${lost.captureId}`);
+    await expect
+      .poll(() =>
+        page.locator('#detail .result.error').filter({ hasText: 'Could not load the whole body' }).textContent(),
+      )
+      .toContain(`The body of ${lost.captureId} was kept in captures.json.bodies/${lost.captureId}`);
     expect(await page.getByRole('button', { name: 'Edit & replay' }).isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Download JSON' }).isDisabled()).toBe(true);
     await expect.poll(() => page.locator('#detail pre').first().textContent()).toContain('"id":"evt_lost_body"');
@@ -515,14 +635,25 @@ describe('the inspector page in Chromium', () => {
   });
 
   it('says when a body over the limit was cut', async () => {
-    const body = JSON.stringify({ id: 'evt_over_limit', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { pad: 'p'.repeat(6 * 1024 * 1024) } });
+    const body = JSON.stringify({
+      id: 'evt_over_limit',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: { pad: 'p'.repeat(6 * 1024 * 1024) },
+    });
     const before = await rows().count();
     const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
     expect(res.status).toBe(413);
     // Its envelope is cut too, so the row shows the request, not the event id: it is the newest.
     await expect.poll(() => rows().count()).toBe(before + 1);
     await rows().first().click();
-    await expect.poll(() => page.locator('#detail').textContent()).toContain(`The body was ${body.length} bytes, over the listener's limit: only its beginning was captured, and the sender was answered 413.`);
+    await expect
+      .poll(() => page.locator('#detail').textContent())
+      .toContain(
+        `The body was ${body.length} bytes, over the listener's limit: only its beginning was captured, and the sender was answered 413.`,
+      );
     expect(problems).toEqual([]);
   });
 
@@ -533,11 +664,20 @@ describe('the inspector page in Chromium', () => {
       res.end(page500);
     });
     try {
-      const body = JSON.stringify({ id: 'evt_big_answer', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+      const body = JSON.stringify({
+        id: 'evt_big_answer',
+        object: 'event',
+        type: 'punch.created',
+        api_version: '2026-11-01',
+        created: 1_790_000_000,
+        data: {},
+      });
       const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
       expect(res.status).toBe(500);
       await rows().filter({ hasText: 'evt_big_answer' }).first().click();
-      await expect.poll(() => page.locator('#detail').textContent()).toContain(`The answer was ${page500.length} bytes; clockhook keeps its first 16 KiB.`);
+      await expect
+        .poll(() => page.locator('#detail').textContent())
+        .toContain(`The answer was ${page500.length} bytes; clockhook keeps its first 16 KiB.`);
       await expect.poll(() => page.locator('#detail pre').filter({ hasText: 'NoMethodError' }).count()).toBe(1);
       // In HTTP's order: the answer's headers, then its body.
       expect(await page.locator('#detail h4').allTextContents()).toEqual(['Headers', 'Body']);
@@ -545,9 +685,15 @@ describe('the inspector page in Chromium', () => {
 
       // No answer at all: no headers or body to show, only the error.
       t.app.setResponder((_r, res) => res.socket?.destroy());
-      await postSigned(t.session.ready.listener, body.replace('evt_big_answer', 'evt_no_answer'), t.session.secret as string);
+      await postSigned(
+        t.session.ready.listener,
+        body.replace('evt_big_answer', 'evt_no_answer'),
+        t.session.secret as string,
+      );
       await rows().filter({ hasText: 'evt_no_answer' }).first().click();
-      await expect.poll(() => page.locator('#detail').textContent()).toContain('the app closed the connection without answering');
+      await expect
+        .poll(() => page.locator('#detail').textContent())
+        .toContain('the app closed the connection without answering');
       expect(await page.locator('#detail h4').count()).toBe(0);
     } finally {
       t.app.setResponder(answer200);
@@ -557,13 +703,29 @@ describe('the inspector page in Chromium', () => {
 
   it('replays the captures a narrowed list shows, oldest first, once asked, and can be stopped', async () => {
     const secret = t.session.secret as string;
-    const bodies = [1, 2, 3].map((n) => JSON.stringify({ id: `evt_bulk_${n}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} }));
+    const bodies = [1, 2, 3].map((n) =>
+      JSON.stringify({
+        id: `evt_bulk_${n}`,
+        object: 'event',
+        type: 'punch.created',
+        api_version: '2026-11-01',
+        created: 1_790_000_000,
+        data: {},
+      }),
+    );
     t.app.setResponder((_request, res) => res.writeHead(500).end('handler broken'));
     const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     try {
       // Signed two minutes ago (within the listener's tolerance), so that a replay's signature is seen to be new.
       const signedAt = Math.floor(Date.now() / 1000) - 120;
-      for (const body of bodies) expect((await post(t.session.ready.listener, body, { 'x-service-signature': signPayload({ payload: body, secret, timestamp: signedAt }) })).status).toBe(500);
+      for (const body of bodies)
+        expect(
+          (
+            await post(t.session.ready.listener, body, {
+              'x-service-signature': signPayload({ payload: body, secret, timestamp: signedAt }),
+            })
+          ).status,
+        ).toBe(500);
       await tab.goto(t.session.ready.inspector as string);
       await tab.locator('#captures .capture').first().waitFor();
       const bar = tab.locator('#bulk');
@@ -571,7 +733,9 @@ describe('the inspector page in Chromium', () => {
       expect(await bar.isHidden()).toBe(true);
       await tab.locator('#search').fill('evt_bulk_');
       await tab.getByRole('button', { name: 'Replay the 3 shown…' }).click();
-      expect(await bar.locator('span').textContent()).toBe(`Replay these 3 captures to ${t.app.url}/, oldest first, each re-signed?`);
+      expect(await bar.locator('span').textContent()).toBe(
+        `Replay these 3 captures to ${t.app.url}/, oldest first, each re-signed?`,
+      );
       await tab.getByRole('button', { name: 'Cancel' }).click();
       await tab.getByRole('button', { name: 'Replay the 3 shown…' }).click();
 
@@ -584,7 +748,11 @@ describe('the inspector page in Chromium', () => {
       const sent = t.app.received.slice(before);
       expect(sent.map((r) => r.body.toString())).toEqual(bodies);
       for (const request of sent) {
-        const checked = verifySignature({ header: request.headers['x-service-signature'] as string, payload: request.body, secret });
+        const checked = verifySignature({
+          header: request.headers['x-service-signature'] as string,
+          payload: request.body,
+          secret,
+        });
         expect(checked.ok && Math.abs(checked.timestamp - Date.now() / 1000) < 60).toBe(true);
       }
       await tab.getByRole('button', { name: 'OK' }).click();
@@ -626,13 +794,22 @@ describe('the inspector page in Chromium', () => {
     // The type filter offers the types seen; a long one used to widen it until Clear wrapped.
     await api().request('POST', '/sandbox/events', { body: { type: 'pto_request.cancelled' } });
     await expect.poll(() => page.locator('#type-filter option[value="pto_request.cancelled"]').count()).toBe(1);
-    const tops = await page.locator('.toolbar > *').evaluateAll((elements) => elements.map((e) => e.getBoundingClientRect().top));
+    const tops = await page
+      .locator('.toolbar > *')
+      .evaluateAll((elements) => elements.map((e) => e.getBoundingClientRect().top));
     expect(tops).toHaveLength(4);
     expect(new Set(tops).size).toBe(1);
   });
 
   it('shows the day beside the time of a capture from another day', async () => {
-    const body = JSON.stringify({ id: 'evt_today', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+    const body = JSON.stringify({
+      id: 'evt_today',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: {},
+    });
     expect((await postSigned(t.session.ready.listener, body, t.session.secret as string)).status).toBe(200);
     await rows().filter({ hasText: 'evt_today' }).waitFor();
     const times = () => rows().locator('.time').allTextContents();
@@ -645,7 +822,9 @@ describe('the inspector page in Chromium', () => {
       await tomorrow.clock.install({ time: Date.now() + 86_400_000 });
       await tomorrow.goto(t.session.ready.inspector as string);
       await tomorrow.locator('#captures .capture').first().waitFor();
-      const day = await tomorrow.evaluate(() => new Date(Date.now() - 86_400_000).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }));
+      const day = await tomorrow.evaluate(() =>
+        new Date(Date.now() - 86_400_000).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }),
+      );
       const later = await tomorrow.locator('#captures .capture .time').allTextContents();
       expect(later).toHaveLength(today.length);
       for (const [i, text] of later.entries()) expect(text).toBe(`${day}, ${today[i]}`);
@@ -657,7 +836,8 @@ describe('the inspector page in Chromium', () => {
   it('works at a narrow 400 px width', async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     await rows().first().click();
-    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = () =>
+      page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(await overflow()).toBeLessThanOrEqual(0);
     // The service's attempts: each time on one line, not a character per line, and nothing wider than the page.
     await rows().filter({ hasText: 'punch.updated' }).first().click();
@@ -678,29 +858,54 @@ describe('the inspector page in Chromium', () => {
 
   it('says a duplicate came from the service only when its signature says so', async () => {
     // Sent twice by hand, unsigned: the service is not the one that delivered it before.
-    const body = JSON.stringify({ id: 'evt_by_hand', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+    const body = JSON.stringify({
+      id: 'evt_by_hand',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: {},
+    });
     for (let i = 0; i < 2; i++) expect((await post(t.session.ready.listener, body)).status).toBe(400);
     await rows().filter({ hasText: 'evt_by_hand' }).filter({ hasText: 'duplicate' }).click();
-    await expect.poll(() => page.locator('#detail .duplicate-note').textContent()).toMatch(/^Duplicate: an earlier request carried this event id, in the capture of .+\. Receivers deduplicate/);
+    await expect
+      .poll(() => page.locator('#detail .duplicate-note').textContent())
+      .toMatch(/^Duplicate: an earlier request carried this event id, in the capture of .+\. Receivers deduplicate/);
   });
 
   // Last: Clear empties the list the tests above use.
   it('filters the list by body text, type and outcome, and keeps a pinned capture through Clear', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
-    const envelope = (id: string, type: string, data: object) => JSON.stringify({ id, object: 'event', type, api_version: '2026-11-01', created: 1_790_000_000, data });
+    const envelope = (id: string, type: string, data: object) =>
+      JSON.stringify({ id, object: 'event', type, api_version: '2026-11-01', created: 1_790_000_000, data });
     const secret = t.session.secret as string;
-    expect((await postSigned(t.session.ready.listener, envelope('evt_filter_a', 'punch.created', { note: 'Needle-XYZ' }), secret)).status).toBe(200);
-    expect((await postSigned(t.session.ready.listener, envelope('evt_filter_b', 'shift.published', {}), secret)).status).toBe(200);
+    expect(
+      (
+        await postSigned(
+          t.session.ready.listener,
+          envelope('evt_filter_a', 'punch.created', { note: 'Needle-XYZ' }),
+          secret,
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (await postSigned(t.session.ready.listener, envelope('evt_filter_b', 'shift.published', {}), secret)).status,
+    ).toBe(200);
     expect((await post(t.session.ready.listener, envelope('evt_filter_c', 'shift.published', {}))).status).toBe(400);
     await rows().filter({ hasText: 'evt_filter_c' }).waitFor();
-    const shownIds = () => rows().evaluateAll((items) => items.map((item) => item.textContent?.match(/evt_filter_\w/)?.[0] ?? 'other'));
+    const shownIds = () =>
+      rows().evaluateAll((items) => items.map((item) => item.textContent?.match(/evt_filter_\w/)?.[0] ?? 'other'));
 
     await page.locator('#search').fill('needle-xyz');
     await expect.poll(shownIds).toEqual(['evt_filter_a']);
     await page.locator('#search').fill('');
     await page.locator('#type-filter').selectOption('shift.published');
-    await expect.poll(async () => (await shownIds()).filter((id) => id.startsWith('evt_filter'))).toEqual(['evt_filter_c', 'evt_filter_b']);
-    await expect.poll(async () => (await rows().allTextContents()).every((text) => text.includes('shift.published'))).toBe(true);
+    await expect
+      .poll(async () => (await shownIds()).filter((id) => id.startsWith('evt_filter')))
+      .toEqual(['evt_filter_c', 'evt_filter_b']);
+    await expect
+      .poll(async () => (await rows().allTextContents()).every((text) => text.includes('shift.published')))
+      .toBe(true);
     await page.locator('#status-filter').selectOption('bad-signature');
     await expect.poll(shownIds).toEqual(['evt_filter_c']);
     await page.locator('#type-filter').selectOption('');
@@ -713,7 +918,11 @@ describe('the inspector page in Chromium', () => {
     const unpinned = t.session.store.all().filter((c) => !c.pinned).length;
     await page.locator('#clear').click();
     const bar = page.getByRole('group', { name: 'Clear captures' });
-    await expect.poll(() => bar.textContent()).toBe(`Remove the ${unpinned} captures that are not pinned from the store? They cannot be brought back.RemoveCancel`);
+    await expect
+      .poll(() => bar.textContent())
+      .toBe(
+        `Remove the ${unpinned} captures that are not pinned from the store? They cannot be brought back.RemoveCancel`,
+      );
     await bar.getByRole('button', { name: 'Cancel' }).click();
     await expect.poll(() => bar.isHidden()).toBe(true);
     expect(t.session.store.all().filter((c) => !c.pinned)).toHaveLength(unpinned);
@@ -730,19 +939,44 @@ describe('the inspector page in Chromium', () => {
   });
 
   it('searches the whole store through the listener: captures the page does not hold, and the tails of large bodies', async () => {
-    const envelope = (id: string, data: object) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data });
+    const envelope = (id: string, data: object) =>
+      JSON.stringify({
+        id,
+        object: 'event',
+        type: 'punch.created',
+        api_version: '2026-11-01',
+        created: 1_790_000_000,
+        data,
+      });
     const secret = t.session.secret as string;
     // An event of the service's, soon older than the page's 200 (its attempts are looked at last).
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.deleted' } });
     await rows().filter({ hasText: event.id }).waitFor();
-    expect((await postSigned(t.session.ready.listener, envelope('evt_search_old', { note: 'needle-old-one' }), secret)).status).toBe(200);
-    for (let i = 0; i < 205; i++) expect((await postSigned(t.session.ready.listener, envelope(`evt_search_filler_${i}`, {}), secret)).status).toBe(200);
-    expect((await postSigned(t.session.ready.listener, envelope('evt_search_large', { pad: 'p'.repeat(100_000), tail: 'needle-in-the-tail' }), secret)).status).toBe(200);
+    expect(
+      (await postSigned(t.session.ready.listener, envelope('evt_search_old', { note: 'needle-old-one' }), secret))
+        .status,
+    ).toBe(200);
+    for (let i = 0; i < 205; i++)
+      expect((await postSigned(t.session.ready.listener, envelope(`evt_search_filler_${i}`, {}), secret)).status).toBe(
+        200,
+      );
+    expect(
+      (
+        await postSigned(
+          t.session.ready.listener,
+          envelope('evt_search_large', { pad: 'p'.repeat(100_000), tail: 'needle-in-the-tail' }),
+          secret,
+        )
+      ).status,
+    ).toBe(200);
     // A page opened now holds the newest 200 captures; the old one is not among them.
     await page.reload();
     await rows().filter({ hasText: 'evt_search_large' }).waitFor();
     expect(await rows().filter({ hasText: 'evt_search_old' }).count()).toBe(0);
-    const shownIds = () => rows().evaluateAll((items) => items.map((item) => item.textContent?.match(/evt_search_(old|large|filler_\d+)/)?.[0] ?? 'other'));
+    const shownIds = () =>
+      rows().evaluateAll((items) =>
+        items.map((item) => item.textContent?.match(/evt_search_(old|large|filler_\d+)/)?.[0] ?? 'other'),
+      );
 
     await page.locator('#search').fill('NEEDLE-OLD-ONE');
     await expect.poll(shownIds).toEqual(['evt_search_old']);
@@ -761,7 +995,9 @@ describe('the inspector page in Chromium', () => {
     await page.locator('#search').fill('');
     await expect.poll(async () => (await shownIds()).length).toBe(201);
     await page.locator('#older').click();
-    await expect.poll(async () => (await shownIds()).filter((id) => id.startsWith('evt_search_filler_')).length).toBe(205);
+    await expect
+      .poll(async () => (await shownIds()).filter((id) => id.startsWith('evt_search_filler_')).length)
+      .toBe(205);
 
     // The service's attempts of an event that only the search found follow a new delivery of it, like
     // those of an event in the list: the page counts the deliveries it holds through the search too.
@@ -786,12 +1022,25 @@ describe('the page of a listen whose endpoint was deleted meanwhile', () => {
     try {
       const id = own.session.ready.endpointId as number;
       await (own.session.client as ApiClient).deleteEndpoint(id);
-      const body = JSON.stringify({ id: 'evt_after_delete', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+      const body = JSON.stringify({
+        id: 'evt_after_delete',
+        object: 'event',
+        type: 'punch.created',
+        api_version: '2026-11-01',
+        created: 1_790_000_000,
+        data: {},
+      });
       expect((await postSigned(own.session.ready.listener, body, own.session.secret as string)).status).toBe(200);
       // The page reads the endpoint again when it connects.
       await ownPage.goto(own.session.ready.inspector as string);
-      await expect.poll(() => ownPage.locator('#banner-text').textContent()).toBe(`Endpoint #${id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`);
-      expect(await ownPage.locator('#banner').getByRole('button', { name: 'Re-enable endpoint' }).isHidden()).toBe(true);
+      await expect
+        .poll(() => ownPage.locator('#banner-text').textContent())
+        .toBe(
+          `Endpoint #${id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`,
+        );
+      expect(await ownPage.locator('#banner').getByRole('button', { name: 'Re-enable endpoint' }).isHidden()).toBe(
+        true,
+      );
       expect(await ownPage.locator('#endpoint .badge').textContent()).toBe('deleted');
       await ownPage.locator('#captures .capture', { hasText: 'evt_after_delete' }).click();
       const ping = ownPage.getByRole('button', { name: 'Ping endpoint' });

@@ -58,7 +58,7 @@ describe('inspector handshake', () => {
     expect(await handshakeStatus(t.wsUrl, { host: '127.0.0.1:80' })).toBe(403);
   });
 
-  it('binds 127.0.0.1 only, on its own port, not the listener\'s', () => {
+  it("binds 127.0.0.1 only, on its own port, not the listener's", () => {
     expect(t.inspectorUrl.hostname).toBe('127.0.0.1');
     expect(t.inspectorUrl.port).not.toBe(new URL(t.session.ready.listener).port);
   });
@@ -75,14 +75,18 @@ describe('inspector page server', () => {
     expect(res.body).toContain('<script type="module" src="/app.js">');
   });
 
-  it.each(['/../package.json', '/..%2fpackage.json', '/%2e%2e/package.json', '/ui/../package.json', '//etc/passwd', '/app.js/..'])(
-    'refuses path traversal %s',
-    async (path) => {
-      const res = await httpGet(`http://${t.inspectorUrl.host}${path}`);
-      expect(res.status).toBe(404);
-      expect(res.body).not.toContain('"name": "clockhook"');
-    },
-  );
+  it.each([
+    '/../package.json',
+    '/..%2fpackage.json',
+    '/%2e%2e/package.json',
+    '/ui/../package.json',
+    '//etc/passwd',
+    '/app.js/..',
+  ])('refuses path traversal %s', async (path) => {
+    const res = await httpGet(`http://${t.inspectorUrl.host}${path}`);
+    expect(res.status).toBe(404);
+    expect(res.body).not.toContain('"name": "clockhook"');
+  });
 
   it('refuses a foreign Host on plain HTTP too', async () => {
     expect((await httpGet(`http://${t.inspectorUrl.host}/`, { host: 'evil.example' })).status).toBe(403);
@@ -93,27 +97,43 @@ describe('inspector protocol', () => {
   it('sends a snapshot on connect, then each new capture and its update', async () => {
     const client = await connectClient(t.wsUrl);
     const snapshot = await client.waitFor((m) => m.type === 'snapshot');
-    expect(snapshot).toMatchObject({ mode: 'sandbox', forwardTo: `${t.app.url}/`, endpoint: { id: t.session.ready.endpointId, status: 'enabled' } });
+    expect(snapshot).toMatchObject({
+      mode: 'sandbox',
+      forwardTo: `${t.app.url}/`,
+      endpoint: { id: t.session.ready.endpointId, status: 'enabled' },
+    });
     expect(snapshot.endpoint.secret).toBeUndefined();
     expect(snapshot.endpoint.secretHint).toMatch(/^whsec_…/);
     const event = await emit('punch.created');
-    const forwarded = await client.waitFor((m) => m.type === 'capture' && m.capture.envelope?.id === event.id && m.capture.forward);
+    const forwarded = await client.waitFor(
+      (m) => m.type === 'capture' && m.capture.envelope?.id === event.id && m.capture.forward,
+    );
     expect(forwarded.capture.forward.statusCode).toBe(200);
     // Each message carries the capture's latest state; changes within 20 ms go out once.
-    expect(client.messages.filter((m) => m.type === 'capture' && m.capture.envelope?.id === event.id).length).toBeLessThanOrEqual(2);
+    expect(
+      client.messages.filter((m) => m.type === 'capture' && m.capture.envelope?.id === event.id).length,
+    ).toBeLessThanOrEqual(2);
     client.close();
   });
 
   it('replays re-signed, as-is, and with an edited body', async () => {
     const client = await connectClient(t.wsUrl);
     const event = await emit('shift.published');
-    const original = await client.waitFor((m) => m.type === 'capture' && m.capture.envelope?.id === event.id && m.capture.forward);
+    const original = await client.waitFor(
+      (m) => m.type === 'capture' && m.capture.envelope?.id === event.id && m.capture.forward,
+    );
     const before = t.app.received.length;
 
     const resigned = await client.act({ type: 'replay', captureId: original.capture.id, mode: 'resign' });
     expect(resigned).toMatchObject({ ok: true, data: { statusCode: 200, captureId: expect.stringMatching(/^cap_/) } });
-    const replay = await client.waitFor((m) => m.type === 'capture' && m.capture.id === resigned.data.captureId && m.capture.forward);
-    expect(replay.capture).toMatchObject({ source: 'replay', replayOf: original.capture.id, signature: { status: 'valid' } });
+    const replay = await client.waitFor(
+      (m) => m.type === 'capture' && m.capture.id === resigned.data.captureId && m.capture.forward,
+    );
+    expect(replay.capture).toMatchObject({
+      source: 'replay',
+      replayOf: original.capture.id,
+      signature: { status: 'valid' },
+    });
     expect(t.app.received[before].body.toString()).toBe(original.capture.body);
     const resignedHeader = String(t.app.received[before].headers['x-service-signature']);
     expect(Number(/t=(\d+)/.exec(resignedHeader)?.[1])).toBeGreaterThanOrEqual(original.capture.signature.timestamp);
@@ -121,9 +141,16 @@ describe('inspector protocol', () => {
 
     const asis = await client.act({ type: 'replay', captureId: original.capture.id, mode: 'asis' });
     expect(asis.ok).toBe(true);
-    expect(t.app.received[before + 1].headers['x-service-signature']).toBe(original.capture.headers['x-service-signature']);
+    expect(t.app.received[before + 1].headers['x-service-signature']).toBe(
+      original.capture.headers['x-service-signature'],
+    );
 
-    const edited = await client.act({ type: 'replay', captureId: original.capture.id, mode: 'resign', body: '{"edited":true}' });
+    const edited = await client.act({
+      type: 'replay',
+      captureId: original.capture.id,
+      mode: 'resign',
+      body: '{"edited":true}',
+    });
     expect(edited.ok).toBe(true);
     expect(t.app.received[before + 2].body.toString()).toBe('{"edited":true}');
 
@@ -135,18 +162,30 @@ describe('inspector protocol', () => {
   it('pings the endpoint and redelivers an event, which arrives with the same id', async () => {
     const client = await connectClient(t.wsUrl);
     const ping = await client.act({ type: 'ping' });
-    expect(ping).toMatchObject({ ok: true, data: { object: 'webhook_endpoint_ping', endpointId: t.session.ready.endpointId } });
+    expect(ping).toMatchObject({
+      ok: true,
+      data: { object: 'webhook_endpoint_ping', endpointId: t.session.ready.endpointId },
+    });
     await client.waitFor((m) => m.type === 'capture' && m.capture.envelope?.id === ping.data.eventId);
 
     const event = await emit('employee.updated');
     await client.waitFor((m) => m.type === 'capture' && m.capture.envelope?.id === event.id);
     const redelivered = await client.act({ type: 'redeliver', eventId: event.id });
     expect(redelivered).toMatchObject({ ok: true, data: { eventId: event.id, endpointsNotified: 1 } });
-    const again = await client.waitFor((m) => m.type === 'capture' && m.capture.envelope?.id === event.id && m.capture.duplicateOf);
+    const again = await client.waitFor(
+      (m) => m.type === 'capture' && m.capture.envelope?.id === event.id && m.capture.duplicateOf,
+    );
     expect(again.capture.source).toBe('delivery');
 
     const synthetic = await client.act({ type: 'redeliver', eventId: ping.data.eventId });
-    expect(synthetic).toMatchObject({ ok: false, error: { type: 'invalid_request_error', code: 'cannot_redeliver_synthetic_event', requestId: expect.stringMatching(/^req_/) } });
+    expect(synthetic).toMatchObject({
+      ok: false,
+      error: {
+        type: 'invalid_request_error',
+        code: 'cannot_redeliver_synthetic_event',
+        requestId: expect.stringMatching(/^req_/),
+      },
+    });
 
     const attempts = await client.act({ type: 'attempts', eventId: event.id });
     expect(attempts.ok).toBe(true);
@@ -161,9 +200,21 @@ describe('inspector protocol', () => {
       const event = await emit('employee.updated');
       const attempts = async () => (await client.act({ type: 'attempts', eventId: event.id })).data;
       await expect.poll(async () => (await attempts()).delivery_attempts.length, { timeout: 10_000 }).toBe(1);
-      const { delivery_attempts: [attempt], outlook } = await attempts();
+      const {
+        delivery_attempts: [attempt],
+        outlook,
+      } = await attempts();
       // The embedded sandbox keeps the contract's times: attempt 2 comes 1 minute after the first.
-      expect(outlook).toEqual([{ endpointId: t.session.ready.endpointId, next: 'attempt', attempt: 2, after: 1, delayMs: 60_000, dueAt: Date.parse(attempt.createdAt) + 60_000 }]);
+      expect(outlook).toEqual([
+        {
+          endpointId: t.session.ready.endpointId,
+          next: 'attempt',
+          attempt: 2,
+          after: 1,
+          delayMs: 60_000,
+          dueAt: Date.parse(attempt.createdAt) + 60_000,
+        },
+      ]);
     } finally {
       client.close();
       t.app.setResponder(answer200);
@@ -186,11 +237,24 @@ describe('inspector protocol', () => {
   it('sends the beginning of a large body with the capture and the whole of it on request; replays all of it', async () => {
     const client = await connectClient(t.wsUrl);
     await client.waitFor((m) => m.type === 'snapshot');
-    const body = JSON.stringify({ id: 'evt_large', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { note: 'L'.repeat(3 * 1024 * 1024) } });
+    const body = JSON.stringify({
+      id: 'evt_large',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: 1_790_000_000,
+      data: { note: 'L'.repeat(3 * 1024 * 1024) },
+    });
     const signature = signPayload({ payload: body, secret: t.session.secret as string });
     expect((await post(t.session.ready.listener, body, { 'x-service-signature': signature })).status).toBe(200);
-    const live = await client.waitFor((m) => m.type === 'capture' && m.capture.envelope?.id === 'evt_large' && m.capture.forward);
-    expect(live.capture).toMatchObject({ bodySize: body.length, bodyFile: `captures.json.bodies/${live.capture.id}`, body: body.slice(0, INLINE_BODY_CHARS) });
+    const live = await client.waitFor(
+      (m) => m.type === 'capture' && m.capture.envelope?.id === 'evt_large' && m.capture.forward,
+    );
+    expect(live.capture).toMatchObject({
+      bodySize: body.length,
+      bodyFile: `captures.json.bodies/${live.capture.id}`,
+      body: body.slice(0, INLINE_BODY_CHARS),
+    });
 
     const whole = await client.act({ type: 'body', captureId: live.capture.id });
     expect(whole).toMatchObject({ ok: true, data: { captureId: live.capture.id, bodyEncoding: 'utf8' } });
@@ -205,17 +269,28 @@ describe('inspector protocol', () => {
     // longer than V8's largest string, and the listener crashed when the page connected.
     const late = await connectClient(t.wsUrl);
     const snapshot = await late.waitFor((m) => m.type === 'snapshot');
-    expect(snapshot.captures.find((c: { id: string }) => c.id === live.capture.id).body).toHaveLength(INLINE_BODY_CHARS);
+    expect(snapshot.captures.find((c: { id: string }) => c.id === live.capture.id).body).toHaveLength(
+      INLINE_BODY_CHARS,
+    );
     expect(late.raw[0].length).toBeLessThan(200 * 1024);
-    expect(await client.act({ type: 'body', captureId: 'cap_nope' })).toMatchObject({ ok: false, error: { code: 'capture_not_found' } });
+    expect(await client.act({ type: 'body', captureId: 'cap_nope' })).toMatchObject({
+      ok: false,
+      error: { code: 'capture_not_found' },
+    });
 
     // Its file gone: nothing is replayed (not the 16 KiB kept in the store), and the page is told why.
     await rm(`${t.dir}/.clockhook/${live.capture.bodyFile}`);
     const sent = t.app.received.length;
     const replay = await client.act({ type: 'replay', captureId: live.capture.id, mode: 'resign' });
-    expect(replay).toMatchObject({ ok: false, error: { code: 'body_unavailable', message: expect.stringContaining('Nothing was replayed') } });
+    expect(replay).toMatchObject({
+      ok: false,
+      error: { code: 'body_unavailable', message: expect.stringContaining('Nothing was replayed') },
+    });
     expect(t.app.received.length).toBe(sent);
-    expect(await client.act({ type: 'body', captureId: live.capture.id })).toMatchObject({ ok: false, error: { code: 'body_unavailable' } });
+    expect(await client.act({ type: 'body', captureId: live.capture.id })).toMatchObject({
+      ok: false,
+      error: { code: 'body_unavailable' },
+    });
     late.close();
     client.close();
   });
@@ -238,7 +313,10 @@ describe('inspector protocol', () => {
   it('answers unknown or malformed messages with an error result', async () => {
     const client = await connectClient(t.wsUrl);
     expect(await client.act({ type: 'format-disk' })).toMatchObject({ ok: false, error: { code: 'unknown_action' } });
-    expect(await client.act({ type: 'search', query: '  ' })).toMatchObject({ ok: false, error: { code: 'parameter_invalid', message: 'query must hold something to search for.' } });
+    expect(await client.act({ type: 'search', query: '  ' })).toMatchObject({
+      ok: false,
+      error: { code: 'parameter_invalid', message: 'query must hold something to search for.' },
+    });
     client.socket.send('not json');
     await client.waitFor((m) => m.type === 'result' && m.id === null && m.error.code === 'parameter_invalid');
     client.close();
@@ -260,7 +338,10 @@ describe('inspector protocol', () => {
     const url = new URL(inspector.url);
     const client = await connectClient(`ws://${url.host}/ws?token=${url.searchParams.get('token')}`);
     const result = await client.act({ type: 'attempts', eventId: 'evt_x' });
-    expect(result).toMatchObject({ ok: false, error: { type: 'authentication_error', code: 'api_key_invalid', requestId: expect.stringMatching(/^req_/) } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { type: 'authentication_error', code: 'api_key_invalid', requestId: expect.stringMatching(/^req_/) },
+    });
     client.close();
     await inspector.close();
     await inspector.close();

@@ -13,7 +13,14 @@ afterAll(async () => {
 });
 
 async function deliver(session: ListenSession, id: string, data: Record<string, string> = {}) {
-  const body = JSON.stringify({ id, object: 'event', type: 'shift.published', api_version: '2026-11-01', created: 1_790_000_000, data });
+  const body = JSON.stringify({
+    id,
+    object: 'event',
+    type: 'shift.published',
+    api_version: '2026-11-01',
+    created: 1_790_000_000,
+    data,
+  });
   expect((await postSigned(session.ready.listener, body, SECRET)).status).toBe(200);
 }
 

@@ -37,7 +37,12 @@ describe('searchCaptures: the search box over the whole store', () => {
 
     expect(ids((await searchCaptures(store, 'ada')).captures)).toEqual(['evt_large', 'evt_a']);
     expect(ids((await searchCaptures(store, '  EVT_B ')).captures)).toEqual(['evt_b']);
-    expect(await searchCaptures(store, 'nobody')).toEqual({ query: 'nobody', captures: [], truncated: false, partial: false });
+    expect(await searchCaptures(store, 'nobody')).toEqual({
+      query: 'nobody',
+      captures: [],
+      truncated: false,
+      partial: false,
+    });
   });
 
   it('returns at most `limit` matches and says there were more', async () => {
@@ -55,6 +60,9 @@ describe('searchCaptures: the search box over the whole store', () => {
     expect(ids(budgeted.captures)).toEqual(['evt_second']);
     expect(budgeted.partial).toBe(true);
     await rm(join(dir.path, first.bodyFile as string));
-    expect(await searchCaptures(store, 'needle')).toMatchObject({ partial: false, captures: [expect.objectContaining({ envelope: expect.objectContaining({ id: 'evt_second' }) })] });
+    expect(await searchCaptures(store, 'needle')).toMatchObject({
+      partial: false,
+      captures: [expect.objectContaining({ envelope: expect.objectContaining({ id: 'evt_second' }) })],
+    });
   });
 });

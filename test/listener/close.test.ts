@@ -16,16 +16,29 @@ let held: Map<string, ServerResponse>;
 
 beforeEach(async () => {
   held = new Map();
-  rig = await startListenerRig({ respond: (request, res) => held.set(JSON.parse(request.body.toString()).id, res), secret: SECRET });
+  rig = await startListenerRig({
+    respond: (request, res) => held.set(JSON.parse(request.body.toString()).id, res),
+    secret: SECRET,
+  });
   ({ app, store, listener } = rig);
 });
 afterEach(() => rig.close());
 
 function deliver(id: string): Promise<Response> {
-  const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
+  const body = JSON.stringify({
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1,
+    data: {},
+  });
   return fetch(listener.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-service-signature': signPayload({ payload: body, secret: SECRET }) },
+    headers: {
+      'content-type': 'application/json',
+      'x-service-signature': signPayload({ payload: body, secret: SECRET }),
+    },
     body,
   });
 }
@@ -54,7 +67,12 @@ describe('closing the listener', () => {
     release('evt_close_2');
     expect((await second).status).toBe(200);
     await closing;
-    expect(store.all().map((c) => c.envelope?.id).sort()).toEqual(['evt_close_1', 'evt_close_2']);
+    expect(
+      store
+        .all()
+        .map((c) => c.envelope?.id)
+        .sort(),
+    ).toEqual(['evt_close_1', 'evt_close_2']);
   });
 
   it('drops what is still in flight once the grace period is over, keeping the captures', async () => {

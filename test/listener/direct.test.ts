@@ -33,14 +33,22 @@ afterEach(async () => {
 const delivery = (body: Buffer, extra: Record<string, string> = {}) => ({
   method: 'POST',
   path: '/a?b=1',
-  headers: { 'Content-Type': 'application/json', 'X-Service-Signature': signPayload({ payload: body, secret: SECRET }), ...extra },
+  headers: {
+    'Content-Type': 'application/json',
+    'X-Service-Signature': signPayload({ payload: body, secret: SECRET }),
+    ...extra,
+  },
   body,
 });
 
 describe('a request handed to the listener in-process (what the relay client does)', () => {
   it('takes the path of an HTTP delivery: verified, captured, forwarded byte for byte, the app answer returned', async () => {
     const body = Buffer.from([0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x31, 0x7d, 0xff, 0x00]);
-    const answer = await listener.handleDirect({ ...delivery(body, { 'X-Forwarded-For': '203.0.113.9' }), remoteAddress: '198.51.100.7', encrypted: true });
+    const answer = await listener.handleDirect({
+      ...delivery(body, { 'X-Forwarded-For': '203.0.113.9' }),
+      remoteAddress: '198.51.100.7',
+      encrypted: true,
+    });
     expect(answer.status).toBe(202);
     expect(answer.headers['x-app']).toBe('echo');
     expect(answer.body.equals(body)).toBe(true);
@@ -56,7 +64,13 @@ describe('a request handed to the listener in-process (what the relay client doe
       expect(first.forward).toBeTruthy();
       return first;
     }, eventually);
-    expect(capture).toMatchObject({ method: 'POST', path: '/a?b=1', bodyEncoding: 'base64', signature: { status: 'valid' }, forward: { statusCode: 202 } });
+    expect(capture).toMatchObject({
+      method: 'POST',
+      path: '/a?b=1',
+      bodyEncoding: 'base64',
+      signature: { status: 'valid' },
+      forward: { statusCode: 202 },
+    });
     // Stored lower-cased, as over HTTP.
     expect(capture.headers['content-type']).toBe('application/json');
     expect(Object.keys(capture.headers).every((name) => name === name.toLowerCase())).toBe(true);
@@ -98,7 +112,11 @@ describe('replay (handed to the listener in-process too)', () => {
     const [original] = store.all();
     const result = await listener.replay({ captureId: original.id, mode: 'resign' });
     expect(result.statusCode).toBe(202);
-    expect(store.get(result.captureId)).toMatchObject({ source: 'replay', replayOf: original.id, signature: { status: 'valid' } });
+    expect(store.get(result.captureId)).toMatchObject({
+      source: 'replay',
+      replayOf: original.id,
+      signature: { status: 'valid' },
+    });
     expect(app.received.at(-1)?.body.equals(body)).toBe(true);
   });
 
@@ -123,7 +141,11 @@ describe('directExchange', () => {
     whole.res.writeHead(201, 'Created', { 'content-length': 2 });
     whole.res.write('o');
     whole.res.end('k');
-    expect(await whole.answer).toEqual({ status: 201, headers: { 'x-one': '1', 'content-length': '2' }, body: Buffer.from('ok') });
+    expect(await whole.answer).toEqual({
+      status: 201,
+      headers: { 'x-one': '1', 'content-length': '2' },
+      body: Buffer.from('ok'),
+    });
 
     const cut = directExchange({ method: 'POST', path: '/', headers: {}, body: Buffer.alloc(0) });
     cut.res.writeHead(200);

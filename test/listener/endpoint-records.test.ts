@@ -16,8 +16,14 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-const register = (url: string) => registerEndpoint({ client, url, events: ['*'], kept: true, recordsPath, logger: silentLogger });
-const other = (fields: { apiBase: string; id: number }) => ({ ...fields, url: 'https://elsewhere.example.com/hooks', secret: 'whsec_other', createdAt: '2026-11-01T00:00:00.000Z' });
+const register = (url: string) =>
+  registerEndpoint({ client, url, events: ['*'], kept: true, recordsPath, logger: silentLogger });
+const other = (fields: { apiBase: string; id: number }) => ({
+  ...fields,
+  url: 'https://elsewhere.example.com/hooks',
+  secret: 'whsec_other',
+  createdAt: '2026-11-01T00:00:00.000Z',
+});
 
 describe('registerEndpoint: the name `clockhook secret` needs for the record', () => {
   it('is none when the record is the only one on file, on creation and on reuse', async () => {
@@ -37,7 +43,10 @@ describe('registerEndpoint: the name `clockhook secret` needs for the record', (
   it('is its URL when a record on another API has the same id', async () => {
     const first = await register('http://127.0.0.1:4300/');
     const records = JSON.parse(await readFile(recordsPath, 'utf8'));
-    await writeFile(recordsPath, JSON.stringify([...records, other({ apiBase: 'https://api.example.com', id: first.endpoint.id })]));
+    await writeFile(
+      recordsPath,
+      JSON.stringify([...records, other({ apiBase: 'https://api.example.com', id: first.endpoint.id })]),
+    );
     const reused = await register('http://127.0.0.1:4300/');
     expect(reused).toMatchObject({ endpoint: { id: first.endpoint.id }, recordName: 'http://127.0.0.1:4300/' });
   });
@@ -56,13 +65,31 @@ describe('registerEndpoint and the API base on file', () => {
 
 describe('registerEndpoint and records of one sandbox filed under two ports (before they were found across ports)', () => {
   const url = 'http://127.0.0.1:4300/';
-  const acrossPorts = () => registerEndpoint({ client, url, events: ['*'], kept: true, sameApi: isSandboxBase, recordsPath, logger: silentLogger });
-  const gone = (apiBase: string) => ({ apiBase, url, id: 999, secret: 'whsec_gone', createdAt: '2026-11-01T00:00:00.000Z' });
+  const acrossPorts = () =>
+    registerEndpoint({
+      client,
+      url,
+      events: ['*'],
+      kept: true,
+      sameApi: isSandboxBase,
+      recordsPath,
+      logger: silentLogger,
+    });
+  const gone = (apiBase: string) => ({
+    apiBase,
+    url,
+    id: 999,
+    secret: 'whsec_gone',
+    createdAt: '2026-11-01T00:00:00.000Z',
+  });
 
   it('uses the one whose endpoint exists, though the record under this port is first, and does not delete it', async () => {
     const live = await register(url);
     const [record] = JSON.parse(await readFile(recordsPath, 'utf8'));
-    await writeFile(recordsPath, JSON.stringify([gone(client.baseUrl), { ...record, apiBase: 'http://127.0.0.1:4310' }]));
+    await writeFile(
+      recordsPath,
+      JSON.stringify([gone(client.baseUrl), { ...record, apiBase: 'http://127.0.0.1:4310' }]),
+    );
     const again = await acrossPorts();
     expect(again).toMatchObject({ endpoint: { id: live.endpoint.id }, secret: live.secret, recordName: null });
     expect(JSON.parse(await readFile(recordsPath, 'utf8'))).toEqual([{ ...record, apiBase: client.baseUrl }]);
@@ -96,7 +123,14 @@ describe('registerEndpoint beside another listen of the same folder', () => {
         return fetch(input, init);
       },
     });
-    const first = registerEndpoint({ client: slow, url: 'http://127.0.0.1:4300/', events: ['*'], kept: true, recordsPath, logger: silentLogger });
+    const first = registerEndpoint({
+      client: slow,
+      url: 'http://127.0.0.1:4300/',
+      events: ['*'],
+      kept: true,
+      recordsPath,
+      logger: silentLogger,
+    });
     await createStarted;
     const second = await register('http://127.0.0.1:4500/');
     letGo();

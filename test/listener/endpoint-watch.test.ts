@@ -55,10 +55,25 @@ describe('EndpointWatch', () => {
   it('says once that the endpoint was deleted, shows it as deleted, and reads it no more', async () => {
     const endpoint = { id: 1, url: 'https://example.com/h', enabledEvents: ['*'], status: 'enabled' };
     const server = await startScriptedServer([
-      { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_not_found', message: 'No such webhook endpoint 1.', requestId: 'req_1' } } },
+      {
+        status: 404,
+        body: {
+          error: {
+            type: 'invalid_request_error',
+            code: 'resource_not_found',
+            message: 'No such webhook endpoint 1.',
+            requestId: 'req_1',
+          },
+        },
+      },
     ]);
     const logger = recordingLogger();
-    const watch = new EndpointWatch({ client: new ApiClient({ baseUrl: server.url, apiKey: 'tt_live_testkey' }), endpoint, logger, now: Date.now });
+    const watch = new EndpointWatch({
+      client: new ApiClient({ baseUrl: server.url, apiKey: 'tt_live_testkey' }),
+      endpoint,
+      logger,
+      now: Date.now,
+    });
     cleanup = async () => {
       watch.close();
       await server.close();
@@ -77,13 +92,17 @@ describe('EndpointWatch', () => {
     // A service that never answers.
     const server = createServer(() => {});
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanup = () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+    cleanup = () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
     const endpoint = { id: 1, url: 'https://example.com/h', enabledEvents: ['*'], status: 'enabled' };
     const watch = new EndpointWatch({
-      client: new ApiClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'tt_live_testkey' }),
+      client: new ApiClient({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        apiKey: 'tt_live_testkey',
+      }),
       endpoint,
       logger: silentLogger,
       now: Date.now,

@@ -15,7 +15,14 @@ import { recordingLogger } from '../helpers/logger.js';
 
 const SECRET = 'whsec_forward_test_secret';
 const delivery = (id: string) => {
-  const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1 } });
+  const body = JSON.stringify({
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1_790_000_000,
+    data: { id: 1 },
+  });
   return { body, headers: { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) } };
 };
 
@@ -67,11 +74,17 @@ describe('forwarding over kept-alive connections', () => {
     // Five deliveries at once leave five connections in the pool, and the app then closes each one used.
     rig = await startListenerRig({ secret: SECRET, respond: closingIdleConnections(Infinity, 100) });
     const opening = ['evt_a', 'evt_b', 'evt_c', 'evt_d', 'evt_e'].map(delivery);
-    expect((await Promise.all(opening.map((d) => post(rig?.listener.url as string, d.body, d.headers)))).map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(
+      (await Promise.all(opening.map((d) => post(rig?.listener.url as string, d.body, d.headers)))).map(
+        (a) => a.status,
+      ),
+    ).toEqual([200, 200, 200, 200, 200]);
     const last = delivery('evt_last');
     const answer = await post(rig.listener.url, last.body, last.headers);
     expect(answer.status).toBe(502);
-    expect(answer.text).toContain('closed the connection without answering: it may have crashed handling this delivery');
+    expect(answer.text).toContain(
+      'closed the connection without answering: it may have crashed handling this delivery',
+    );
     expect(rig.app.received.filter((r) => JSON.parse(r.body.toString()).id === 'evt_last')).toHaveLength(4);
   });
 
@@ -80,7 +93,9 @@ describe('forwarding over kept-alive connections', () => {
     const only = delivery('evt_only');
     const answer = await post(rig.listener.url, only.body, only.headers);
     expect(answer.status).toBe(502);
-    expect(answer.text).toContain('closed the connection without answering: it may have crashed handling this delivery');
+    expect(answer.text).toContain(
+      'closed the connection without answering: it may have crashed handling this delivery',
+    );
     expect(rig.app.received).toHaveLength(1);
   });
 
@@ -126,25 +141,55 @@ describe('a request outside --path', () => {
 });
 
 describe("the excerpt of an app's answer on a delivery's line", () => {
-  const excerpt = (body: string) => answerExcerpt({ target: 'http://localhost:3000/', statusCode: 400, headers: {}, body, bodyEncoding: 'utf8', durationMs: 1 });
+  const excerpt = (body: string) =>
+    answerExcerpt({
+      target: 'http://localhost:3000/',
+      statusCode: 400,
+      headers: {},
+      body,
+      bodyEncoding: 'utf8',
+      durationMs: 1,
+    });
 
   it("reads a JSON error's message, an HTML page's title or stack, else the first line of text", () => {
-    expect(excerpt('{"error":"No signatures found matching the expected signature for payload"}')).toBe('No signatures found matching the expected signature for payload');
-    expect(excerpt('{"error":{"type":"invalid_request_error","message":"Invalid signature"}}')).toBe('Invalid signature');
+    expect(excerpt('{"error":"No signatures found matching the expected signature for payload"}')).toBe(
+      'No signatures found matching the expected signature for payload',
+    );
+    expect(excerpt('{"error":{"type":"invalid_request_error","message":"Invalid signature"}}')).toBe(
+      'Invalid signature',
+    );
     expect(excerpt('{"detail":"Not authenticated"}')).toBe('Not authenticated');
     expect(excerpt('{"ok":false}')).toBe('{"ok":false}');
-    expect(excerpt('Webhook Error: Timestamp outside the tolerance zone\n    at verify (index.js:3)')).toBe('Webhook Error: Timestamp outside the tolerance zone');
-    const express = '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>TypeError: Cannot read properties of undefined (reading &#39;id&#39;)<br> &nbsp; &nbsp;at /app/index.js:10:5</pre>\n</body>\n</html>';
+    expect(excerpt('Webhook Error: Timestamp outside the tolerance zone\n    at verify (index.js:3)')).toBe(
+      'Webhook Error: Timestamp outside the tolerance zone',
+    );
+    const express =
+      '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>TypeError: Cannot read properties of undefined (reading &#39;id&#39;)<br> &nbsp; &nbsp;at /app/index.js:10:5</pre>\n</body>\n</html>';
     expect(excerpt(express)).toBe("TypeError: Cannot read properties of undefined (reading 'id')");
-    expect(excerpt('<html><head><title>KeyError at /hooks/</title></head><body>…</body></html>')).toBe('KeyError at /hooks/');
-    expect(excerpt('<html><body><h1>Internal Server Error</h1><p>The server encountered an internal error</p></body></html>')).toBe('Internal Server Error');
+    expect(excerpt('<html><head><title>KeyError at /hooks/</title></head><body>…</body></html>')).toBe(
+      'KeyError at /hooks/',
+    );
+    expect(
+      excerpt(
+        '<html><body><h1>Internal Server Error</h1><p>The server encountered an internal error</p></body></html>',
+      ),
+    ).toBe('Internal Server Error');
   });
 
   it('is one short line a terminal cannot be driven by, and nothing for bytes or an empty answer', () => {
     expect(excerpt('x'.repeat(300))).toBe(`${'x'.repeat(99)}…`);
     expect(excerpt('evil \u001b[31mred\u001b[0m \u0007bell\u009b')).toBe('evil [31mred [0m bell');
     expect(excerpt('  \n ')).toBeNull();
-    expect(answerExcerpt({ target: 'http://localhost:3000/', statusCode: 400, headers: {}, body: 'AAEC', bodyEncoding: 'base64', durationMs: 1 })).toBeNull();
+    expect(
+      answerExcerpt({
+        target: 'http://localhost:3000/',
+        statusCode: 400,
+        headers: {},
+        body: 'AAEC',
+        bodyEncoding: 'base64',
+        durationMs: 1,
+      }),
+    ).toBeNull();
   });
 
   it('comes with a delivery the app refused, and not with one it accepted', async () => {
@@ -169,22 +214,30 @@ describe("the excerpt of an app's answer on a delivery's line", () => {
 });
 
 describe('forwarding to an https app', () => {
-  it("takes a self-signed certificate, as local apps have, and keeps the exact bytes", async () => {
+  it('takes a self-signed certificate, as local apps have, and keeps the exact bytes', async () => {
     // test/fixtures/localhost-*.pem: a self-signed certificate for localhost and 127.0.0.1, for tests only.
     const fixture = (name: string) => readFile(fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url)));
     const received: { path: string; body: Buffer; proto: unknown }[] = [];
-    const app = createHttpsServer({ cert: await fixture('localhost-cert.pem'), key: await fixture('localhost-key.pem') }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', body: Buffer.concat(chunks), proto: req.headers['x-forwarded-proto'] });
-        res.writeHead(202, { 'content-type': 'text/plain' }).end('queued over TLS');
-      });
-    });
+    const app = createHttpsServer(
+      { cert: await fixture('localhost-cert.pem'), key: await fixture('localhost-key.pem') },
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          received.push({ path: req.url ?? '', body: Buffer.concat(chunks), proto: req.headers['x-forwarded-proto'] });
+          res.writeHead(202, { 'content-type': 'text/plain' }).end('queued over TLS');
+        });
+      },
+    );
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     const dir = await tempDir();
     const store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
-    const listener = new Listener({ store, secret: SECRET, port: 0, forwardTo: new URL(`https://localhost:${(app.address() as AddressInfo).port}/hooks`) });
+    const listener = new Listener({
+      store,
+      secret: SECRET,
+      port: 0,
+      forwardTo: new URL(`https://localhost:${(app.address() as AddressInfo).port}/hooks`),
+    });
     await listener.start();
     try {
       const sent = delivery('evt_tls');

@@ -8,7 +8,14 @@ let rig: ListenerRig | undefined;
 afterEach(() => rig?.close());
 
 function deliver(url: string, id: string, secret = SECRET): Promise<Response> {
-  const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
+  const body = JSON.stringify({
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1,
+    data: {},
+  });
   return fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-service-signature': signPayload({ payload: body, secret }) },
@@ -32,7 +39,10 @@ describe('a listener held until its secret is known (listen binds its port befor
     expect((await valid).status).toBe(200);
     expect((await forged).status).toBe(400);
     expect(app.received.map((r) => JSON.parse(r.body.toString()).id)).toEqual(['evt_held_valid']);
-    expect(Object.fromEntries(reports.map((r) => [r.eventId, r.signature]))).toEqual({ evt_held_valid: 'valid', evt_held_forged: 'invalid' });
+    expect(Object.fromEntries(reports.map((r) => [r.eventId, r.signature]))).toEqual({
+      evt_held_valid: 'valid',
+      evt_held_forged: 'invalid',
+    });
     expect(listener.waiting).toBe(0);
     // Released, it holds nothing more.
     expect((await deliver(listener.url, 'evt_after')).status).toBe(200);

@@ -11,7 +11,14 @@ import { runCli } from '../helpers/cli.js';
 import { portForRestarts } from '../helpers/ports.js';
 
 const SECRET = 'whsec_direct_test_secret';
-const ENVELOPE = JSON.stringify({ id: 'evt_direct1', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { id: 1, note: 'Zoë' } });
+const ENVELOPE = JSON.stringify({
+  id: 'evt_direct1',
+  object: 'event',
+  type: 'punch.created',
+  api_version: '2026-11-01',
+  created: 1_790_000_000,
+  data: { id: 1, note: 'Zoë' },
+});
 
 let dir: { path: string; remove: () => Promise<void> };
 let app: Receiver;
@@ -31,7 +38,9 @@ afterEach(async () => {
   await dir.remove();
 });
 
-const signed = (body: string | Buffer, timestamp?: number) => ({ 'x-service-signature': signPayload({ payload: body, secret: SECRET, timestamp }) });
+const signed = (body: string | Buffer, timestamp?: number) => ({
+  'x-service-signature': signPayload({ payload: body, secret: SECRET, timestamp }),
+});
 
 async function start(...args: string[]) {
   listen = await startListenProcess(['--secret', SECRET, ...args], dir.path);
@@ -56,7 +65,12 @@ describe('listen with a known secret (offline mode)', () => {
   it('forwards a valid delivery byte for byte and passes the app answer back', async () => {
     const { ready } = await start('--forward-to', `${app.url}/hooks`);
     const signature = signed(ENVELOPE); // once: signing again a second later gives another header
-    const res = await post(`${ready.listener}a?b=1`, ENVELOPE, { ...signature, 'x-custom': 'kept', connection: 'keep-alive, x-drop', 'x-drop': 'hop' });
+    const res = await post(`${ready.listener}a?b=1`, ENVELOPE, {
+      ...signature,
+      'x-custom': 'kept',
+      connection: 'keep-alive, x-drop',
+      'x-drop': 'hop',
+    });
     expect(res.status).toBe(201);
     expect(res.text).toBe('{"handled":true}');
     expect(res.headers.get('x-app')).toBe('yes');
@@ -69,7 +83,13 @@ describe('listen with a known secret (offline mode)', () => {
     expect(got.headers['x-drop']).toBeUndefined(); // listed in Connection: hop-by-hop
 
     const line = await listen?.waitForLine((l) => l.event === 'delivery');
-    expect(line).toMatchObject({ event: 'delivery', eventId: 'evt_direct1', type: 'punch.created', signature: 'valid', status: 201 });
+    expect(line).toMatchObject({
+      event: 'delivery',
+      eventId: 'evt_direct1',
+      type: 'punch.created',
+      signature: 'valid',
+      status: 201,
+    });
     const [capture] = await readSettledCaptures(dir.path);
     expect(capture).toMatchObject({
       source: 'delivery',
@@ -82,19 +102,29 @@ describe('listen with a known secret (offline mode)', () => {
       contractProblems: [],
       duplicateOf: null,
       rejected: null,
-      forward: { target: `${app.url}/hooks/a?b=1`, statusCode: 201, body: '{"handled":true}', bodySize: 16, durationMs: expect.any(Number) },
+      forward: {
+        target: `${app.url}/hooks/a?b=1`,
+        statusCode: 201,
+        body: '{"handled":true}',
+        bodySize: 16,
+        durationMs: expect.any(Number),
+      },
     });
     expect(capture.forward).not.toHaveProperty('bodyTruncated');
     expect(capture.headers['x-custom']).toBe('kept');
   });
 
-  it("puts what the app said into the line of a delivery it refused, and nothing into one it took", async () => {
+  it('puts what the app said into the line of a delivery it refused, and nothing into one it took', async () => {
     const { ready } = await start('--forward-to', app.url);
     await post(ready.listener, ENVELOPE, signed(ENVELOPE));
     expect(await listen?.waitForLine((l) => l.event === 'delivery')).not.toHaveProperty('answer');
-    app.setResponder((_request, res) => res.writeHead(422, { 'content-type': 'application/json' }).end('{"message":"unknown employee 1"}'));
+    app.setResponder((_request, res) =>
+      res.writeHead(422, { 'content-type': 'application/json' }).end('{"message":"unknown employee 1"}'),
+    );
     await post(ready.listener, ENVELOPE, signed(ENVELOPE));
-    expect(await listen?.waitForLine((l) => l.event === 'delivery' && l.status === 422)).toMatchObject({ answer: 'unknown employee 1' });
+    expect(await listen?.waitForLine((l) => l.event === 'delivery' && l.status === 422)).toMatchObject({
+      answer: 'unknown employee 1',
+    });
   });
 
   it('suggests once that an app refusing valid signatures may verify with another secret', async () => {
@@ -119,7 +149,9 @@ describe('listen with a known secret (offline mode)', () => {
     expect((await post(ready.listener, ENVELOPE, signed(ENVELOPE))).status).toBe(201);
     expect(app.received.at(-1)?.headers.authorization).toBe(`Basic ${Buffer.from('hook:s3cr:t').toString('base64')}`);
     // A delivery's own Authorization header is the one the app gets.
-    expect((await post(ready.listener, ENVELOPE, { ...signed(ENVELOPE), authorization: 'Bearer from-the-sender' })).status).toBe(201);
+    expect(
+      (await post(ready.listener, ENVELOPE, { ...signed(ENVELOPE), authorization: 'Bearer from-the-sender' })).status,
+    ).toBe(201);
     expect(app.received.at(-1)?.headers.authorization).toBe('Bearer from-the-sender');
     const captures = await readSettledCaptures(dir.path);
     expect(captures).toHaveLength(2);
@@ -137,11 +169,19 @@ describe('listen with a known secret (offline mode)', () => {
     const tampered = ENVELOPE.replace('Zoë', 'Zoe');
     const res = await post(ready.listener, tampered, signed(ENVELOPE));
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.text).error).toMatchObject({ type: 'invalid_request_error', code: 'signature_invalid', requestId: expect.any(String) });
+    expect(JSON.parse(res.text).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'signature_invalid',
+      requestId: expect.any(String),
+    });
     expect(app.received).toHaveLength(0);
     await listen?.waitForLine((l) => l.event === 'delivery');
     const [capture] = await readSettledCaptures(dir.path);
-    expect(capture).toMatchObject({ body: tampered, signature: { status: 'invalid', reason: 'signature_mismatch' }, rejected: { statusCode: 400, code: 'signature_invalid' } });
+    expect(capture).toMatchObject({
+      body: tampered,
+      signature: { status: 'invalid', reason: 'signature_mismatch' },
+      rejected: { statusCode: 400, code: 'signature_invalid' },
+    });
   });
 
   it('rejects a stale timestamp and a missing signature', async () => {
@@ -203,10 +243,13 @@ describe('listen with a known secret (offline mode)', () => {
     expect(error.code).toBe('forward_timeout');
     expect(error.message).toMatch(/count.*failed/);
     await listen?.waitForLine((l) => l.event === 'delivery');
-    expect((await readSettledCaptures(dir.path))[0].forward).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
+    expect((await readSettledCaptures(dir.path))[0].forward).toMatchObject({
+      statusCode: null,
+      error: 'timed out after 300 ms',
+    });
   });
 
-  it("passes a large answer back whole and keeps its first 16 KiB, cut between characters, with its size", async () => {
+  it('passes a large answer back whole and keeps its first 16 KiB, cut between characters, with its size', async () => {
     // A framework's error page: 'é' is two bytes, the 16,384th and 16,385th.
     const page = Buffer.from(`${'a'.repeat(16 * 1024 - 1)}é${'<p>stack</p>'.repeat(3000)}`);
     app.setResponder((_r, res) => {
@@ -220,13 +263,22 @@ describe('listen with a known secret (offline mode)', () => {
     expect(Buffer.from(res.text).equals(page)).toBe(true);
     await listen?.waitForLine((l) => l.event === 'delivery');
     const [capture] = await readSettledCaptures(dir.path);
-    expect(capture.forward).toMatchObject({ statusCode: 500, bodyEncoding: 'utf8', bodySize: page.length, bodyTruncated: true });
+    expect(capture.forward).toMatchObject({
+      statusCode: 500,
+      bodyEncoding: 'utf8',
+      bodySize: page.length,
+      bodyTruncated: true,
+    });
     expect(capture.forward?.body).toBe('a'.repeat(16 * 1024 - 1));
   });
 
   it('stores a non-UTF-8 body as base64 and forwards the exact bytes', async () => {
     const { ready } = await start('--forward-to', app.url);
-    const bytes = Buffer.concat([Buffer.from('{"id":"evt_bin","x":"'), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('"}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"id":"evt_bin","x":"'),
+      Buffer.from([0xff, 0xfe, 0x80]),
+      Buffer.from('"}'),
+    ]);
     expect((await post(ready.listener, bytes, signed(bytes))).status).toBe(201);
     expect(app.received[0].body.equals(bytes)).toBe(true);
     await listen?.waitForLine((l) => l.event === 'delivery');
@@ -251,17 +303,24 @@ describe('listen with a known secret (offline mode)', () => {
     // Chunked: no Content-Length, the body in several writes.
     const chunked = randomBytes(300 * 1024);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(ready.listener, { method: 'POST', headers: { 'content-type': 'application/json', ...signed(chunked) } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        ready.listener,
+        { method: 'POST', headers: { 'content-type': 'application/json', ...signed(chunked) } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       for (let at = 0; at < chunked.length; at += 64 * 1024) req.write(chunked.subarray(at, at + 64 * 1024));
       req.end();
     });
     expect(status).toBe(201);
     // Read whole before forwarding, both reach the app with their length.
-    expect(app.received.map((r) => r.headers['content-length'])).toEqual([String(bytes.length), String(chunked.length)]);
+    expect(app.received.map((r) => r.headers['content-length'])).toEqual([
+      String(bytes.length),
+      String(chunked.length),
+    ]);
     expect(app.received[0].body.equals(bytes)).toBe(true);
     expect(app.received[1].body.equals(chunked)).toBe(true);
     const captures = await readSettledCaptures(dir.path);
@@ -279,7 +338,11 @@ describe('listen with a known secret (offline mode)', () => {
     expect(app.received).toHaveLength(0);
     await listen?.waitForLine((l) => l.event === 'delivery');
     const [capture] = await readSettledCaptures(dir.path);
-    expect(capture).toMatchObject({ bodySize: 6 * 1024 * 1024, bodyTruncated: true, rejected: { statusCode: 413, code: 'payload_too_large' } });
+    expect(capture).toMatchObject({
+      bodySize: 6 * 1024 * 1024,
+      bodyTruncated: true,
+      rejected: { statusCode: 413, code: 'payload_too_large' },
+    });
     // The body is kept apart, in a 0600 file of its own; the capture holds its beginning.
     expect(capture.bodyFile).toBe(`captures.json.bodies/${capture.id}`);
     expect(capture.body).toBe('a'.repeat(16 * 1024));
@@ -299,7 +362,11 @@ describe('listen with a known secret (offline mode)', () => {
     const refused = await post(ready.listener, next, signed(next));
     expect(refused.status).toBe(503);
     expect(JSON.parse(refused.text).error.code).toBe('listener_busy');
-    expect(await listen?.waitForLine((l) => l.event === 'delivery')).toMatchObject({ captureId: null, status: 503, error: 'listener_busy' });
+    expect(await listen?.waitForLine((l) => l.event === 'delivery')).toMatchObject({
+      captureId: null,
+      status: 503,
+      error: 'listener_busy',
+    });
     expect(listen?.stderr).toContain('Raise --max-buffer');
     waiting.splice(0).forEach((answer) => answer());
     expect((await first).status).toBe(200);
@@ -310,7 +377,9 @@ describe('listen with a known secret (offline mode)', () => {
     const { ready } = await start('--forward-to', app.url);
     await post(ready.listener, ENVELOPE, signed(ENVELOPE));
     await post(ready.listener, ENVELOPE, signed(ENVELOPE));
-    await listen?.waitForLine((l) => l.event === 'delivery' && listen?.lines.filter((x) => x.event === 'delivery').length === 2);
+    await listen?.waitForLine(
+      (l) => l.event === 'delivery' && listen?.lines.filter((x) => x.event === 'delivery').length === 2,
+    );
     const [first, second] = await readCaptures(dir.path);
     expect(first.duplicateOf).toBeNull();
     expect(second.duplicateOf).toBe(first.id);
@@ -321,7 +390,14 @@ describe('listen with a known secret (offline mode)', () => {
 
   it('records contract problems of a body that breaks the envelope', async () => {
     const { ready } = await start();
-    const body = JSON.stringify({ id: 'wrong', object: 'event', type: 'punch.created', api_version: '2026-11-01', created: Date.now(), data: {} });
+    const body = JSON.stringify({
+      id: 'wrong',
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: Date.now(),
+      data: {},
+    });
     await post(ready.listener, body, signed(body));
     await listen?.waitForLine((l) => l.event === 'delivery');
     const [capture] = await readSettledCaptures(dir.path);
@@ -332,7 +408,10 @@ describe('listen with a known secret (offline mode)', () => {
     const { ready } = await start();
     const body = '{"id":"evt_untyped","api_version":20261101,"created":"yesterday"}';
     await post(ready.listener, body, signed(body));
-    expect(await listen?.waitForLine((l) => l.event === 'delivery')).toMatchObject({ eventId: 'evt_untyped', type: null });
+    expect(await listen?.waitForLine((l) => l.event === 'delivery')).toMatchObject({
+      eventId: 'evt_untyped',
+      type: null,
+    });
     // The capture's envelope keeps what the body says, and null for what it lacks or gets wrong.
     const [capture] = await readSettledCaptures(dir.path);
     expect(capture.envelope).toEqual({ id: 'evt_untyped', type: null, api_version: null, created: null });
@@ -373,24 +452,36 @@ describe('listen with a known secret (offline mode)', () => {
     expect(aside).toBeDefined();
     expect(stderr).toContain(join('.clockhook', 'captures.json'));
     expect(stderr).toContain(aside);
-    expect(await readFile(join(dir.path, '.clockhook', aside as string), 'utf8')).toBe('{"version":1,"captures":[{"id":');
+    expect(await readFile(join(dir.path, '.clockhook', aside as string), 'utf8')).toBe(
+      '{"version":1,"captures":[{"id":',
+    );
   });
 
   it('refuses to forward to itself, which would send every delivery around in a loop (exit 2)', async () => {
     const port = String(await portForRestarts());
     for (const target of [port, `http://127.0.0.1:${port}/hooks`]) {
-      const res = await runCli(['listen', '--secret', SECRET, '--port', port, '--inspector-port', '0', '--no-open', '--forward-to', target], { cwd: dir.path });
+      const res = await runCli(
+        ['listen', '--secret', SECRET, '--port', port, '--inspector-port', '0', '--no-open', '--forward-to', target],
+        { cwd: dir.path },
+      );
       expect(res.code, target).toBe(2);
       const href = new URL(target === port ? `http://localhost:${port}` : target).href;
-      expect(res.stderr).toBe(`clockhook: --forward-to ${href} is this listener itself (port ${port}): every delivery would come back to it. Give your app's port, such as --forward-to 3000, or move the listener with --port.\n`);
+      expect(res.stderr).toBe(
+        `clockhook: --forward-to ${href} is this listener itself (port ${port}): every delivery would come back to it. Give your app's port, such as --forward-to 3000, or move the listener with --port.\n`,
+      );
     }
   });
 
-  it("refuses to forward to its own inspector page, which is not the app (exit 2)", async () => {
+  it('refuses to forward to its own inspector page, which is not the app (exit 2)', async () => {
     const port = String(await portForRestarts());
-    const res = await runCli(['listen', '--secret', SECRET, '--port', '0', '--inspector-port', port, '--no-open', '--forward-to', port], { cwd: dir.path });
+    const res = await runCli(
+      ['listen', '--secret', SECRET, '--port', '0', '--inspector-port', port, '--no-open', '--forward-to', port],
+      { cwd: dir.path },
+    );
     expect(res.code).toBe(2);
-    expect(res.stderr).toBe(`clockhook: --forward-to http://localhost:${port}/ is this listen's inspector page (port ${port}), not your app: it would answer every delivery 404. Give your app's port, such as --forward-to 3000, or move the inspector with --inspector-port.\n`);
+    expect(res.stderr).toBe(
+      `clockhook: --forward-to http://localhost:${port}/ is this listen's inspector page (port ${port}), not your app: it would answer every delivery 404. Give your app's port, such as --forward-to 3000, or move the inspector with --inspector-port.\n`,
+    );
   });
 
   it('refuses a second listener on the same store with a clear message', async () => {

@@ -54,7 +54,11 @@ async function folderSandbox(timeScale = 0.0005) {
 describe('listen with the embedded sandbox (no key anywhere)', () => {
   it('registers an endpoint for itself; a trigger makes the full round trip', async () => {
     const proc = await listen('--forward-to', app.url);
-    expect(proc.ready).toMatchObject({ sandbox: true, apiBase: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/), endpointId: expect.any(Number) });
+    expect(proc.ready).toMatchObject({
+      sandbox: true,
+      apiBase: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/),
+      endpointId: expect.any(Number),
+    });
     expect(proc.ready.secret).toBeUndefined();
 
     const triggered = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
@@ -93,7 +97,14 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(second.stderr).not.toContain('Deleting endpoint');
     // One record for the URL, under the base this run files it under (the embedded sandbox's port asked for).
     const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
-    expect(records).toEqual([expect.objectContaining({ apiBase: 'http://127.0.0.1:0', id: first.ready.endpointId, secret: first.ready.secret, url: `http://127.0.0.1:${port}/` })]);
+    expect(records).toEqual([
+      expect.objectContaining({
+        apiBase: 'http://127.0.0.1:0',
+        id: first.ready.endpointId,
+        secret: first.ready.secret,
+        url: `http://127.0.0.1:${port}/`,
+      }),
+    ]);
   });
 
   it('forgets the record of an endpoint deleted since, whichever sandbox of the folder it was filed under', async () => {
@@ -106,7 +117,13 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const second = await listen('--port', port, '--print-secret');
     expect(second.ready.secret).not.toBe(first.ready.secret);
     const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
-    expect(records).toEqual([expect.objectContaining({ apiBase: 'http://127.0.0.1:0', id: second.ready.endpointId, secret: second.ready.secret })]);
+    expect(records).toEqual([
+      expect.objectContaining({
+        apiBase: 'http://127.0.0.1:0',
+        id: second.ready.endpointId,
+        secret: second.ready.secret,
+      }),
+    ]);
   });
 
   it('names an endpoint an earlier run kept for a port nothing listens on any more, with the command that deletes it', async () => {
@@ -137,17 +154,28 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const first = await listen('--port', port, '--print-secret');
     expect(await first.stop('SIGINT')).toBe(0);
     const [kept] = (await client.listEndpoints()).data;
-    expect(kept).toMatchObject({ id: first.ready.endpointId, description: 'clockhook listen (created automatically; kept for its next run)' });
+    expect(kept).toMatchObject({
+      id: first.ready.endpointId,
+      description: 'clockhook listen (created automatically; kept for its next run)',
+    });
 
     // Subscribed to what this run asks for.
     const second = await listen('--port', port, '--print-secret', '--forward-to', app.url, '--events', 'punch.created');
     expect(second.ready).toMatchObject({ endpointId: first.ready.endpointId, secret: first.ready.secret });
-    expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: first.ready.endpointId, enabledEvents: ['punch.created'] })]);
+    expect((await client.listEndpoints()).data).toEqual([
+      expect.objectContaining({ id: first.ready.endpointId, enabledEvents: ['punch.created'] }),
+    ]);
     await runCli(['trigger', 'punch.created'], { cwd: dir.path });
     expect(await second.waitForLine((l) => l.event === 'delivery')).toMatchObject({ signature: 'valid', status: 202 });
     // The app, still verifying with the secret the first run showed, accepts it.
     const [delivery] = app.received;
-    expect(verifySignature({ header: delivery.headers['x-service-signature'] as string, payload: delivery.body, secret: first.ready.secret })).toMatchObject({ ok: true });
+    expect(
+      verifySignature({
+        header: delivery.headers['x-service-signature'] as string,
+        payload: delivery.body,
+        secret: first.ready.secret,
+      }),
+    ).toMatchObject({ ok: true });
   });
 
   it('moves its kept endpoint when --path changes, secret and all, instead of leaving one that would fail every event', async () => {
@@ -157,8 +185,12 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(await first.stop('SIGINT')).toBe(0);
     const second = await listen('--port', port, '--path', '/b', '--print-secret');
     expect(second.ready).toMatchObject({ endpointId: first.ready.endpointId, secret: first.ready.secret });
-    expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: first.ready.endpointId, url: `http://127.0.0.1:${port}/b` })]);
-    expect(second.stderr).toContain(`Endpoint ${first.ready.endpointId} now points at http://127.0.0.1:${port}/b (it was http://127.0.0.1:${port}/a); its secret is the same.`);
+    expect((await client.listEndpoints()).data).toEqual([
+      expect.objectContaining({ id: first.ready.endpointId, url: `http://127.0.0.1:${port}/b` }),
+    ]);
+    expect(second.stderr).toContain(
+      `Endpoint ${first.ready.endpointId} now points at http://127.0.0.1:${port}/b (it was http://127.0.0.1:${port}/a); its secret is the same.`,
+    );
     await runCli(['trigger', 'punch.created'], { cwd: dir.path });
     expect(await second.waitForLine((l) => l.event === 'delivery')).toMatchObject({ signature: 'valid', status: 200 });
   });
@@ -173,10 +205,20 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       const relayed = await listen('--port', port, '--print-secret', '--forward-to', app.url, '--relay', relay.url);
       expect(relayed.ready).toMatchObject({ endpointId: direct.ready.endpointId, secret: direct.ready.secret });
       // One endpoint: the sandbox sends each event once, through the relay.
-      expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: direct.ready.endpointId, url: relayed.ready.publicUrl })]);
-      await expect.poll(() => relayed.stderr).toContain(`Endpoint ${direct.ready.endpointId} now points at ${relayed.ready.publicUrl} (it was http://127.0.0.1:${port}/); its secret is the same.`);
+      expect((await client.listEndpoints()).data).toEqual([
+        expect.objectContaining({ id: direct.ready.endpointId, url: relayed.ready.publicUrl }),
+      ]);
+      await expect
+        .poll(() => relayed.stderr)
+        .toContain(
+          `Endpoint ${direct.ready.endpointId} now points at ${relayed.ready.publicUrl} (it was http://127.0.0.1:${port}/); its secret is the same.`,
+        );
       const event = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
-      expect(await relayed.waitForLine((l) => l.event === 'delivery')).toMatchObject({ eventId: event.id, signature: 'valid', status: 202 });
+      expect(await relayed.waitForLine((l) => l.event === 'delivery')).toMatchObject({
+        eventId: event.id,
+        signature: 'valid',
+        status: 202,
+      });
       expect(await relayed.stop('SIGINT')).toBe(0);
       // A run on another port through the same relay uses that endpoint as it is: it stays this port's.
       const otherPort = await listen('--relay', relay.url);
@@ -185,7 +227,9 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
 
       const back = await listen('--port', port, '--print-secret');
       expect(back.ready).toMatchObject({ endpointId: direct.ready.endpointId, secret: direct.ready.secret });
-      expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: direct.ready.endpointId, url: `http://127.0.0.1:${port}/` })]);
+      expect((await client.listEndpoints()).data).toEqual([
+        expect.objectContaining({ id: direct.ready.endpointId, url: `http://127.0.0.1:${port}/` }),
+      ]);
     } finally {
       await relay.close();
     }
@@ -202,24 +246,44 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       const elsewhere = await listen('--relay', relay.url);
       expect(await elsewhere.stop('SIGINT')).toBe(0);
       const recordsPath = join(dir.path, '.clockhook', 'endpoints.json');
-      const withoutIt = JSON.parse(await readFile(recordsPath, 'utf8')).filter((r: { id: number }) => r.id !== elsewhere.ready.endpointId);
+      const withoutIt = JSON.parse(await readFile(recordsPath, 'utf8')).filter(
+        (r: { id: number }) => r.id !== elsewhere.ready.endpointId,
+      );
       await writeFile(recordsPath, JSON.stringify(withoutIt));
 
       const relayed = await listen('--port', port, '--print-secret', '--relay', relay.url);
       expect(relayed.ready).toMatchObject({ endpointId: direct.ready.endpointId, secret: direct.ready.secret });
-      await expect.poll(() => relayed.stderr).toContain(`Deleting endpoint ${elsewhere.ready.endpointId} for ${relayed.ready.publicUrl}: an earlier clockhook listen created it and its secret is not on file.`);
-      expect((await client.listEndpoints()).data).toEqual([expect.objectContaining({ id: direct.ready.endpointId, url: relayed.ready.publicUrl })]);
+      await expect
+        .poll(() => relayed.stderr)
+        .toContain(
+          `Deleting endpoint ${elsewhere.ready.endpointId} for ${relayed.ready.publicUrl}: an earlier clockhook listen created it and its secret is not on file.`,
+        );
+      expect((await client.listEndpoints()).data).toEqual([
+        expect.objectContaining({ id: direct.ready.endpointId, url: relayed.ready.publicUrl }),
+      ]);
       expect(await relayed.stop('SIGINT')).toBe(0);
 
       // Someone's own endpoint at that URL is left alone, and named; this port's stays where it is.
       const back = await listen('--port', port);
       expect(await back.stop('SIGINT')).toBe(0);
-      const theirs = await client.createEndpoint({ url: relayed.ready.publicUrl, enabledEvents: ['*'], description: 'theirs' });
-      const refused = await runCli(['listen', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open', '--relay', relay.url], { cwd: dir.path });
+      const theirs = await client.createEndpoint({
+        url: relayed.ready.publicUrl,
+        enabledEvents: ['*'],
+        description: 'theirs',
+      });
+      const refused = await runCli(
+        ['listen', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open', '--relay', relay.url],
+        { cwd: dir.path },
+      );
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(`An endpoint for ${relayed.ready.publicUrl} exists already (id ${theirs.id}) and clockhook did not create it.`);
+      expect(refused.stderr).toContain(
+        `An endpoint for ${relayed.ready.publicUrl} exists already (id ${theirs.id}) and clockhook did not create it.`,
+      );
       expect((await client.listEndpoints()).data.map((e) => [e.id, e.url])).toEqual(
-        expect.arrayContaining([[theirs.id, relayed.ready.publicUrl], [direct.ready.endpointId, `http://127.0.0.1:${port}/`]]),
+        expect.arrayContaining([
+          [theirs.id, relayed.ready.publicUrl],
+          [direct.ready.endpointId, `http://127.0.0.1:${port}/`],
+        ]),
       );
     } finally {
       await relay.close();
@@ -240,9 +304,11 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       // Through the relay on this port, the relay URL's endpoint is used, and this port's still delivers here.
       const both = await listen('--port', port, '--relay', relay.url);
       expect(both.ready.endpointId).toBe(elsewhere.ready.endpointId);
-      await expect.poll(() => both.stderr).toContain(
-        `Endpoint ${direct.ready.endpointId} (http://127.0.0.1:${port}/) was kept by an earlier listen, and reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${both.ready.endpointId}, so each comes here twice, and that copy, signed with its own secret, fails and is retried. If your app verifies with endpoint ${both.ready.endpointId}'s secret: npx clockhook endpoints delete ${direct.ready.endpointId}`,
-      );
+      await expect
+        .poll(() => both.stderr)
+        .toContain(
+          `Endpoint ${direct.ready.endpointId} (http://127.0.0.1:${port}/) was kept by an earlier listen, and reaches this listener too: this folder's sandbox sends it every event as well as endpoint ${both.ready.endpointId}, so each comes here twice, and that copy, signed with its own secret, fails and is retried. If your app verifies with endpoint ${both.ready.endpointId}'s secret: npx clockhook endpoints delete ${direct.ready.endpointId}`,
+        );
     } finally {
       await relay.close();
     }
@@ -251,7 +317,9 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
   it('says so for people when the secret stays', async () => {
     await folderSandbox();
     const port = String(await portForRestarts());
-    const proc = spawnCli(['listen', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open'], { cwd: dir.path });
+    const proc = spawnCli(['listen', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open'], {
+      cwd: dir.path,
+    });
     procs.push(proc);
     const line = await proc.waitForLine((l) => /^\s*Secret /.test(l.text ?? ''));
     expect(line.text).toMatch(/Secret {6}whsec_…\S{4} \(the same on the next run; npx clockhook secret prints it\)/);
@@ -262,12 +330,18 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const proc = await listen('--forward-to', app.url, '--port', '0');
     await runCli(['trigger', 'punch.created'], { cwd: dir.path });
     await proc.waitForLine((l) => l.event === 'delivery' && l.status === 401);
-    await expect.poll(() => proc.stderr).toMatch(/it may verify with another secret than clockhook, which used whsec_…\S{4} \("npx clockhook secret" prints it whole\)/);
+    await expect
+      .poll(() => proc.stderr)
+      .toMatch(
+        /it may verify with another secret than clockhook, which used whsec_…\S{4} \("npx clockhook secret" prints it whole\)/,
+      );
     const printed = await runCli(['secret'], { cwd: dir.path });
     expect(printed.code).toBe(0);
     const [delivery] = app.received;
     const header = delivery.headers['x-service-signature'] as string;
-    expect(verifySignature({ header, payload: delivery.body, secret: printed.stdout.trim() })).toMatchObject({ ok: true });
+    expect(verifySignature({ header, payload: delivery.body, secret: printed.stdout.trim() })).toMatchObject({
+      ok: true,
+    });
   });
 
   it('names the endpoint in the command that prints its secret when several are on file', async () => {
@@ -275,7 +349,9 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const earlier = await listen('--keep-endpoint', '--port', '0');
     expect(await earlier.stop('SIGINT')).toBe(0);
     app.setResponder((_r, res) => res.writeHead(401).end('bad signature'));
-    const proc = spawnCli(['listen', '--forward-to', app.url, '--port', '0', '--inspector-port', '0', '--no-open'], { cwd: dir.path });
+    const proc = spawnCli(['listen', '--forward-to', app.url, '--port', '0', '--inspector-port', '0', '--no-open'], {
+      cwd: dir.path,
+    });
     procs.push(proc);
     const endpoint = await proc.waitForLine((l) => /^\s*Endpoint /.test(l.text ?? ''));
     const id = /Endpoint\s+(\d+)/.exec(endpoint.text ?? '')?.[1] ?? 'no id';
@@ -287,7 +363,13 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const printed = await runCli(['secret', id], { cwd: dir.path });
     expect(printed.code).toBe(0);
     const [delivery] = app.received;
-    expect(verifySignature({ header: delivery.headers['x-service-signature'] as string, payload: delivery.body, secret: printed.stdout.trim() })).toMatchObject({ ok: true });
+    expect(
+      verifySignature({
+        header: delivery.headers['x-service-signature'] as string,
+        payload: delivery.body,
+        secret: printed.stdout.trim(),
+      }),
+    ).toMatchObject({ ok: true });
   });
 
   it('keeps it with --keep-endpoint and reuses it (secret on file) on the next run', async () => {
@@ -296,7 +378,9 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(await first.stop('SIGTERM')).toBe(0);
     expect((await client.listEndpoints()).data).toHaveLength(1);
     const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
-    expect(records).toEqual([expect.objectContaining({ id: first.ready.endpointId, secret: expect.stringMatching(/^whsec_/) })]);
+    expect(records).toEqual([
+      expect.objectContaining({ id: first.ready.endpointId, secret: expect.stringMatching(/^whsec_/) }),
+    ]);
     expect((await stat(join(dir.path, '.clockhook', 'endpoints.json'))).mode & 0o777).toBe(0o600);
   });
 
@@ -306,12 +390,18 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     await runCli(['trigger', 'punch.created'], { cwd: dir.path });
     await proc.waitForLine((l) => l.event === 'delivery');
     expect(await proc.stop('SIGINT')).toBe(0);
-    expect(await readdir(join(dir.path, '.clockhook'))).toEqual(expect.arrayContaining(['.gitignore', 'endpoints.json', 'captures.json', 'sandbox-db.json']));
-    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir.path, encoding: 'utf8' })).toBe('');
+    expect(await readdir(join(dir.path, '.clockhook'))).toEqual(
+      expect.arrayContaining(['.gitignore', 'endpoints.json', 'captures.json', 'sandbox-db.json']),
+    );
+    expect(
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir.path, encoding: 'utf8' }),
+    ).toBe('');
     expect((await stat(join(dir.path, '.clockhook', '.gitignore'))).mode & 0o777).toBe(0o600);
     // A file of the project's own beside it is seen as ever.
     await writeFile(join(dir.path, 'app.js'), '');
-    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir.path, encoding: 'utf8' })).toBe('?? app.js\n');
+    expect(
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir.path, encoding: 'utf8' }),
+    ).toBe('?? app.js\n');
   });
 
   it('after a crash, reuses the endpoint whose secret is on file', async () => {
@@ -336,10 +426,15 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const path = join(dir.path, '.clockhook', 'endpoints.json');
     const broken = `${(await readFile(path, 'utf8')).trimEnd().slice(0, -1)},\n]\n`; // a trailing comma, by hand
     await writeFile(path, broken);
-    const res = await runCli(['listen', '--json', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open'], { cwd: dir.path });
+    const res = await runCli(
+      ['listen', '--json', '--port', port, '--sandbox-port', '0', '--inspector-port', '0', '--no-open'],
+      { cwd: dir.path },
+    );
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`cannot read .clockhook/endpoints.json (it is not valid JSON: `);
-    expect(res.stderr).toContain('mend it, or move it aside, and listen then registers new endpoints, with new secrets for your app.');
+    expect(res.stderr).toContain(
+      'mend it, or move it aside, and listen then registers new endpoints, with new secrets for your app.',
+    );
     expect(await readFile(path, 'utf8')).toBe(broken);
     expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([first.ready.endpointId]);
     const secret = await runCli(['secret'], { cwd: dir.path });
@@ -380,18 +475,29 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     await app.close();
     const logger = recordingLogger();
     const { warnings } = logger;
-    const session = await startListen({ forwardTo: app.url, port: 0, inspector: false, stateDir: join(dir.path, '.clockhook'), logger, endpointCheck: { settleMs: 50, minIntervalMs: 200 } });
+    const session = await startListen({
+      forwardTo: app.url,
+      port: 0,
+      inspector: false,
+      stateDir: join(dir.path, '.clockhook'),
+      logger,
+      endpointCheck: { settleMs: 50, minIntervalMs: 200 },
+    });
     try {
       const id = session.ready.endpointId as number;
       for (let i = 0; i < 10; i++) await client.request('POST', '/sandbox/events', { body: { type: 'punch.created' } });
       // Ten deliveries fail all five attempts (the app is down): the service disables the endpoint.
-      await expect.poll(() => warnings.find((w) => w.startsWith(`Endpoint ${id} is now disabled`)), { timeout: 10_000 }).toContain(`npx clockhook endpoints enable ${id}`);
+      await expect
+        .poll(() => warnings.find((w) => w.startsWith(`Endpoint ${id} is now disabled`)), { timeout: 10_000 })
+        .toContain(`npx clockhook endpoints enable ${id}`);
       expect(session.endpoint?.status).toBe('disabled');
       expect((await client.getEndpoint(id)).status).toBe('disabled');
       // Enabled from elsewhere (another terminal): seen at the next failed delivery.
       await client.updateEndpoint(id, { status: 'enabled' });
       await client.request('POST', '/sandbox/events', { body: { type: 'punch.created' } });
-      await expect.poll(() => warnings.filter((w) => w === `Endpoint ${id} is enabled again; the service delivers to it.`)).toHaveLength(1);
+      await expect
+        .poll(() => warnings.filter((w) => w === `Endpoint ${id} is enabled again; the service delivers to it.`))
+        .toHaveLength(1);
     } finally {
       await session.close();
     }
@@ -402,7 +508,16 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     const created = await client.createEndpoint({ url: 'https://example.com/h', enabledEvents: ['*'] });
     await client.updateEndpoint(created.id, { status: 'disabled' });
     const proc = await startListenProcess(
-      ['--api-key', (await folderKey()).apiKey, '--api-base', sandboxes[0].apiBase, '--endpoint', String(created.id), '--secret', created.secret as string],
+      [
+        '--api-key',
+        (await folderKey()).apiKey,
+        '--api-base',
+        sandboxes[0].apiBase,
+        '--endpoint',
+        String(created.id),
+        '--secret',
+        created.secret as string,
+      ],
       dir.path,
     );
     procs.push(proc);
@@ -422,7 +537,19 @@ describe('listen with an API key', () => {
   it('registers --public-url, masks the secret for people, deletes the endpoint on exit', async () => {
     const { sandbox, client } = await folderSandbox();
     const proc = spawnCli(
-      ['listen', '--port', '0', '--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--public-url', 'https://tunnel.example.com/h', '--events', 'punch.created'],
+      [
+        'listen',
+        '--port',
+        '0',
+        '--api-key',
+        sandbox.apiKey,
+        '--api-base',
+        sandbox.apiBase,
+        '--public-url',
+        'https://tunnel.example.com/h',
+        '--events',
+        'punch.created',
+      ],
       { cwd: dir.path },
     );
     procs.push(proc);
@@ -432,16 +559,29 @@ describe('listen with an API key', () => {
     expect(proc.lines.map((l) => l.text).join('\n')).not.toContain(record.secret);
     expect(proc.stderr).not.toContain(record.secret);
     const endpoints = (await client.listEndpoints()).data;
-    expect(endpoints).toEqual([expect.objectContaining({ id: record.id, url: 'https://tunnel.example.com/h', enabledEvents: ['punch.created'] })]);
+    expect(endpoints).toEqual([
+      expect.objectContaining({ id: record.id, url: 'https://tunnel.example.com/h', enabledEvents: ['punch.created'] }),
+    ]);
     expect(await proc.stop('SIGTERM')).toBe(0);
     expect((await client.listEndpoints()).data).toEqual([]);
   });
 
   it('prints the ready line with publicUrl, and the secret only with --print-secret', async () => {
     const { sandbox } = await folderSandbox();
-    const args = ['--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--public-url', 'https://t.example.com/h'];
+    const args = [
+      '--api-key',
+      sandbox.apiKey,
+      '--api-base',
+      sandbox.apiBase,
+      '--public-url',
+      'https://t.example.com/h',
+    ];
     const masked = await listen(...args);
-    expect(masked.ready).toMatchObject({ publicUrl: 'https://t.example.com/h', sandbox: false, apiBase: sandbox.apiBase });
+    expect(masked.ready).toMatchObject({
+      publicUrl: 'https://t.example.com/h',
+      sandbox: false,
+      apiBase: sandbox.apiBase,
+    });
     expect(masked.ready.secret).toBeUndefined();
     await masked.stop('SIGTERM');
     const shown = await listen(...args, '--print-secret');
@@ -452,9 +592,11 @@ describe('listen with an API key', () => {
     const { sandbox } = await folderSandbox();
     const args = ['--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--path', '/hooks'];
     const outside = await listen(...args, '--public-url', 'https://t.example.com');
-    await expect.poll(() => outside.stderr).toContain(
-      '--public-url https://t.example.com is outside --path /hooks: through a tunnel that passes paths as they are, every delivery arrives at / and gets 404. Register a URL under the path instead, such as --public-url https://t.example.com/hooks',
-    );
+    await expect
+      .poll(() => outside.stderr)
+      .toContain(
+        '--public-url https://t.example.com is outside --path /hooks: through a tunnel that passes paths as they are, every delivery arrives at / and gets 404. Register a URL under the path instead, such as --public-url https://t.example.com/hooks',
+      );
     await outside.stop('SIGTERM');
     const under = await listen(...args, '--public-url', 'https://t.example.com/hooks');
     expect(under.stderr).not.toContain('is outside --path');
@@ -462,21 +604,41 @@ describe('listen with an API key', () => {
 
   it("an endpoint's description says what becomes of it, and follows the run that reuses it", async () => {
     const { sandbox, client } = await folderSandbox();
-    const args = ['--api-key', sandbox.apiKey, '--api-base', sandbox.apiBase, '--public-url', 'https://t.example.com/k'];
+    const args = [
+      '--api-key',
+      sandbox.apiKey,
+      '--api-base',
+      sandbox.apiBase,
+      '--public-url',
+      'https://t.example.com/k',
+    ];
     const keeping = await listen(...args, '--keep-endpoint');
     expect(await keeping.stop('SIGTERM')).toBe(0);
-    expect(await client.getEndpoint(keeping.ready.endpointId)).toMatchObject({ description: 'clockhook listen (created automatically; kept for its next run)' });
+    expect(await client.getEndpoint(keeping.ready.endpointId)).toMatchObject({
+      description: 'clockhook listen (created automatically; kept for its next run)',
+    });
 
     const deleting = await listen(...args);
     expect(deleting.ready.endpointId).toBe(keeping.ready.endpointId);
-    expect(await client.getEndpoint(deleting.ready.endpointId)).toMatchObject({ description: 'clockhook listen (created automatically; deleted when it exits)' });
+    expect(await client.getEndpoint(deleting.ready.endpointId)).toMatchObject({
+      description: 'clockhook listen (created automatically; deleted when it exits)',
+    });
     expect(await deleting.stop('SIGTERM')).toBe(0);
     expect((await client.listEndpoints()).data).toEqual([]);
   });
 
   it('reuses its kept endpoint, secret and all, whichever way the same --api-base is spelled', async () => {
     const { sandbox } = await folderSandbox();
-    const args = (base: string) => ['--api-key', sandbox.apiKey, '--api-base', base, '--public-url', 'https://t.example.com/spelled', '--keep-endpoint', '--print-secret'];
+    const args = (base: string) => [
+      '--api-key',
+      sandbox.apiKey,
+      '--api-base',
+      base,
+      '--public-url',
+      'https://t.example.com/spelled',
+      '--keep-endpoint',
+      '--print-secret',
+    ];
     const first = await listen(...args(`${sandbox.apiBase}/`));
     expect(await first.stop('SIGTERM')).toBe(0);
     const second = await listen(...args(sandbox.apiBase));
@@ -489,13 +651,42 @@ describe('listen with an API key', () => {
 
   it('exits 1 with a clear message when the key is refused', async () => {
     const { sandbox } = await folderSandbox();
-    const res = await runCli(['listen', '--port', '0', '--api-key', 'tt_live_wrong', '--api-base', sandbox.apiBase, '--public-url', 'https://t.example.com/h'], { cwd: dir.path });
+    const res = await runCli(
+      [
+        'listen',
+        '--port',
+        '0',
+        '--api-key',
+        'tt_live_wrong',
+        '--api-base',
+        sandbox.apiBase,
+        '--public-url',
+        'https://t.example.com/h',
+      ],
+      { cwd: dir.path },
+    );
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('401 api_key_invalid');
   });
 
   it('exits 2 on bad usage', async () => {
-    for (const args of [['--api-key', 'tt_live_x'], ['--endpoint', '3'], ['--forward-to', 'ftp://x'], ['--tolerance', '-1'], ['--max-captures', '0'], ['--max-buffer', 'lots'], ['--path', '?x'], ['--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com'], ['--relay', 'nope'], ['--relay', 'ftp://relay.test'], ['--relay', 'https://relay.test/hooks'], ['--relay', 'https://relay.test/?a'], ['--public-url', 'abc123.ngrok.app', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:8'], ['--inspector-port', '6000'], ['--sandbox-port', '6667']]) {
+    for (const args of [
+      ['--api-key', 'tt_live_x'],
+      ['--endpoint', '3'],
+      ['--forward-to', 'ftp://x'],
+      ['--tolerance', '-1'],
+      ['--max-captures', '0'],
+      ['--max-buffer', 'lots'],
+      ['--path', '?x'],
+      ['--api-key', 'tt_live_x', '--api-base', 'ftp://api.example.com'],
+      ['--relay', 'nope'],
+      ['--relay', 'ftp://relay.test'],
+      ['--relay', 'https://relay.test/hooks'],
+      ['--relay', 'https://relay.test/?a'],
+      ['--public-url', 'abc123.ngrok.app', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:8'],
+      ['--inspector-port', '6000'],
+      ['--sandbox-port', '6667'],
+    ]) {
       const res = await runCli(['listen', '--port', '0', ...args], { cwd: dir.path });
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.stderr, args.join(' ')).toMatch(/^clockhook: /);
@@ -503,20 +694,36 @@ describe('listen with an API key', () => {
     // The sandbox would refuse the endpoint after everything had started: said at once instead.
     const typo = await runCli(['listen', '--port', '0', '--events', 'punch.creatd'], { cwd: dir.path });
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/^clockhook: --events: unknown event type punch\.creatd \(did you mean punch\.created\?\)/);
+    expect(typo.stderr).toMatch(
+      /^clockhook: --events: unknown event type punch\.creatd \(did you mean punch\.created\?\)/,
+    );
     const small = await runCli(['listen', '--port', '0', '--max-buffer', '1mb'], { cwd: dir.path });
     expect(small.code).toBe(2);
-    expect(small.stderr).toContain('--max-buffer must be at least 5mb, the largest body a delivery may have (got 1mb).');
+    expect(small.stderr).toContain(
+      '--max-buffer must be at least 5mb, the largest body a delivery may have (got 1mb).',
+    );
     // A browser would not open the page there (ERR_UNSAFE_PORT), nor fetch reach a sandbox.
     const unsafe = await runCli(['listen', '--port', '0', '--inspector-port', '6000'], { cwd: dir.path });
-    expect(unsafe).toMatchObject({ code: 2, stderr: 'clockhook: --inspector-port 6000: a browser cannot reach that port (the Fetch standard blocks it, with 9, 6667 and others); pick another --inspector-port.\n' });
+    expect(unsafe).toMatchObject({
+      code: 2,
+      stderr:
+        'clockhook: --inspector-port 6000: a browser cannot reach that port (the Fetch standard blocks it, with 9, 6667 and others); pick another --inspector-port.\n',
+    });
     // A --db that is not a store is left as it is, with exit 2 and what to give instead.
     await writeFile(join(dir.path, 'package.json'), '{"name":"my-app"}');
-    const foreign = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--db', 'package.json'], { cwd: dir.path });
+    const foreign = await runCli(
+      ['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--db', 'package.json'],
+      { cwd: dir.path },
+    );
     expect(foreign.code).toBe(2);
-    expect(foreign.stderr).toBe('clockhook: package.json is not a clockhook capture store: it does not begin as clockhook writes one, so it is left as it is. Give --db a file clockhook made, or a path where no file is yet.\n');
+    expect(foreign.stderr).toBe(
+      'clockhook: package.json is not a clockhook capture store: it does not begin as clockhook writes one, so it is left as it is. Give --db a file clockhook made, or a path where no file is yet.\n',
+    );
     expect(await readFile(join(dir.path, 'package.json'), 'utf8')).toBe('{"name":"my-app"}');
-    const folder = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--db', '.'], { cwd: dir.path });
+    const folder = await runCli(
+      ['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--db', '.'],
+      { cwd: dir.path },
+    );
     expect(folder.code).toBe(2);
     expect(folder.stderr).toBe('clockhook: . is a folder, not a file. Give --db a file path, such as captures.json.\n');
   });
@@ -543,7 +750,14 @@ describe('crash safety', () => {
     let stop = false;
     const sender = async (worker: number) => {
       for (let i = 0; !stop; i++) {
-        const body = JSON.stringify({ id: `evt_${worker}_${i}`, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
+        const body = JSON.stringify({
+          id: `evt_${worker}_${i}`,
+          object: 'event',
+          type: 'punch.created',
+          api_version: '2026-11-01',
+          created: 1,
+          data: {},
+        });
         try {
           const res = await postSigned(proc.ready.listener, body, secret);
           if (res.status >= 200 && res.status < 300) answered.push(`evt_${worker}_${i}`);

@@ -17,11 +17,22 @@ describe('listen using a sandbox it did not start (clockhook sandbox in another 
     cleanups.push(dir.remove);
     const stateDir = join(dir.path, '.clockhook');
     const port = await portForRestarts();
-    const sandboxAt = (p: number) => startSandbox({ port: p, dbPath: join(stateDir, 'sandbox-db.json'), discoveryPath: join(stateDir, 'sandbox.json') });
+    const sandboxAt = (p: number) =>
+      startSandbox({
+        port: p,
+        dbPath: join(stateDir, 'sandbox-db.json'),
+        discoveryPath: join(stateDir, 'sandbox.json'),
+      });
     let sandbox: Sandbox = await sandboxAt(port);
     cleanups.push(() => sandbox.close());
     const logger = recordingLogger();
-    const session: ListenSession = await startListen({ port: 0, inspector: false, stateDir, logger, sandboxWatchMs: 50 });
+    const session: ListenSession = await startListen({
+      port: 0,
+      inspector: false,
+      stateDir,
+      logger,
+      sandboxWatchMs: 50,
+    });
     cleanups.push(() => session.close());
     const warned = (text: string) => logger.warnings.filter((line) => line.includes(text));
     const told = (text: string) => logger.infos.filter((line) => line.includes(text));
@@ -31,7 +42,9 @@ describe('listen using a sandbox it did not start (clockhook sandbox in another 
     await expect.poll(() => warned('has stopped')).toEqual([stopped]);
 
     sandbox = await sandboxAt(port);
-    await expect.poll(() => told('is back')).toEqual([`The sandbox at http://127.0.0.1:${port} is back: deliveries come again.`]);
+    await expect
+      .poll(() => told('is back'))
+      .toEqual([`The sandbox at http://127.0.0.1:${port} is back: deliveries come again.`]);
     await new Promise((resolve) => setTimeout(resolve, 200)); // a few more checks: nothing more to say
     expect(warned('has stopped')).toHaveLength(1);
 

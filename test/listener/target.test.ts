@@ -21,7 +21,15 @@ describe('--forward-to normalization', () => {
 
   // A mistyped scheme must not become a host: `http:/localhost:3000` would otherwise forward to a host
   // named "http", and `htp//localhost:3000` to one named "htp".
-  it.each(['ftp://x', 'http://[bad', '99999', 'http:/localhost:3000', 'htp//localhost:3000', 'ht!tp://x', 'localhost:30a0'])('refuses %s with a message saying what works', (input) => {
+  it.each([
+    'ftp://x',
+    'http://[bad',
+    '99999',
+    'http:/localhost:3000',
+    'htp//localhost:3000',
+    'ht!tp://x',
+    'localhost:30a0',
+  ])('refuses %s with a message saying what works', (input) => {
     expect(() => normalizeForwardTarget(input)).toThrow(/forward-to/);
   });
 });
@@ -39,8 +47,14 @@ describe('--path', () => {
   it.each([
     ['?x', '--path "?x" has a query or fragment; give a path only, such as /webhooks.'],
     ['/hooks#a', '--path "/hooks#a" has a query or fragment; give a path only, such as /webhooks.'],
-    ['/a b', '--path "/a b" is not a URL path as written: a URL makes it /a%20b. Give --path /a%20b, or a path such as /webhooks.'],
-    ['/a/../b', '--path "/a/../b" is not a URL path as written: a URL makes it /b. Give --path /b, or a path such as /webhooks.'],
+    [
+      '/a b',
+      '--path "/a b" is not a URL path as written: a URL makes it /a%20b. Give --path /a%20b, or a path such as /webhooks.',
+    ],
+    [
+      '/a/../b',
+      '--path "/a/../b" is not a URL path as written: a URL makes it /b. Give --path /b, or a path such as /webhooks.',
+    ],
   ])('refuses %s, which no delivery could reach', (given, message) => {
     expect(() => normalizeBasePath(given)).toThrow(new TypeError(message));
   });
@@ -80,7 +94,13 @@ describe('path mapping', () => {
 describe('the target as handed to http-proxy', () => {
   // http-proxy used to get the origin as a string and url.parse it for every request; the object
   // made once must carry what it read from that parse.
-  it.each(['http://127.0.0.1:3000/hooks', 'http://localhost/', 'https://app.test/hooks', 'https://app.test:8443/', 'http://[::1]:3000/h'])('%s', (href) => {
+  it.each([
+    'http://127.0.0.1:3000/hooks',
+    'http://localhost/',
+    'https://app.test/hooks',
+    'https://app.test:8443/',
+    'http://[::1]:3000/h',
+  ])('%s', (href) => {
     const target = new URL(href);
     const parsed = parseUrl(target.origin); // the reference: what http-proxy does with a string
     const { protocol, host, hostname, port, path, pathname } = parsed;
@@ -107,9 +127,12 @@ describe('a --forward-to that is the listener itself', () => {
     expect(await isListenerItself(new URL(target), { host, port })).toBe(itself);
   });
 
-  it.runIf(outward !== undefined)("counts this machine's other addresses only for a listener on every interface", async () => {
-    const target = new URL(`http://${outward}:4300/`);
-    expect(await isListenerItself(target, { host: '0.0.0.0', port: 4300 })).toBe(true);
-    expect(await isListenerItself(target, { host: '127.0.0.1', port: 4300 })).toBe(false);
-  });
+  it.runIf(outward !== undefined)(
+    "counts this machine's other addresses only for a listener on every interface",
+    async () => {
+      const target = new URL(`http://${outward}:4300/`);
+      expect(await isListenerItself(target, { host: '0.0.0.0', port: 4300 })).toBe(true);
+      expect(await isListenerItself(target, { host: '127.0.0.1', port: 4300 })).toBe(false);
+    },
+  );
 });

@@ -7,7 +7,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { signPayload } from '../../src/contract/index.js';
 import { silentLogger } from '../../src/logger.js';
-import { channelFor, connectRelay, loadRelayRecord, type RelayRequestLog, type RelayServer, saveRelayRecord, startRelayServer } from '../../src/relay/index.js';
+import {
+  channelFor,
+  connectRelay,
+  loadRelayRecord,
+  type RelayRequestLog,
+  type RelayServer,
+  saveRelayRecord,
+  startRelayServer,
+} from '../../src/relay/index.js';
 import { encodeFrame, PROTOCOL_HEADER, PROTOCOL_VERSION } from '../../src/relay/protocol.js';
 import { runCli, type SpawnedCli } from '../helpers/cli.js';
 import { post, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
@@ -24,7 +32,13 @@ let logs: RelayRequestLog[];
 const procs: SpawnedCli[] = [];
 
 async function relayOn(port = 0, options: Parameters<typeof startRelayServer>[0] = {}) {
-  return startRelayServer({ port, host: '127.0.0.1', retryAfterSeconds: 2, onRequest: (log) => logs.push(log), ...options });
+  return startRelayServer({
+    port,
+    host: '127.0.0.1',
+    retryAfterSeconds: 2,
+    onRequest: (log) => logs.push(log),
+    ...options,
+  });
 }
 
 beforeEach(async () => {
@@ -44,13 +58,26 @@ afterEach(async () => {
 });
 
 async function listen(cwd = dir.path, ...extra: string[]) {
-  const proc = await startListenProcess(['--relay', relay.url, '--forward-to', app.url, '--print-secret', ...extra], cwd);
+  const proc = await startListenProcess(
+    ['--relay', relay.url, '--forward-to', app.url, '--print-secret', ...extra],
+    cwd,
+  );
   procs.push(proc);
   return proc;
 }
 
-const envelope = (id: string) => JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000, data: { n: id } });
-const signed = (body: string | Buffer, secret: string) => ({ 'x-service-signature': signPayload({ payload: body, secret }) });
+const envelope = (id: string) =>
+  JSON.stringify({
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1_790_000_000,
+    data: { n: id },
+  });
+const signed = (body: string | Buffer, secret: string) => ({
+  'x-service-signature': signPayload({ payload: body, secret }),
+});
 
 /** A listener that answers only when told to. */
 async function heldListener(letter: string) {
@@ -67,7 +94,8 @@ async function heldListener(letter: string) {
   });
   const publicUrl = await ready;
   const answerAll = () => {
-    for (const id of requests.splice(0)) socket.send(encodeFrame({ type: 'response', id, status: 200, headers: {}, body: Buffer.from('ok') }, true));
+    for (const id of requests.splice(0))
+      socket.send(encodeFrame({ type: 'response', id, status: 200, headers: {}, body: Buffer.from('ok') }, true));
   };
   return { publicUrl, requests, answerAll, close: () => socket.close() };
 }
@@ -87,21 +115,34 @@ describe('relay and listen --relay', () => {
     expect(got.body.toString()).toBe(body);
     const [capture] = await readSettledCaptures(dir.path);
     expect(capture).toMatchObject({ path: '/hooks?x=1', signature: { status: 'valid' }, forward: { statusCode: 201 } });
-    expect(logs.at(-1)).toEqual({ event: 'request', channel: publicUrl.split('/').at(-1), method: 'POST', path: '/hooks', status: 201, durationMs: expect.any(Number) });
+    expect(logs.at(-1)).toEqual({
+      event: 'request',
+      channel: publicUrl.split('/').at(-1),
+      method: 'POST',
+      path: '/hooks',
+      status: 201,
+      durationMs: expect.any(Number),
+    });
   });
 
   it('prints the ready line first with --json, and the relay line of its first connection after it', async () => {
     const proc = await listen();
     await proc.waitForLine((l) => l.event === 'relay' && l.state === 'connected');
     expect(proc.lines[0]).toMatchObject({ event: 'ready' });
-    expect(proc.lines.filter((l) => l.event === 'relay')).toEqual([{ event: 'relay', state: 'connected', publicUrl: proc.ready.publicUrl }]);
+    expect(proc.lines.filter((l) => l.event === 'relay')).toEqual([
+      { event: 'relay', state: 'connected', publicUrl: proc.ready.publicUrl },
+    ]);
   });
 
   it('registers the channel URL with --path appended, so relayed deliveries land under it', async () => {
     const proc = await listen(dir.path, '--path', '/webhooks');
     expect(proc.ready.publicUrl).toMatch(/\/c\/[\w-]{32}\/webhooks$/);
     const event = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
-    expect(await proc.waitForLine((l) => l.event === 'delivery')).toMatchObject({ eventId: event.id, signature: 'valid', status: 201 });
+    expect(await proc.waitForLine((l) => l.event === 'delivery')).toMatchObject({
+      eventId: event.id,
+      signature: 'valid',
+      status: 201,
+    });
     expect(app.received.at(-1)?.url).toBe('/');
   });
 
@@ -151,7 +192,12 @@ describe('relay and listen --relay', () => {
     await relay.close();
     await proc.waitForLine((l) => l.event === 'relay' && l.state === 'disconnected');
     relay = await relayOn(port);
-    await proc.waitForLine((l) => l.event === 'relay' && l.state === 'connected' && proc.lines.indexOf(l) > proc.lines.findIndex((x) => x.state === 'disconnected'));
+    await proc.waitForLine(
+      (l) =>
+        l.event === 'relay' &&
+        l.state === 'connected' &&
+        proc.lines.indexOf(l) > proc.lines.findIndex((x) => x.state === 'disconnected'),
+    );
     const body = envelope('evt_after_restart');
     expect((await post(publicUrl, body, signed(body, secret))).status).toBe(201);
   });
@@ -174,7 +220,9 @@ describe('relay and listen --relay', () => {
         ws.once('error', () => resolve(0));
       });
     const token = 'a'.repeat(43);
-    expect(await status({ authorization: `Bearer ${token}`, 'x-clockhook-channel': channelFor('b'.repeat(43)) })).toBe(401);
+    expect(await status({ authorization: `Bearer ${token}`, 'x-clockhook-channel': channelFor('b'.repeat(43)) })).toBe(
+      401,
+    );
     expect(await status({ authorization: 'Bearer short', 'x-clockhook-channel': channelFor('short') })).toBe(401);
     expect(await status({})).toBe(401);
     expect(await status({ authorization: `Bearer ${token}`, 'x-clockhook-channel': channelFor(token) })).toBe(101);
@@ -228,7 +276,9 @@ describe('relay and listen --relay', () => {
     await relay.close();
     relay = await relayOn(0, { maxInFlight: 1, responseTimeoutMs: 300 });
     const token = 'l'.repeat(43);
-    const client = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, { headers: { authorization: `Bearer ${token}` } });
+    const client = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const frames: { id: number; path: string }[] = [];
     const arrived: (() => void)[] = [];
     client.on('message', (data) => {
@@ -238,8 +288,19 @@ describe('relay and listen --relay', () => {
       arrived.shift()?.();
     });
     const nextFrame = () => new Promise<void>((resolve) => arrived.push(resolve));
-    const { publicUrl } = await new Promise<{ publicUrl: string }>((resolve) => client.once('message', (data) => resolve(JSON.parse(String(data)))));
-    const respond = (id: number, status: number) => client.send(JSON.stringify({ type: 'response', id, status, headers: {}, body: Buffer.from(String(status)).toString('base64') }));
+    const { publicUrl } = await new Promise<{ publicUrl: string }>((resolve) =>
+      client.once('message', (data) => resolve(JSON.parse(String(data)))),
+    );
+    const respond = (id: number, status: number) =>
+      client.send(
+        JSON.stringify({
+          type: 'response',
+          id,
+          status,
+          headers: {},
+          body: Buffer.from(String(status)).toString('base64'),
+        }),
+      );
 
     // The first is never answered in time: 504, and its place is free again.
     const first = nextFrame();
@@ -283,7 +344,9 @@ describe('relay and listen --relay', () => {
     expect(data.subarray(4 + length)).toEqual(bytes);
 
     const answer = Buffer.from([0x80, 0x81, 0x00, 0xff]);
-    client.send(encodeFrame({ type: 'response', id: fields.id, status: 202, headers: { 'x-b': 'c' }, body: answer }, true));
+    client.send(
+      encodeFrame({ type: 'response', id: fields.id, status: 202, headers: { 'x-b': 'c' }, body: answer }, true),
+    );
     const res = await sent;
     expect(res.status).toBe(202);
     expect(res.headers.get('x-b')).toBe('c');
@@ -303,7 +366,11 @@ describe('relay and listen --relay', () => {
     await relay.close();
     relay = await relayOn(0, { maxBody: 16 * 1024, maxBuffered: 64 * 1024 });
     const body = Buffer.alloc(12 * 1024, 'x');
-    const busy = (res: { status: number; text: string; headers: Headers }) => [res.status, JSON.parse(res.text).error.code, res.headers.get('retry-after')];
+    const busy = (res: { status: number; text: string; headers: Headers }) => [
+      res.status,
+      JSON.parse(res.text).error.code,
+      res.headers.get('retry-after'),
+    ];
     const listeners = await Promise.all(['g', 'h', 'i', 'j', 'k', 'm'].map(heldListener));
     const [first, second] = listeners;
 
@@ -362,7 +429,9 @@ describe('relay and listen --relay', () => {
     const proc = await listen();
     const { publicUrl, secret } = proc.ready;
     const rogueToken = 'r'.repeat(43);
-    const rogue = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, { headers: { authorization: `Bearer ${rogueToken}` } });
+    const rogue = new WebSocket(`${relay.url.replace('http', 'ws')}/connect`, {
+      headers: { authorization: `Bearer ${rogueToken}` },
+    });
     await new Promise((resolve) => rogue.once('message', resolve));
     const closed = new Promise<number>((resolve) => rogue.once('close', (code) => resolve(code)));
     rogue.send('{"type":"response","id":"nope"}');
@@ -381,7 +450,10 @@ describe('relay and listen --relay', () => {
   it('refuses to start when the relay cannot be reached, naming it', async () => {
     const url = relay.url;
     await relay.close();
-    const res = await runCli(['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--relay', url, '--json'], { cwd: dir.path });
+    const res = await runCli(
+      ['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--relay', url, '--json'],
+      { cwd: dir.path },
+    );
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`could not connect to the relay at ${url}`);
     relay = await relayOn();
@@ -392,7 +464,12 @@ describe('relay and listen --relay', () => {
     const { readFile, stat } = await import('node:fs/promises');
     const file = join(dir.path, '.clockhook', 'relay.json');
     const record = JSON.parse(await readFile(file, 'utf8'));
-    expect(record).toEqual({ relay: relay.url, channel: channelFor(record.token), token: expect.stringMatching(/^[\w-]{43}$/), publicUrl: proc.ready.publicUrl });
+    expect(record).toEqual({
+      relay: relay.url,
+      channel: channelFor(record.token),
+      token: expect.stringMatching(/^[\w-]{43}$/),
+      publicUrl: proc.ready.publicUrl,
+    });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.stringify(logs)).not.toContain(record.token);
   });
@@ -402,7 +479,10 @@ describe('relay and listen --relay', () => {
     await first.stop();
     const other = await relayOn();
     try {
-      const elsewhere = await startListenProcess(['--relay', other.url, '--forward-to', app.url, '--print-secret'], dir.path);
+      const elsewhere = await startListenProcess(
+        ['--relay', other.url, '--forward-to', app.url, '--print-secret'],
+        dir.path,
+      );
       procs.push(elsewhere);
       expect(elsewhere.ready.publicUrl.startsWith(`${other.url}/c/`)).toBe(true);
       await elsewhere.stop();
@@ -414,7 +494,11 @@ describe('relay and listen --relay', () => {
     // The endpoint kept for that URL is the one used again: the app's secret still holds.
     expect(back.ready.secret).toBe(first.ready.secret);
     const record = JSON.parse(await readFile(join(dir.path, '.clockhook', 'relay.json'), 'utf8'));
-    expect(record).toMatchObject({ relay: relay.url, publicUrl: first.ready.publicUrl, earlier: [{ relay: other.url }] });
+    expect(record).toMatchObject({
+      relay: relay.url,
+      publicUrl: first.ready.publicUrl,
+      earlier: [{ relay: other.url }],
+    });
     expect(record.earlier).toHaveLength(1);
   });
 
@@ -424,8 +508,15 @@ describe('relay and listen --relay', () => {
     const theirs = await loadRelayRecord(path, 'http://relay-b.test');
     await saveRelayRecord(path, { ...theirs, publicUrl: 'http://relay-b.test/c/b' });
     await saveRelayRecord(path, { ...mine, publicUrl: 'http://relay-a.test/c/a' });
-    expect(await loadRelayRecord(path, 'http://relay-b.test/')).toEqual({ ...theirs, publicUrl: 'http://relay-b.test/c/b' });
-    expect(await loadRelayRecord(path, 'http://relay-a.test')).toEqual({ ...mine, relay: 'http://relay-a.test', publicUrl: 'http://relay-a.test/c/a' });
+    expect(await loadRelayRecord(path, 'http://relay-b.test/')).toEqual({
+      ...theirs,
+      publicUrl: 'http://relay-b.test/c/b',
+    });
+    expect(await loadRelayRecord(path, 'http://relay-a.test')).toEqual({
+      ...mine,
+      relay: 'http://relay-a.test',
+      publicUrl: 'http://relay-a.test/c/a',
+    });
   });
 
   it('moves an unreadable relay.json aside, never over it, and says the public URL is a new one', async () => {
@@ -439,7 +530,9 @@ describe('relay and listen --relay', () => {
     const [aside] = (await readdir(folder)).filter((name) => name.startsWith('relay.json.corrupt-'));
     expect(await readFile(join(folder, aside), 'utf8')).toBe(mangled);
     expect(proc.stderr).toContain(`.clockhook/relay.json could not be read (it is not valid JSON`);
-    expect(proc.stderr).toContain(`moved it to ${join('.clockhook', aside)}. This run gets a new channel, so a new public URL: the token in that file keeps the old one if you mend it.`);
+    expect(proc.stderr).toContain(
+      `moved it to ${join('.clockhook', aside)}. This run gets a new channel, so a new public URL: the token in that file keeps the old one if you mend it.`,
+    );
     const record = JSON.parse(await readFile(join(folder, 'relay.json'), 'utf8'));
     expect(record).toMatchObject({ relay: relay.url, publicUrl: proc.ready.publicUrl });
   });
@@ -461,28 +554,47 @@ async function startFakeRelay(): Promise<{ fake: WebSocketServer; relayUrl: stri
 describe('a relay that serves TLS itself (--tls-cert, --tls-key)', () => {
   // test/fixtures/localhost-*.pem: a self-signed certificate for localhost and 127.0.0.1, for tests only.
   const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
-  const listenArgs = (relayUrl: string) => ['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--relay', relayUrl, '--json'];
+  const listenArgs = (relayUrl: string) => [
+    'listen',
+    '--port',
+    '0',
+    '--sandbox-port',
+    '0',
+    '--inspector-port',
+    '0',
+    '--relay',
+    relayUrl,
+    '--json',
+  ];
 
-  it("relays over https to a listener that trusts its certificate, and tells one that does not what to do", async () => {
+  it('relays over https to a listener that trusts its certificate, and tells one that does not what to do', async () => {
     const tls = await relayOn(0, { tlsCert: fixture('localhost-cert.pem'), tlsKey: fixture('localhost-key.pem') });
     try {
       expect(tls.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       const untrusted = await runCli(listenArgs(tls.url), { cwd: dir.path });
       expect(untrusted.code).toBe(1);
-      expect(untrusted.stderr).toContain(`could not connect to the relay at ${tls.url}: self-signed certificate. This machine does not trust the relay's TLS certificate.`);
+      expect(untrusted.stderr).toContain(
+        `could not connect to the relay at ${tls.url}: self-signed certificate. This machine does not trust the relay's TLS certificate.`,
+      );
       expect(untrusted.stderr).toContain('NODE_EXTRA_CA_CERTS=its-cert.pem npx clockhook listen --relay');
 
-      const proc = await startListenProcess(['--relay', tls.url, '--forward-to', app.url, '--print-secret'], dir.path, { NODE_EXTRA_CA_CERTS: fixture('localhost-cert.pem') });
+      const proc = await startListenProcess(['--relay', tls.url, '--forward-to', app.url, '--print-secret'], dir.path, {
+        NODE_EXTRA_CA_CERTS: fixture('localhost-cert.pem'),
+      });
       procs.push(proc);
       expect(proc.ready.publicUrl.startsWith(`${tls.url}/c/`)).toBe(true);
       const body = envelope('evt_over_tls');
       const ca = await readFile(fixture('localhost-cert.pem'));
       const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = httpsRequest(proc.ready.publicUrl, { method: 'POST', ca, headers: { 'content-type': 'application/json', ...signed(body, proc.ready.secret) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-        });
+        const req = httpsRequest(
+          proc.ready.publicUrl,
+          { method: 'POST', ca, headers: { 'content-type': 'application/json', ...signed(body, proc.ready.secret) } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
@@ -496,7 +608,9 @@ describe('a relay that serves TLS itself (--tls-cert, --tls-key)', () => {
   it('tells a listener given https:// for a relay that serves plain HTTP to give http://', async () => {
     const res = await runCli(listenArgs(relay.url.replace(/^http:/, 'https:')), { cwd: dir.path });
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain('the TLS handshake failed: the relay does not seem to speak TLS (is its address http://?). A relay that serves plain HTTP (no --tls-cert, no TLS proxy in front) is reached with --relay http://…');
+    expect(res.stderr).toContain(
+      'the TLS handshake failed: the relay does not seem to speak TLS (is its address http://?). A relay that serves plain HTTP (no --tls-cert, no TLS proxy in front) is reached with --relay http://…',
+    );
   });
 });
 
@@ -515,7 +629,16 @@ describe('the relay client, against a relay that misbehaves', () => {
         });
         socket.send(JSON.stringify({ type: 'ready', channel: 'c', publicUrl: 'http://relay.test/c/c' }));
         socket.send(JSON.stringify({ type: 'request', id: 1, method: 'POST', path: '/', headers: null, body: '' }));
-        socket.send(JSON.stringify({ type: 'request', id: 2, method: 'POST', path: '/ok', headers: { 'x-a': 'b' }, body: Buffer.from('hi').toString('base64') }));
+        socket.send(
+          JSON.stringify({
+            type: 'request',
+            id: 2,
+            method: 'POST',
+            path: '/ok',
+            headers: { 'x-a': 'b' },
+            body: Buffer.from('hi').toString('base64'),
+          }),
+        );
         socket.send(JSON.stringify({ type: 'request', id: 3, method: 'POST', path: '/throws', headers: {}, body: '' }));
       });
     });
@@ -552,7 +675,13 @@ describe('the relay client, against a relay that misbehaves', () => {
 describe('the relay client, refused by the relay', () => {
   it('says which record of relay.json to remove when the relay refuses its token (401)', async () => {
     const logger = recordingLogger();
-    const client = connectRelay({ relayUrl: `${relay.url}/`, token: 'too-short', logger, minBackoffMs: 60_000, handle: () => Promise.reject(new Error('unused')) });
+    const client = connectRelay({
+      relayUrl: `${relay.url}/`,
+      token: 'too-short',
+      logger,
+      minBackoffMs: 60_000,
+      handle: () => Promise.reject(new Error('unused')),
+    });
     client.ready.catch(() => {});
     try {
       await vi.waitFor(() => expect(logger.errors).toHaveLength(1), eventually);
@@ -577,7 +706,19 @@ describe('the relay client, against a version-2 relay', () => {
         socket.on('message', (data, isBinary) => resolve({ data: data as Buffer, isBinary }));
         socket.send(JSON.stringify({ type: 'ready', channel: 'c', publicUrl: 'http://relay.test/c/c' }));
         socket.send(Buffer.from([0, 0])); // too short to hold a length
-        socket.send(encodeFrame({ type: 'request', id: 7, method: 'POST', path: '/bin', headers: { 'x-a': 'b' }, body: Buffer.from([0xff, 0xfe, 0x00]) }, true));
+        socket.send(
+          encodeFrame(
+            {
+              type: 'request',
+              id: 7,
+              method: 'POST',
+              path: '/bin',
+              headers: { 'x-a': 'b' },
+              body: Buffer.from([0xff, 0xfe, 0x00]),
+            },
+            true,
+          ),
+        );
       });
     });
     const client = connectRelay({
@@ -596,7 +737,12 @@ describe('the relay client, against a version-2 relay', () => {
       expect(received).toEqual([Buffer.from([0xff, 0xfe, 0x00])]);
       expect(isBinary).toBe(true);
       const length = data.readUInt32BE(0);
-      expect(JSON.parse(data.toString('utf8', 4, 4 + length))).toEqual({ type: 'response', id: 7, status: 200, headers: {} });
+      expect(JSON.parse(data.toString('utf8', 4, 4 + length))).toEqual({
+        type: 'response',
+        id: 7,
+        status: 200,
+        headers: {},
+      });
       expect(data.subarray(4 + length)).toEqual(Buffer.from([0xff, 0xfe, 0x00, 0x80]));
       expect(warnings).toEqual([expect.stringMatching(/malformed request frame/)]);
     } finally {
@@ -609,28 +755,71 @@ describe('the relay client, against a version-2 relay', () => {
 describe('clockhook relay (the command)', () => {
   it('prints a ready line and one line per relayed request, never bodies or tokens; exits 0 on SIGTERM', async () => {
     const { spawnCli } = await import('../helpers/cli.js');
-    const proc = spawnCli(['relay', '--port', '0', '--host', '127.0.0.1', '--public-url', 'https://hooks.example.com', '--json', '--max-body', '1kb'], { cwd: dir.path });
+    const proc = spawnCli(
+      [
+        'relay',
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--public-url',
+        'https://hooks.example.com',
+        '--json',
+        '--max-body',
+        '1kb',
+      ],
+      { cwd: dir.path },
+    );
     procs.push(proc);
     const ready = await proc.waitForLine((l) => l.event === 'ready');
-    expect(ready).toEqual({ event: 'ready', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), publicUrl: 'https://hooks.example.com' });
+    expect(ready).toEqual({
+      event: 'ready',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      publicUrl: 'https://hooks.example.com',
+    });
     const channel = channelFor('t'.repeat(43));
     const res = await post(`${ready.url}/c/${channel}/x?secret=abc`, 'body-text');
     expect(res.status).toBe(404);
     const line = await proc.waitForLine((l) => l.event === 'request');
-    expect(line).toEqual({ event: 'request', channel, method: 'POST', path: '/x', status: 404, durationMs: expect.any(Number) });
+    expect(line).toEqual({
+      event: 'request',
+      channel,
+      method: 'POST',
+      path: '/x',
+      status: 404,
+      durationMs: expect.any(Number),
+    });
     expect(proc.lines.map((l) => JSON.stringify(l)).join('\n')).not.toMatch(/body-text|secret=abc/);
     expect(await proc.stop('SIGTERM')).toBe(0);
   });
 
   it('refuses bad flags with exit 2', async () => {
-    for (const args of [['--max-body', 'huge'], ['--max-buffer', 'lots'], ['--tls-cert', 'x.pem'], ['--public-url', 'not a url'], ['--port', '70000']]) {
+    for (const args of [
+      ['--max-body', 'huge'],
+      ['--max-buffer', 'lots'],
+      ['--tls-cert', 'x.pem'],
+      ['--public-url', 'not a url'],
+      ['--port', '70000'],
+    ]) {
       expect((await runCli(['relay', ...args], { cwd: dir.path })).code, args.join(' ')).toBe(2);
     }
     const refusals: [string[], string][] = [
-      [['--max-body', '0'], 'clockhook: --max-body must be more than 0 bytes (got 0): every delivery would get 413. The default is 5mb.\n'],
-      [['--public-url', 'https://hooks.example.com/?a'], 'clockhook: --public-url https://hooks.example.com/?a has a query or fragment; give the base URL only, e.g. https://hooks.example.com\n'],
-      [['--public-url', 'ftp://hooks.example.com'], 'clockhook: --public-url ftp://hooks.example.com is not an http(s) URL; e.g. https://hooks.example.com\n'],
-      [['--public-url', 'https://example.com/hooks'], 'clockhook: --public-url https://example.com/hooks has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. https://example.com, and proxy that host name\'s root to it.\n'],
+      [
+        ['--max-body', '0'],
+        'clockhook: --max-body must be more than 0 bytes (got 0): every delivery would get 413. The default is 5mb.\n',
+      ],
+      [
+        ['--public-url', 'https://hooks.example.com/?a'],
+        'clockhook: --public-url https://hooks.example.com/?a has a query or fragment; give the base URL only, e.g. https://hooks.example.com\n',
+      ],
+      [
+        ['--public-url', 'ftp://hooks.example.com'],
+        'clockhook: --public-url ftp://hooks.example.com is not an http(s) URL; e.g. https://hooks.example.com\n',
+      ],
+      [
+        ['--public-url', 'https://example.com/hooks'],
+        "clockhook: --public-url https://example.com/hooks has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. https://example.com, and proxy that host name's root to it.\n",
+      ],
     ];
     for (const [args, message] of refusals) {
       const res = await runCli(['relay', '--port', '0', ...args], { cwd: dir.path });
@@ -640,8 +829,13 @@ describe('clockhook relay (the command)', () => {
     expect(small.code).toBe(2);
     expect(small.stderr).toContain('--max-buffer must be at least 4 × --max-body');
     expect(small.stderr).toContain('at least 40mb');
-    const missing = await runCli(['relay', '--port', '0', '--tls-cert', 'missing.pem', '--tls-key', 'missing-key.pem'], { cwd: dir.path });
+    const missing = await runCli(
+      ['relay', '--port', '0', '--tls-cert', 'missing.pem', '--tls-key', 'missing-key.pem'],
+      { cwd: dir.path },
+    );
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/^clockhook: cannot read the TLS file \S*missing(-key)?\.pem: no such file\. Give the PEM files/);
+    expect(missing.stderr).toMatch(
+      /^clockhook: cannot read the TLS file \S*missing(-key)?\.pem: no such file\. Give the PEM files/,
+    );
   });
 });

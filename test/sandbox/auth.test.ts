@@ -19,7 +19,10 @@ describe('sandbox authentication and permissions', () => {
   });
 
   it('answers 401 legacy_key_unsupported to a subscription-key header without bearer', async () => {
-    const res = await t.call('GET', '/webhookEndpoint', { key: null, headers: { 'Ocp-Apim-Subscription-Key': t.sandbox.apiKey } });
+    const res = await t.call('GET', '/webhookEndpoint', {
+      key: null,
+      headers: { 'Ocp-Apim-Subscription-Key': t.sandbox.apiKey },
+    });
     expect(res.status).toBe(401);
     expect(res.body.error).toMatchObject({ type: 'authentication_error', code: 'legacy_key_unsupported' });
   });
@@ -48,7 +51,9 @@ describe('sandbox authentication and permissions', () => {
     ['POST', '/event/evt_x/redeliver', 'events:write'],
   ])('%s %s needs %s: 403 insufficient_permissions without it', async (method, path, scope) => {
     const all = ['webhooks:read', 'webhooks:write', 'events:read', 'events:write'];
-    const grant = await t.call('POST', '/sandbox/keys', { body: { account: t.sandbox.account, scopes: all.filter((s) => s !== scope) } });
+    const grant = await t.call('POST', '/sandbox/keys', {
+      body: { account: t.sandbox.account, scopes: all.filter((s) => s !== scope) },
+    });
     expect(grant.status).toBe(201);
     const res = await t.call(method, path, { key: grant.body.apiKey, body: method === 'POST' ? {} : undefined });
     expect(res.status).toBe(403);
@@ -56,7 +61,9 @@ describe('sandbox authentication and permissions', () => {
   });
 
   it('lets a key with only the needed scope through', async () => {
-    const grant = await t.call('POST', '/sandbox/keys', { body: { account: t.sandbox.account, scopes: ['events:read'] } });
+    const grant = await t.call('POST', '/sandbox/keys', {
+      body: { account: t.sandbox.account, scopes: ['events:read'] },
+    });
     expect((await t.call('GET', '/event', { key: grant.body.apiKey })).status).toBe(200);
   });
 
@@ -69,13 +76,18 @@ describe('sandbox authentication and permissions', () => {
   it('creates keys for new and existing accounts, validating plan and scopes', async () => {
     const fresh = await t.call('POST', '/sandbox/keys', { body: { plan: 'trial' } });
     expect(fresh.status).toBe(201);
-    expect(fresh.body).toMatchObject({ plan: 'trial', scopes: ['webhooks:read', 'webhooks:write', 'events:read', 'events:write'] });
+    expect(fresh.body).toMatchObject({
+      plan: 'trial',
+      scopes: ['webhooks:read', 'webhooks:write', 'events:read', 'events:write'],
+    });
     expect(fresh.body.apiKey).toMatch(/^tt_live_/);
     expect(fresh.body.account).not.toBe(t.sandbox.account);
     const same = await t.call('POST', '/sandbox/keys', { body: { account: fresh.body.account } });
     expect(same.body).toMatchObject({ account: fresh.body.account, plan: 'trial' });
     expect((await t.call('POST', '/sandbox/keys', { body: { plan: 'gold' } })).body.error.param).toBe('plan');
-    expect((await t.call('POST', '/sandbox/keys', { body: { scopes: ['employees:read'] } })).body.error.param).toBe('scopes');
+    expect((await t.call('POST', '/sandbox/keys', { body: { scopes: ['employees:read'] } })).body.error.param).toBe(
+      'scopes',
+    );
     expect((await t.call('POST', '/sandbox/keys', { body: { account: 'acct_nope' } })).status).toBe(404);
   });
 
@@ -85,7 +97,11 @@ describe('sandbox authentication and permissions', () => {
     expect(unknown.body.error).toMatchObject({ type: 'invalid_request_error', code: 'resource_not_found' });
     const malformed = await t.call('POST', '/webhookEndpoint', { body: '{"url": ' });
     expect(malformed.status).toBe(400);
-    expect(malformed.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'body' });
+    expect(malformed.body.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'parameter_invalid',
+      param: 'body',
+    });
     expect(malformed.body.error.requestId).toMatch(/^req_/);
   });
 

@@ -26,10 +26,11 @@ async function endpointFor(url: string, enabledEvents: string[] = ['*']) {
 }
 
 const emit = (type: string, data?: unknown) => t.call('POST', '/sandbox/events', { body: { type, data } });
-const failWith = (status: number) => receiver((_r, res) => {
-  res.writeHead(status);
-  res.end('nope');
-});
+const failWith = (status: number) =>
+  receiver((_r, res) => {
+    res.writeHead(status);
+    res.end('nope');
+  });
 
 describe('sandbox delivery worker', () => {
   it('POSTs the signed envelope with X-Service-Event to subscribed enabled endpoints only', async () => {
@@ -50,7 +51,15 @@ describe('sandbox delivery worker', () => {
     expect(request.headers['x-service-event']).toBe('punch.created');
     expect(request.headers['content-type']).toBe('application/json');
     // Only what a webhook sender sends: none of the Accept, Sec-Fetch-Mode… headers fetch adds.
-    expect(Object.keys(request.headers).sort()).toEqual(['connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-service-event', 'x-service-signature']);
+    expect(Object.keys(request.headers).sort()).toEqual([
+      'connection',
+      'content-length',
+      'content-type',
+      'host',
+      'user-agent',
+      'x-service-event',
+      'x-service-signature',
+    ]);
     const envelope = JSON.parse(request.body.toString());
     expect(envelope).toEqual({
       id: emitted.body.id,
@@ -60,7 +69,11 @@ describe('sandbox delivery worker', () => {
       created: emitted.body.created,
       data: emitted.body.data,
     });
-    const verdict = verifySignature({ header: request.headers['x-service-signature'] as string, payload: request.body, secret: subscribed.secret });
+    const verdict = verifySignature({
+      header: request.headers['x-service-signature'] as string,
+      payload: request.body,
+      secret: subscribed.secret,
+    });
     expect(verdict.ok).toBe(true);
   });
 
@@ -84,7 +97,15 @@ describe('sandbox delivery worker', () => {
     await t.waitForAttempts(1);
     const attempts = (await t.call('GET', `/event/${event.id}`)).body.delivery_attempts;
     expect(attempts).toEqual([
-      { attempt: 1, endpointId: endpoint.id, statusCode: 200, responseBody: 'thanks', durationMs: expect.any(Number), error: null, createdAt: expect.any(String) },
+      {
+        attempt: 1,
+        endpointId: endpoint.id,
+        statusCode: 200,
+        responseBody: 'thanks',
+        durationMs: expect.any(Number),
+        error: null,
+        createdAt: expect.any(String),
+      },
     ]);
     expect((await t.call('GET', `/event/${event.id}`)).body.data).toEqual({ id: 1, custom: true });
   });
@@ -101,8 +122,14 @@ describe('sandbox delivery worker', () => {
       expect(gaps[i], `gap before attempt ${i + 2}`).toBeGreaterThanOrEqual(delay * TIME_SCALE - 2);
     });
     const { body } = await t.call('GET', `/event/${event.id}`);
-    expect(body.delivery_attempts.map((a: { attempt: number; statusCode: number }) => [a.attempt, a.statusCode])).toEqual([
-      [1, 500], [2, 500], [3, 500], [4, 500], [5, 500],
+    expect(
+      body.delivery_attempts.map((a: { attempt: number; statusCode: number }) => [a.attempt, a.statusCode]),
+    ).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 500],
+      [4, 500],
+      [5, 500],
     ]);
     // No sixth attempt: wait longer than the last gap and check nothing more arrived.
     await new Promise((resolve) => setTimeout(resolve, LIMITS.retryDelaysMs[4] * TIME_SCALE * 1.5));
@@ -119,7 +146,11 @@ describe('sandbox delivery worker', () => {
     await endpointFor(app.url);
     await emit('punch.created');
     const reports = await t.waitForAttempts(3);
-    expect(reports.map((r) => [r.statusCode, r.outcome])).toEqual([[503, 'retrying'], [503, 'retrying'], [204, 'delivered']]);
+    expect(reports.map((r) => [r.statusCode, r.outcome])).toEqual([
+      [503, 'retrying'],
+      [503, 'retrying'],
+      [204, 'delivered'],
+    ]);
   });
 
   it('disables an endpoint after 10 consecutive failed deliveries; a delivered one resets the count', async () => {
@@ -177,7 +208,9 @@ describe('sandbox delivery worker', () => {
     const endpoint = await endpointFor(app.url);
     const { body: event } = await emit('punch.created');
     await t.waitForAttempts(1);
-    expect((await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { body: { status: 'disabled' } })).body.status).toBe('disabled');
+    expect(
+      (await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { body: { status: 'disabled' } })).body.status,
+    ).toBe('disabled');
     // Attempt 2 was due 600 ms after the first; wait well past it (attempt 3 would be 3 s later still).
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     expect(app.received).toHaveLength(1);
@@ -237,8 +270,16 @@ describe('sandbox delivery worker', () => {
     await emit('punch.created');
     const reports = await t.waitForAttempts(5);
     const byUrl = new Map(reports.map((r) => [r.url, r]));
-    expect(byUrl.get(refused.url)).toMatchObject({ statusCode: null, error: 'connection refused', outcome: 'retrying' });
-    expect(byUrl.get(reset.url)).toMatchObject({ statusCode: null, error: 'the receiver closed the connection without answering', outcome: 'retrying' });
+    expect(byUrl.get(refused.url)).toMatchObject({
+      statusCode: null,
+      error: 'connection refused',
+      outcome: 'retrying',
+    });
+    expect(byUrl.get(reset.url)).toMatchObject({
+      statusCode: null,
+      error: 'the receiver closed the connection without answering',
+      outcome: 'retrying',
+    });
     expect(byUrl.get(redirect.url)).toMatchObject({ statusCode: 302, outcome: 'retrying' });
     expect(byUrl.get(huge.url)).toMatchObject({ statusCode: 200, outcome: 'delivered' });
     expect(byUrl.get(binary.url)).toMatchObject({ statusCode: 200, outcome: 'delivered' });

@@ -11,7 +11,11 @@ const create = (body: unknown, key?: string) => t.call('POST', '/webhookEndpoint
 
 describe('sandbox webhook endpoints', () => {
   it('creates with 201 and a whsec_ secret that GET never shows', async () => {
-    const res = await create({ url: 'https://example.com/hooks', enabledEvents: ['punch.created'], description: 'mine' });
+    const res = await create({
+      url: 'https://example.com/hooks',
+      enabledEvents: ['punch.created'],
+      description: 'mine',
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       object: 'webhook_endpoint',
@@ -63,25 +67,43 @@ describe('sandbox webhook endpoints', () => {
     expect(res.body.error.message).toContain('schedule.published');
   });
 
-  it.each(['http://127.0.0.1:3000/h', 'http://localhost:3000/h', 'http://[::1]:3000/h'])('allows plain http to loopback %s', async (url) => {
-    expect((await create({ url, enabledEvents: ['*'] })).status).toBe(201);
-  });
+  it.each(['http://127.0.0.1:3000/h', 'http://localhost:3000/h', 'http://[::1]:3000/h'])(
+    'allows plain http to loopback %s',
+    async (url) => {
+      expect((await create({ url, enabledEvents: ['*'] })).status).toBe(201);
+    },
+  );
 
   it('updates partially, keeping omitted fields', async () => {
-    const { body: created } = await create({ url: 'https://example.com/h', enabledEvents: ['punch.created'], description: 'first' });
+    const { body: created } = await create({
+      url: 'https://example.com/h',
+      enabledEvents: ['punch.created'],
+      description: 'first',
+    });
     const res = await t.call('POST', `/webhookEndpoint/${created.id}`, { body: { description: 'second' } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ url: 'https://example.com/h', enabledEvents: ['punch.created'], description: 'second', status: 'enabled' });
+    expect(res.body).toMatchObject({
+      url: 'https://example.com/h',
+      enabledEvents: ['punch.created'],
+      description: 'second',
+      status: 'enabled',
+    });
     expect(res.body.secret).toBeUndefined();
-    const events = await t.call('POST', `/webhookEndpoint/${created.id}`, { body: { eventTypes: ['shift.published', 'punch.created'] } });
+    const events = await t.call('POST', `/webhookEndpoint/${created.id}`, {
+      body: { eventTypes: ['shift.published', 'punch.created'] },
+    });
     expect(events.body.enabledEvents).toEqual(['shift.published', 'punch.created']);
   });
 
   it('disables and re-enables through update', async () => {
     const { body: created } = await create({ url: 'https://example.com/h', enabledEvents: ['*'] });
-    expect((await t.call('POST', `/webhookEndpoint/${created.id}`, { body: { status: 'disabled' } })).body.status).toBe('disabled');
+    expect((await t.call('POST', `/webhookEndpoint/${created.id}`, { body: { status: 'disabled' } })).body.status).toBe(
+      'disabled',
+    );
     expect((await t.call('GET', `/webhookEndpoint/${created.id}`)).body.status).toBe('disabled');
-    expect((await t.call('POST', `/webhookEndpoint/${created.id}`, { body: { status: 'enabled' } })).body.status).toBe('enabled');
+    expect((await t.call('POST', `/webhookEndpoint/${created.id}`, { body: { status: 'enabled' } })).body.status).toBe(
+      'enabled',
+    );
     const bad = await t.call('POST', `/webhookEndpoint/${created.id}`, { body: { status: 'paused' } });
     expect(bad.body.error).toMatchObject({ code: 'parameter_invalid', param: 'status' });
   });
@@ -123,7 +145,8 @@ describe('sandbox webhook endpoints', () => {
   });
 
   it('refuses the 17th endpoint with 400 endpoint_limit_reached', async () => {
-    for (let i = 1; i <= 16; i++) expect((await create({ url: `https://example.com/${i}`, enabledEvents: ['*'] })).status).toBe(201);
+    for (let i = 1; i <= 16; i++)
+      expect((await create({ url: `https://example.com/${i}`, enabledEvents: ['*'] })).status).toBe(201);
     const res = await create({ url: 'https://example.com/17', enabledEvents: ['*'] });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'endpoint_limit_reached' });
@@ -133,9 +156,15 @@ describe('sandbox webhook endpoints', () => {
     for (let i = 1; i <= 5; i++) await create({ url: `https://example.com/${i}`, enabledEvents: ['*'] });
     const first = await t.call('GET', '/webhookEndpoint?limit=2');
     expect(first.body).toMatchObject({ object: 'list', hasMore: true });
-    expect(first.body.data.map((e: { url: string }) => e.url)).toEqual(['https://example.com/5', 'https://example.com/4']);
+    expect(first.body.data.map((e: { url: string }) => e.url)).toEqual([
+      'https://example.com/5',
+      'https://example.com/4',
+    ]);
     const second = await t.call('GET', `/webhookEndpoint?limit=2&cursor=${first.body.nextCursor}`);
-    expect(second.body.data.map((e: { url: string }) => e.url)).toEqual(['https://example.com/3', 'https://example.com/2']);
+    expect(second.body.data.map((e: { url: string }) => e.url)).toEqual([
+      'https://example.com/3',
+      'https://example.com/2',
+    ]);
     const third = await t.call('GET', `/webhookEndpoint?limit=2&cursor=${second.body.nextCursor}`);
     expect(third.body).toMatchObject({ hasMore: false, nextCursor: null });
     expect(third.body.data).toHaveLength(1);

@@ -15,7 +15,10 @@ afterEach(async () => {
 });
 
 async function endpointFor(path: string, enabledEvents: string[]) {
-  return (await t.call('POST', '/webhookEndpoint', { body: { url: `${app.url}${path}`, enabledEvents } })).body as { id: number; secret: string };
+  return (await t.call('POST', '/webhookEndpoint', { body: { url: `${app.url}${path}`, enabledEvents } })).body as {
+    id: number;
+    secret: string;
+  };
 }
 const emit = (type: string) => t.call('POST', '/sandbox/events', { body: { type } });
 
@@ -25,7 +28,12 @@ describe('ping', () => {
     await endpointFor('/other', ['*']);
     const res = await t.call('POST', `/webhookEndpoint/${target.id}/ping`);
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ eventId: expect.stringMatching(/^evt_/), endpointId: target.id, object: 'webhook_endpoint_ping', message: expect.any(String) });
+    expect(res.body).toEqual({
+      eventId: expect.stringMatching(/^evt_/),
+      endpointId: target.id,
+      object: 'webhook_endpoint_ping',
+      message: expect.any(String),
+    });
     await t.waitForAttempts(1);
     expect(app.received.map((r) => r.url)).toEqual(['/target']);
     const [request] = app.received;
@@ -35,7 +43,13 @@ describe('ping', () => {
     // DESIGN.md: ping data is the endpoint without its secret.
     expect(envelope.data).toMatchObject({ id: target.id, url: `${app.url}/target` });
     expect(envelope.data.secret).toBeUndefined();
-    expect(verifySignature({ header: request.headers['x-service-signature'] as string, payload: request.body, secret: target.secret }).ok).toBe(true);
+    expect(
+      verifySignature({
+        header: request.headers['x-service-signature'] as string,
+        payload: request.body,
+        secret: target.secret,
+      }).ok,
+    ).toBe(true);
   });
 
   it('pings a disabled endpoint too (it is the diagnostic for a broken one)', async () => {
@@ -62,7 +76,12 @@ describe('events', () => {
     const next = await t.call('GET', `/event?type=punch.created&limit=1&cursor=${punches.body.nextCursor}`);
     expect(next.body.data.map((e: { id: string }) => e.id)).toEqual([first.body.id]);
     const one = await t.call('GET', `/event/${first.body.id}`);
-    expect(one.body).toMatchObject({ id: first.body.id, object: 'event', type: 'punch.created', apiVersion: '2026-11-01' });
+    expect(one.body).toMatchObject({
+      id: first.body.id,
+      object: 'event',
+      type: 'punch.created',
+      apiVersion: '2026-11-01',
+    });
     expect(one.body.delivery_attempts).toHaveLength(1);
     expect((await t.call('GET', '/event?type=nope')).body.error.param).toBe('type');
   });
@@ -80,9 +99,14 @@ describe('events', () => {
   it('emits sample data when none is given and refuses bad types', async () => {
     const res = await emit('employee.created');
     expect(res.body.data).toMatchObject({ firstName: 'Ada' });
-    expect((await emit('webhook_endpoint.ping')).body.error).toMatchObject({ code: 'parameter_invalid', param: 'type' });
+    expect((await emit('webhook_endpoint.ping')).body.error).toMatchObject({
+      code: 'parameter_invalid',
+      param: 'type',
+    });
     expect((await emit('nope')).status).toBe(400);
-    expect((await t.call('POST', '/sandbox/events', { body: { type: 'punch.created', data: [1] } })).body.error.param).toBe('data');
+    expect(
+      (await t.call('POST', '/sandbox/events', { body: { type: 'punch.created', data: [1] } })).body.error.param,
+    ).toBe('data');
   });
 });
 
@@ -98,9 +122,19 @@ describe('redeliver', () => {
 
     const res = await t.call('POST', `/event/${event.body.id}/redeliver`);
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ eventId: event.body.id, endpointsNotified: 2, object: 'webhook_event_redelivery', message: expect.any(String) });
+    expect(res.body).toEqual({
+      eventId: event.body.id,
+      endpointsNotified: 2,
+      object: 'webhook_event_redelivery',
+      message: expect.any(String),
+    });
     await t.waitForAttempts(3);
-    expect(app.received.slice(1).map((r) => r.url).sort()).toEqual(['/early', '/late']);
+    expect(
+      app.received
+        .slice(1)
+        .map((r) => r.url)
+        .sort(),
+    ).toEqual(['/early', '/late']);
     for (const r of app.received) expect(JSON.parse(r.body.toString()).id).toBe(event.body.id);
     const { body } = await t.call('GET', `/event/${event.body.id}`);
     // Every attempt, across redeliveries, grouped under the original event.
@@ -131,7 +165,8 @@ describe('retention', () => {
       res.end();
     });
     try {
-      const emitIn = async (type: string) => (await small.call('POST', '/sandbox/events', { body: { type } })).body as { id: string };
+      const emitIn = async (type: string) =>
+        (await small.call('POST', '/sandbox/events', { body: { type } })).body as { id: string };
       await small.call('POST', '/webhookEndpoint', { body: { url: failing.url, enabledEvents: ['shift.published'] } });
       // Its first attempt fails; the retry is a minute away, so the delivery stays pending.
       const retrying = await emitIn('shift.published');

@@ -6,7 +6,13 @@ afterEach(() => t.close());
 
 /** A clock the test moves by hand, for the per-minute and rolling 24-hour windows. */
 function manualClock(start = Date.UTC(2026, 10, 21, 12)) {
-  const clock = { ms: start, now: () => clock.ms, advance: (ms: number) => { clock.ms += ms; } };
+  const clock = {
+    ms: start,
+    now: () => clock.ms,
+    advance: (ms: number) => {
+      clock.ms += ms;
+    },
+  };
   return clock;
 }
 
@@ -55,9 +61,15 @@ describe('sandbox trial caps', () => {
     t = await startTestSandbox();
     const key = await keyFor('trial');
     for (let i = 1; i <= 5; i++) {
-      expect((await t.call('POST', '/webhookEndpoint', { key, body: { url: `https://e.com/${i}`, enabledEvents: ['*'] } })).status).toBe(201);
+      expect(
+        (await t.call('POST', '/webhookEndpoint', { key, body: { url: `https://e.com/${i}`, enabledEvents: ['*'] } }))
+          .status,
+      ).toBe(201);
     }
-    const res = await t.call('POST', '/webhookEndpoint', { key, body: { url: 'https://e.com/6', enabledEvents: ['*'] } });
+    const res = await t.call('POST', '/webhookEndpoint', {
+      key,
+      body: { url: 'https://e.com/6', enabledEvents: ['*'] },
+    });
     expect(res.status).toBe(429);
     expect(res.body.error).toMatchObject({ type: 'rate_limit_error', code: 'trial_resource_limit_exceeded' });
   });
@@ -67,7 +79,10 @@ describe('sandbox trial caps', () => {
     t = await startTestSandbox({ now: clock.now });
     const key = await keyFor('trial');
     const createAndDelete = async (i: number) => {
-      const res = await t.call('POST', '/webhookEndpoint', { key, body: { url: `https://e.com/${i}`, enabledEvents: ['*'] } });
+      const res = await t.call('POST', '/webhookEndpoint', {
+        key,
+        body: { url: `https://e.com/${i}`, enabledEvents: ['*'] },
+      });
       if (res.status === 201) await t.call('DELETE', `/webhookEndpoint/${res.body.id}`, { key });
       clock.advance(2_000); // stay under 60 requests a minute
       return res;
@@ -84,10 +99,15 @@ describe('sandbox trial caps', () => {
     const clock = manualClock();
     t = await startTestSandbox({ now: clock.now });
     const key = await keyFor('trial');
-    const { body: endpoint } = await t.call('POST', '/webhookEndpoint', { key, body: { url: 'https://e.com/x', enabledEvents: ['*'] } });
+    const { body: endpoint } = await t.call('POST', '/webhookEndpoint', {
+      key,
+      body: { url: 'https://e.com/x', enabledEvents: ['*'] },
+    });
     for (let i = 1; i < 200; i++) {
       if (i % 50 === 0) clock.advance(61_000);
-      expect((await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { key, body: { description: `v${i}` } })).status).toBe(200);
+      expect(
+        (await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { key, body: { description: `v${i}` } })).status,
+      ).toBe(200);
     }
     clock.advance(61_000);
     const capped = await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { key, body: { description: 'one more' } });
@@ -99,7 +119,10 @@ describe('sandbox trial caps', () => {
   it('does not apply trial caps to pro accounts', async () => {
     t = await startTestSandbox();
     for (let i = 1; i <= 6; i++) {
-      expect((await t.call('POST', '/webhookEndpoint', { body: { url: `https://e.com/${i}`, enabledEvents: ['*'] } })).status).toBe(201);
+      expect(
+        (await t.call('POST', '/webhookEndpoint', { body: { url: `https://e.com/${i}`, enabledEvents: ['*'] } }))
+          .status,
+      ).toBe(201);
     }
   });
 });

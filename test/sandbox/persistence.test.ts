@@ -14,7 +14,11 @@ afterEach(async () => {
 async function folder() {
   const dir = await tempDir();
   cleanups.push(dir.remove);
-  return { dbPath: join(dir.path, '.clockhook', 'sandbox-db.json'), discoveryPath: join(dir.path, '.clockhook', 'sandbox.json'), dir: dir.path };
+  return {
+    dbPath: join(dir.path, '.clockhook', 'sandbox-db.json'),
+    discoveryPath: join(dir.path, '.clockhook', 'sandbox.json'),
+    dir: dir.path,
+  };
 }
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
@@ -50,7 +54,13 @@ describe('sandbox state and discovery', () => {
     const paths = await folder();
     const sandbox = await startSandbox({ port: 0, ...paths });
     const info = JSON.parse(await readFile(paths.discoveryPath, 'utf8'));
-    expect(info).toEqual({ apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: sandbox.account, pid: process.pid, timeScale: 1 });
+    expect(info).toEqual({
+      apiBase: sandbox.apiBase,
+      apiKey: sandbox.apiKey,
+      account: sandbox.account,
+      pid: process.pid,
+      timeScale: 1,
+    });
     expect(await findRunningSandbox(paths.discoveryPath)).toEqual(info);
     await sandbox.close();
     await sandbox.close();
@@ -74,7 +84,10 @@ describe('sandbox state and discovery', () => {
     const paths = await folder();
     const sandbox = await startSandbox({ port: 0, ...paths, discoveryPath: null });
     cleanups.push(sandbox.close);
-    await writeFile(paths.discoveryPath, JSON.stringify({ apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: 'a', pid: 2 ** 22 + 1 }));
+    await writeFile(
+      paths.discoveryPath,
+      JSON.stringify({ apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: 'a', pid: 2 ** 22 + 1 }),
+    );
     expect(await findRunningSandbox(paths.discoveryPath)).toBeNull();
   });
 
@@ -90,7 +103,9 @@ describe('sandbox state and discovery', () => {
     const files = await readdir(join(paths.dir, '.clockhook'));
     const aside = files.find((f) => f.startsWith('sandbox-db.json.corrupt-'));
     expect(aside).toBeDefined();
-    expect(await readFile(join(paths.dir, '.clockhook', aside as string), 'utf8')).toBe('{"version":1,"endpoints":[tru');
+    expect(await readFile(join(paths.dir, '.clockhook', aside as string), 'utf8')).toBe(
+      '{"version":1,"endpoints":[tru',
+    );
     expect(warnings.join('\n')).toContain(paths.dbPath);
     expect(warnings.join('\n')).toContain(aside);
   });
@@ -99,9 +114,13 @@ describe('sandbox state and discovery', () => {
     const paths = await folder();
     const foreign = join(paths.dir, 'package.json');
     await writeFile(foreign, '{"name":"my-app"}');
-    await expect(startSandbox({ port: 0, ...paths, dbPath: foreign })).rejects.toThrow(`${foreign} is not a clockhook sandbox state: it does not begin as clockhook writes one, so it is left as it is.`);
+    await expect(startSandbox({ port: 0, ...paths, dbPath: foreign })).rejects.toThrow(
+      `${foreign} is not a clockhook sandbox state: it does not begin as clockhook writes one, so it is left as it is.`,
+    );
     expect(await readFile(foreign, 'utf8')).toBe('{"name":"my-app"}');
-    await expect(startSandbox({ port: 0, ...paths, dbPath: paths.dir })).rejects.toThrow(`${paths.dir} is a folder, not a file. Give --db a file path, such as ${join(paths.dir, 'sandbox-db.json')}.`);
+    await expect(startSandbox({ port: 0, ...paths, dbPath: paths.dir })).rejects.toThrow(
+      `${paths.dir} is a folder, not a file. Give --db a file path, such as ${join(paths.dir, 'sandbox-db.json')}.`,
+    );
     expect((await readdir(paths.dir)).filter((name) => name !== '.clockhook')).toEqual(['package.json']);
   });
 
@@ -116,8 +135,16 @@ describe('sandbox state and discovery', () => {
     // 1 min → 600 ms: time enough to stop it before the retry however busy the machine (60 ms is a race).
     let first = await startSandbox({ port: 0, ...paths, timeScale: 0.01 });
     const headers = auth(first.apiKey);
-    await fetch(`${first.apiBase}/webhookEndpoint`, { method: 'POST', headers, body: JSON.stringify({ url: app.url, enabledEvents: ['*'] }) });
-    await fetch(`${first.apiBase}/sandbox/events`, { method: 'POST', headers, body: JSON.stringify({ type: 'punch.created' }) });
+    await fetch(`${first.apiBase}/webhookEndpoint`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url: app.url, enabledEvents: ['*'] }),
+    });
+    await fetch(`${first.apiBase}/sandbox/events`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ type: 'punch.created' }),
+    });
     await app.waitFor(1);
     await first.close(); // the retry, 600 ms away, has not run
     expect(app.received).toHaveLength(1);
@@ -127,11 +154,15 @@ describe('sandbox state and discovery', () => {
     expect(app.received).toHaveLength(2);
   });
 
-  it('refuses a second sandbox on the same state, which would undo the first one\'s writes, naming the running one', async () => {
+  it("refuses a second sandbox on the same state, which would undo the first one's writes, naming the running one", async () => {
     const paths = await folder();
     const first = await startSandbox({ port: 0, ...paths });
     const headers = auth(first.apiKey);
-    await fetch(`${first.apiBase}/webhookEndpoint`, { method: 'POST', headers, body: JSON.stringify({ url: 'https://e.com/kept', enabledEvents: ['*'] }) });
+    await fetch(`${first.apiBase}/webhookEndpoint`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url: 'https://e.com/kept', enabledEvents: ['*'] }),
+    });
     await expect(startSandbox({ port: 0, ...paths })).rejects.toThrow(
       `${paths.dbPath} is in use by the sandbox running at ${first.apiBase} (pid ${process.pid}), which the other commands in this folder use. Stop that one first, or give this one its own state with --db.`,
     );
@@ -152,7 +183,9 @@ describe('sandbox state and discovery', () => {
     await expect(startSandbox({ ...paths, port: Number(new URL(taken.url).port) })).rejects.toThrow(/EADDRINUSE/);
     const second = await startSandbox({ port: 0, ...paths });
     cleanups.push(second.close);
-    const listed = await fetch(`${second.apiBase}/webhookEndpoint`, { headers: auth(second.apiKey) }).then((r) => r.json() as Promise<{ data: { url: string }[] }>);
+    const listed = await fetch(`${second.apiBase}/webhookEndpoint`, { headers: auth(second.apiKey) }).then(
+      (r) => r.json() as Promise<{ data: { url: string }[] }>,
+    );
     expect(listed.data.map((e) => e.url)).toEqual(['https://e.com/kept']);
   });
 

@@ -29,12 +29,19 @@ async function startReceiver() {
   return {
     url: `http://127.0.0.1:${port}`,
     async restart() {
-      await new Promise((r) => { server.closeAllConnections(); server.close(r); });
+      await new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      });
       await new Promise((r) => setTimeout(r, 2000));
       server = createServer(handler);
       await new Promise((r) => server.listen(port, '127.0.0.1', r));
     },
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      }),
   };
 }
 
@@ -54,7 +61,26 @@ const app = await startReceiver();
 const relay = spawnJson(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
 const relayReady = await relay.ready;
 const listenLines = [];
-const listen = spawnJson(['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0', '--relay', relayReady.url, '--forward-to', app.url, '--print-secret', '--no-open'], dir, (line) => listenLines.push(line));
+const listen = spawnJson(
+  [
+    'listen',
+    '--json',
+    '--port',
+    '0',
+    '--inspector-port',
+    '0',
+    '--sandbox-port',
+    '0',
+    '--relay',
+    relayReady.url,
+    '--forward-to',
+    app.url,
+    '--print-secret',
+    '--no-open',
+  ],
+  dir,
+  (line) => listenLines.push(line),
+);
 const ready = await listen.ready;
 const inspectorUrl = new URL(ready.inspector);
 const seenByInspector = new Set();
@@ -76,8 +102,17 @@ while (Date.now() - started < SECONDS * 1000) {
   const tickStart = Date.now();
   for (let i = 0; i < RATE / 10; i++) {
     const id = `evt_soak_${index++}`;
-    const body = JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: Math.floor(Date.now() / 1000), data: { n: index } });
-    const p = post(ready.publicUrl, body, { 'x-service-signature': signPayload({ payload: body, secret: ready.secret }) }).then((status) => {
+    const body = JSON.stringify({
+      id,
+      object: 'event',
+      type: 'punch.created',
+      api_version: '2026-11-01',
+      created: Math.floor(Date.now() / 1000),
+      data: { n: index },
+    });
+    const p = post(ready.publicUrl, body, {
+      'x-service-signature': signPayload({ payload: body, secret: ready.secret }),
+    }).then((status) => {
       sent.set(id, status);
       inFlight.delete(p);
     });
@@ -105,7 +140,9 @@ const gone = Object.entries({ listen, relay }).filter(([, spawned]) => spawned.e
 if (gone.length > 0) {
   for (const [name, { child, stderr }] of gone) {
     const last = stderr.trim().split('\n').slice(-3).join(' | ') || 'nothing on stderr';
-    console.log(`FAIL clockhook ${name} exited during the run (${child.signalCode ?? `exit code ${child.exitCode}`}); its last words: ${last}`);
+    console.log(
+      `FAIL clockhook ${name} exited during the run (${child.signalCode ?? `exit code ${child.exitCode}`}); its last words: ${last}`,
+    );
   }
   ws.close();
   await listen.stop();
@@ -141,8 +178,16 @@ const results = [
   ['deliveries sent / answered', `${sent.size} / ${answered.length}`, answered.length === sent.size],
   ['lost (answered, never captured)', lost.length, lost.length === 0],
   ['failed deliveries (500 or receiver down)', failed.length, failed.length > 0 && restarted],
-  ['failures in the store window shown as failed', `${failuresShown.length} / ${failedInWindow.length}`, failuresShown.length === failedInWindow.length],
-  ['newest captures all in the store', `${newest.filter((id) => stored.has(id)).length} / ${newest.length}`, newest.every((id) => stored.has(id))],
+  [
+    'failures in the store window shown as failed',
+    `${failuresShown.length} / ${failedInWindow.length}`,
+    failuresShown.length === failedInWindow.length,
+  ],
+  [
+    'newest captures all in the store',
+    `${newest.filter((id) => stored.has(id)).length} / ${newest.length}`,
+    newest.every((id) => stored.has(id)),
+  ],
   ['deliveries the inspector never saw', unseen, unseen === 0],
   ['RSS growth after warm-up (MiB)', (finalRss - baseline).toFixed(1), finalRss - baseline < 20],
 ];

@@ -4,7 +4,17 @@ import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bodyPreview, type Capture, CaptureStore, encodeBody, encodeBodyHead, ForeignPathError, INLINE_BODY_CHARS, newCaptureId, StoreLockedError } from '../../src/store/index.js';
+import {
+  bodyPreview,
+  type Capture,
+  CaptureStore,
+  encodeBody,
+  encodeBodyHead,
+  ForeignPathError,
+  INLINE_BODY_CHARS,
+  newCaptureId,
+  StoreLockedError,
+} from '../../src/store/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { JournalAdapter } from '../../src/store/journal.js';
 import { readCaptures } from '../helpers/listen.js';
@@ -33,7 +43,7 @@ describe('CaptureStore', () => {
     await store.close();
   });
 
-  it("leaves the mode of a folder the user chose as it is, and tightens its own .clockhook folder", async () => {
+  it('leaves the mode of a folder the user chose as it is, and tightens its own .clockhook folder', async () => {
     // `--db /tmp/captures.json` made /tmp 0700 for everyone, and `--db ./captures.json` the project folder.
     const shared = join(dir.path, 'shared');
     await mkdir(shared, { mode: 0o755 });
@@ -55,7 +65,9 @@ describe('CaptureStore', () => {
     const foreign = join(dir.path, 'package.json');
     await writeFile(foreign, '{"name":"my-app","version":"1.0.0"}\n');
     await expect(CaptureStore.open({ path: foreign })).rejects.toThrow(
-      new ForeignPathError(`${foreign} is not a clockhook capture store: it does not begin as clockhook writes one, so it is left as it is. Give --db a file clockhook made, or a path where no file is yet.`),
+      new ForeignPathError(
+        `${foreign} is not a clockhook capture store: it does not begin as clockhook writes one, so it is left as it is. Give --db a file clockhook made, or a path where no file is yet.`,
+      ),
     );
     expect(await readFile(foreign, 'utf8')).toBe('{"name":"my-app","version":"1.0.0"}\n');
     expect((await readdir(dir.path)).sort()).toEqual(['package.json']);
@@ -77,7 +89,9 @@ describe('CaptureStore', () => {
     const notes = join(dir.path, 'notes');
     await writeFile(`${notes}.journal`, 'Monday: call the bank\nTuesday: nothing\n');
     await expect(CaptureStore.open({ path: notes })).rejects.toThrow(
-      new ForeignPathError(`${notes}.journal is not a clockhook capture journal: it does not begin as one, so it is left as it is. Give --db another path.`),
+      new ForeignPathError(
+        `${notes}.journal is not a clockhook capture journal: it does not begin as one, so it is left as it is. Give --db another path.`,
+      ),
     );
     expect(await readFile(`${notes}.journal`, 'utf8')).toBe('Monday: call the bank\nTuesday: nothing\n');
 
@@ -94,7 +108,11 @@ describe('CaptureStore', () => {
   it('refuses a folder as its path before making anything beside it', async () => {
     const folder = join(dir.path, 'state');
     await mkdir(folder);
-    await expect(CaptureStore.open({ path: folder })).rejects.toThrow(new ForeignPathError(`${folder} is a folder, not a file. Give --db a file path, such as ${join(folder, 'captures.json')}.`));
+    await expect(CaptureStore.open({ path: folder })).rejects.toThrow(
+      new ForeignPathError(
+        `${folder} is a folder, not a file. Give --db a file path, such as ${join(folder, 'captures.json')}.`,
+      ),
+    );
     expect(await readdir(dir.path)).toEqual(['state']);
   });
 
@@ -134,7 +152,11 @@ describe('CaptureStore', () => {
     await second.add(capture('evt_after_crash'));
     await second.add(capture('evt_later'));
     // Read as the next start would, before any clean close folds things again.
-    expect((await readCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual(['evt_kept', 'evt_after_crash', 'evt_later']);
+    expect((await readCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual([
+      'evt_kept',
+      'evt_after_crash',
+      'evt_later',
+    ]);
     await second.close();
   });
 
@@ -162,7 +184,8 @@ describe('CaptureStore', () => {
   it('writes a snapshot of many captures (made in pieces) as JSON with one capture per line, and reads it back', async () => {
     const store = await CaptureStore.open({ path, maxCaptures: 5000 });
     const adds = [];
-    for (let i = 0; i < 1234; i++) adds.push(store.add(capture(`evt_${i}`, { body: `{"n":${i},"s":"\u2028 \\ \u0022 \r é${'x'.repeat(1000)}"}` })));
+    for (let i = 0; i < 1234; i++)
+      adds.push(store.add(capture(`evt_${i}`, { body: `{"n":${i},"s":"\u2028 \\ \u0022 \r é${'x'.repeat(1000)}"}` })));
     await Promise.all(adds);
     await store.close();
     const text = await readFile(path, 'utf8');
@@ -180,12 +203,22 @@ describe('CaptureStore', () => {
     const store = await CaptureStore.open({ path });
     await store.close();
     const [a, b] = [capture('evt_a'), capture('evt_b')];
-    await writeFile(`${path}.journal`, [JSON.stringify({ op: 'put', capture: a }), '{"op":"put","capt', JSON.stringify({ op: 'put', capture: b }), ''].join('\n'));
+    await writeFile(
+      `${path}.journal`,
+      [
+        JSON.stringify({ op: 'put', capture: a }),
+        '{"op":"put","capt',
+        JSON.stringify({ op: 'put', capture: b }),
+        '',
+      ].join('\n'),
+    );
     const logger = recordingLogger();
     const reopened = await CaptureStore.open({ path, logger });
     const logged = logger.warnings;
     expect(reopened.all().map((c) => c.id)).toEqual([a.id]);
-    expect(logged.join('\n')).toMatch(/journal .*captures\.json\.journal is damaged at line 2; moved it to .*\.journal\.corrupt-/);
+    expect(logged.join('\n')).toMatch(
+      /journal .*captures\.json\.journal is damaged at line 2; moved it to .*\.journal\.corrupt-/,
+    );
     await reopened.close();
   });
 
@@ -198,7 +231,10 @@ describe('CaptureStore', () => {
     const large = capture('evt_old_large', { body: 'L'.repeat(3 * 1024 * 1024), bodySize: 3 * 1024 * 1024 });
     await writeFile(`${path}.journal`, `${JSON.stringify({ op: 'put', capture: large })}\n`);
     const store = await CaptureStore.open({ path });
-    expect(store.all()).toEqual([old, { ...large, body: 'L'.repeat(INLINE_BODY_CHARS), bodyFile: `captures.json.bodies/${large.id}` }]);
+    expect(store.all()).toEqual([
+      old,
+      { ...large, body: 'L'.repeat(INLINE_BODY_CHARS), bodyFile: `captures.json.bodies/${large.id}` },
+    ]);
     expect((await store.body(store.all()[1])).toString()).toBe(large.body);
     expect((await stat(path)).size).toBeLessThan(64 * 1024);
     await store.close();
@@ -221,24 +257,40 @@ describe('CaptureStore', () => {
     data.captures.push(late);
     adapter.put(late);
     await compacting;
-    expect(JSON.parse(await readFile(path, 'utf8')).captures.map((c: Capture) => c.envelope?.id)).not.toContain('evt_late');
+    expect(JSON.parse(await readFile(path, 'utf8')).captures.map((c: Capture) => c.envelope?.id)).not.toContain(
+      'evt_late',
+    );
     adapter.append();
     await adapter.sync();
     adapter.close();
-    const reread = await new JournalAdapter(path, { logger: silentLogger, now: Date.now, compactAfterBytes: 1024 }).read();
+    const reread = await new JournalAdapter(path, {
+      logger: silentLogger,
+      now: Date.now,
+      compactAfterBytes: 1024,
+    }).read();
     expect(reread?.captures).toHaveLength(1201);
     expect(reread?.captures.at(-1)?.envelope?.id).toBe('evt_late');
   });
 
   it('reads a folded journal left beside a snapshot that already holds it (a crash before it was deleted) without reviving what retention dropped', async () => {
     const t0 = Date.now();
-    const [c1, c2, c3, c4, c5, c6] = [1, 2, 3, 4, 5, 6].map((n) => ({ ...capture(`evt_${n}`), id: newCaptureId(t0 + n) }));
+    const [c1, c2, c3, c4, c5, c6] = [1, 2, 3, 4, 5, 6].map((n) => ({
+      ...capture(`evt_${n}`),
+      id: newCaptureId(t0 + n),
+    }));
     const line = (entry: object) => `${JSON.stringify(entry)}\n`;
     await mkdir(dirname(path), { recursive: true });
     // The snapshot the fold wrote, with retention at 3: c1 and c2 were dropped before it was taken.
-    await writeFile(path, `{"version":1,"captures":[\n${[c3, c4, c5].map((c) => JSON.stringify({ ...c, ...(c === c4 ? { pinned: true } : {}) })).join(',\n')}\n]}`);
+    await writeFile(
+      path,
+      `{"version":1,"captures":[\n${[c3, c4, c5].map((c) => JSON.stringify({ ...c, ...(c === c4 ? { pinned: true } : {}) })).join(',\n')}\n]}`,
+    );
     // The journal it folded: every change since the snapshot before, c1 and c2 included.
-    await writeFile(`${path}.journal.folding`, [c1, c2, c3, c4, c5].map((c) => line({ op: 'put', capture: c })).join('') + line({ op: 'patch', id: c4.id, patch: { pinned: true } }));
+    await writeFile(
+      `${path}.journal.folding`,
+      [c1, c2, c3, c4, c5].map((c) => line({ op: 'put', capture: c })).join('') +
+        line({ op: 'patch', id: c4.id, patch: { pinned: true } }),
+    );
     // The journal started by the fold.
     await writeFile(`${path}.journal`, line({ op: 'put', capture: c6 }));
     const store = await CaptureStore.open({ path, maxCaptures: 3 });
@@ -246,7 +298,11 @@ describe('CaptureStore', () => {
     expect(store.get(c4.id)?.pinned).toBe(true);
     // Folded in at open: one snapshot, no journals left over.
     await expect(stat(`${path}.journal.folding`)).rejects.toThrow(/ENOENT/);
-    expect(JSON.parse(await readFile(path, 'utf8')).captures.map((c: Capture) => c.envelope?.id)).toEqual(['evt_4', 'evt_5', 'evt_6']);
+    expect(JSON.parse(await readFile(path, 'utf8')).captures.map((c: Capture) => c.envelope?.id)).toEqual([
+      'evt_4',
+      'evt_5',
+      'evt_6',
+    ]);
     await store.close();
   });
 
@@ -304,7 +360,9 @@ describe('CaptureStore', () => {
     const store = join(dir.path, 'Gemfile');
     await writeFile(`${store}.lock`, 'GEM\n  remote: https://rubygems.org/\n');
     await expect(CaptureStore.open({ path: store })).rejects.toThrow(
-      new ForeignPathError(`${store}.lock is not a clockhook lock (it holds something else), so it is left as it is: give --db another path. (If clockhook left it, empty after a crash, delete it.)`),
+      new ForeignPathError(
+        `${store}.lock is not a clockhook lock (it holds something else), so it is left as it is: give --db another path. (If clockhook left it, empty after a crash, delete it.)`,
+      ),
     );
     expect(await readFile(`${store}.lock`, 'utf8')).toBe('GEM\n  remote: https://rubygems.org/\n');
     expect(await readdir(dir.path)).toEqual(['Gemfile.lock']);
@@ -326,7 +384,8 @@ describe('CaptureStore', () => {
 
 describe('CaptureStore: bodies over 16 KiB', () => {
   const bodiesDir = () => `${path}.bodies`;
-  const bigCapture = (eventId: string, bytes: Buffer) => capture(eventId, { ...encodeBody(bytes), bodySize: bytes.length });
+  const bigCapture = (eventId: string, bytes: Buffer) =>
+    capture(eventId, { ...encodeBody(bytes), bodySize: bytes.length });
 
   it('keeps them in a 0600 file of their own, with only their beginning in memory and the journal', async () => {
     const store = await CaptureStore.open({ path });
@@ -338,19 +397,27 @@ describe('CaptureStore: bodies over 16 KiB', () => {
     await store.add(binary);
 
     const [keptText, keptBytes] = store.all();
-    expect(keptText).toMatchObject({ bodyFile: `captures.json.bodies/${utf8.id}`, bodyEncoding: 'utf8', bodySize: text.length });
+    expect(keptText).toMatchObject({
+      bodyFile: `captures.json.bodies/${utf8.id}`,
+      bodyEncoding: 'utf8',
+      bodySize: text.length,
+    });
     expect(keptText.body).toBe(utf8.body.slice(0, INLINE_BODY_CHARS));
     expect(keptBytes).toMatchObject({ bodyFile: `captures.json.bodies/${binary.id}`, bodyEncoding: 'base64' });
     expect(Buffer.from(keptBytes.body, 'base64').equals(bytes.subarray(0, (INLINE_BODY_CHARS / 4) * 3))).toBe(true);
     expect((await stat(join(bodiesDir(), utf8.id))).mode & 0o777).toBe(0o600);
     expect((await stat(bodiesDir())).mode & 0o777).toBe(0o700);
-    expect((await readFile(`${path}.journal`)).length).toBeLessThan(Buffer.byteLength(keptText.body) + keptBytes.body.length + 4096);
+    expect((await readFile(`${path}.journal`)).length).toBeLessThan(
+      Buffer.byteLength(keptText.body) + keptBytes.body.length + 4096,
+    );
     expect((await store.body(keptText)).equals(text)).toBe(true);
     expect((await store.body(keptBytes)).equals(bytes)).toBe(true);
     await store.close();
 
     // Named the way a user may name it (`--db ./.clockhook/captures.json`): the same files.
-    const reopened = await CaptureStore.open({ path: `${relative(process.cwd(), dir.path)}/./.clockhook/captures.json` });
+    const reopened = await CaptureStore.open({
+      path: `${relative(process.cwd(), dir.path)}/./.clockhook/captures.json`,
+    });
     expect((await reopened.body(reopened.get(binary.id) as Capture)).equals(bytes)).toBe(true);
     // The file name comes from the store file; it may not lead out of the bodies folder.
     await expect(reopened.body({ ...keptText, bodyFile: 'captures.json' })).rejects.toThrow(/not a file in/);
@@ -382,7 +449,8 @@ describe('CaptureStore: bodies over 16 KiB', () => {
 
   it("cuts the first bytes of a longer body (the app's answer) before a character it would split, never binary", () => {
     const text = Buffer.from('ab😀cd');
-    for (let end = 2; end <= 5; end++) expect(encodeBodyHead(text.subarray(0, end))).toEqual({ body: 'ab', bodyEncoding: 'utf8' });
+    for (let end = 2; end <= 5; end++)
+      expect(encodeBodyHead(text.subarray(0, end))).toEqual({ body: 'ab', bodyEncoding: 'utf8' });
     expect(encodeBodyHead(text.subarray(0, 6))).toEqual({ body: 'ab😀', bodyEncoding: 'utf8' });
     expect(encodeBodyHead(text.subarray(0, 7))).toEqual({ body: 'ab😀c', bodyEncoding: 'utf8' });
     expect(encodeBodyHead(Buffer.from('é'))).toEqual({ body: 'é', bodyEncoding: 'utf8' });
@@ -415,7 +483,9 @@ describe('CaptureStore: bodies over 16 KiB', () => {
     const big = bigCapture('evt_gone', Buffer.alloc(20_000, 'g'));
     await store.add(big);
     await rm(join(bodiesDir(), big.id));
-    await expect(store.body(store.get(big.id) as Capture)).rejects.toThrow(`The body of ${big.id} was kept in captures.json.bodies/${big.id}`);
+    await expect(store.body(store.get(big.id) as Capture)).rejects.toThrow(
+      `The body of ${big.id} was kept in captures.json.bodies/${big.id}`,
+    );
     await store.close();
   });
 

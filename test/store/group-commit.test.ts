@@ -27,7 +27,11 @@ const capture = (i: number) => ({ id: newCaptureId(), envelope: { id: `evt_${i}`
 
 describe('GroupCommit with a minimum interval between fsyncs', () => {
   it('never holds a change that comes alone, and lets a burst share the next fsync', async () => {
-    const journal = new CountingJournal(join(dir.path, 'captures.json'), { logger: silentLogger, compactAfterBytes: 1 << 30, now: Date.now });
+    const journal = new CountingJournal(join(dir.path, 'captures.json'), {
+      logger: silentLogger,
+      compactAfterBytes: 1 << 30,
+      now: Date.now,
+    });
     const data: StoreData = { version: 1, captures: [] };
     let clock = 1_000;
     const sleeps: number[] = [];
@@ -112,15 +116,26 @@ class GatedJournal extends JournalAdapter {
   }
 }
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 const settledWithin = (promise: Promise<unknown>, ms: number) =>
-  Promise.race([promise.then(() => 'settled'), new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms))]);
+  Promise.race([
+    promise.then(() => 'settled'),
+    new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms)),
+  ]);
 
 describe('GroupCommit folding the journal into a snapshot', () => {
   function rig() {
     const logger = recordingLogger();
     const { warnings } = logger;
-    const journal = new GatedJournal(join(dir.path, 'captures.json'), { logger, compactAfterBytes: 2048, now: Date.now });
+    const journal = new GatedJournal(join(dir.path, 'captures.json'), {
+      logger,
+      compactAfterBytes: 2048,
+      now: Date.now,
+    });
     const data: StoreData = { version: 1, captures: [] };
     const commit = new GroupCommit(journal, () => data);
     const store = (i: number) => {
@@ -129,7 +144,10 @@ describe('GroupCommit folding the journal into a snapshot', () => {
       journal.put(c);
       return commit.stage();
     };
-    const reread = async () => (await new JournalAdapter(journal.path, { logger: silentLogger, compactAfterBytes: 2048, now: Date.now }).read())?.captures.map((c) => c.envelope?.id);
+    const reread = async () =>
+      (
+        await new JournalAdapter(journal.path, { logger: silentLogger, compactAfterBytes: 2048, now: Date.now }).read()
+      )?.captures.map((c) => c.envelope?.id);
     return { journal, data, store, reread, warnings };
   }
 
@@ -159,7 +177,11 @@ describe('GroupCommit folding the journal into a snapshot', () => {
   });
 
   it('takes the snapshot when the fold begins: a capture stored a moment later goes to the new journal only', async () => {
-    const journal = new JournalAdapter(join(dir.path, 'captures.json'), { logger: silentLogger, compactAfterBytes: 1024, now: Date.now });
+    const journal = new JournalAdapter(join(dir.path, 'captures.json'), {
+      logger: silentLogger,
+      compactAfterBytes: 1024,
+      now: Date.now,
+    });
     const data: StoreData = { version: 1, captures: Array.from({ length: 20 }, (_, i) => capture(i)) };
     for (const c of data.captures) journal.put(c);
     const folding = journal.fold(data);
@@ -174,7 +196,12 @@ describe('GroupCommit folding the journal into a snapshot', () => {
     const snapshot = JSON.parse(await readFile(journal.path, 'utf8')) as StoreData;
     expect(snapshot.captures.map((c) => c.envelope?.id)).not.toContain('evt_99');
     expect(snapshot.captures).toHaveLength(20);
-    expect((await readFile(journal.journalPath, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).capture.envelope.id)).toEqual(['evt_99']);
+    expect(
+      (await readFile(journal.journalPath, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).capture.envelope.id),
+    ).toEqual(['evt_99']);
     journal.close();
   });
 
@@ -185,7 +212,9 @@ describe('GroupCommit folding the journal into a snapshot', () => {
     await journal.waiting();
     journal.fail(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
     await journal.folded();
-    expect(warnings.join('\n')).toMatch(/Could not write the capture store .*ENOSPC.*Nothing is lost \(.*captures\.json\.journal\.folding keeps/);
+    expect(warnings.join('\n')).toMatch(
+      /Could not write the capture store .*ENOSPC.*Nothing is lost \(.*captures\.json\.journal\.folding keeps/,
+    );
     expect(await exists(journal.foldingPath)).toBe(true);
     expect(journal.canFold).toBe(false);
     expect(journal.compactionDue).toBe(true);
