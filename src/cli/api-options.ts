@@ -1,7 +1,7 @@
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ApiClient, apiBaseProblem } from '../api/index.js';
-import { sameBase } from '../listener/index.js';
+import { sameBase } from '../listen/index.js';
 import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
 import { CliError, UsageError } from './errors.js';
 import { fromEnv } from './process.js';

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { WebhookEndpoint } from '../contract/index.js';
-import { EndpointRecordsError, forgetEndpointRecords, isSandboxBase, sameBase } from '../listener/index.js';
+import { EndpointRecordsError, forgetEndpointRecords, isSandboxBase, sameBase } from '../listen/index.js';
 import { parseEventList, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { UsageError } from './errors.js';
 import { parsePositiveInt } from './process.js';

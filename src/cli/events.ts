@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type DeliveryOutlook, readDeliveryOutlook } from '../api/index.js';
 import { type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
-import { textExcerpt } from '../listener/index.js';
+import { textExcerpt } from '../http/index.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { parsePositiveInt } from './process.js';
 

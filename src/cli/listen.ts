@@ -3,14 +3,13 @@ import { type Command, Option } from 'commander';
 import open from 'open';
 import { ApiError } from '../api/index.js';
 import {
-  type DeliveryReport,
   EndpointRecordsError,
   ListenUsageError,
-  MAX_BODY_BYTES,
   type ReadyInfo,
   type RelayEvent,
   startListen,
-} from '../listener/index.js';
+} from '../listen/index.js';
+import { type DeliveryReport, MAX_BODY_BYTES } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
 import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { RelayUnreachableError } from '../relay/index.js';

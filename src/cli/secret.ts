@@ -1,6 +1,6 @@
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { type EndpointRecordOnFile, EndpointRecordsError, readEndpointRecords } from '../listener/index.js';
+import { type EndpointRecordOnFile, EndpointRecordsError, readEndpointRecords } from '../listen/index.js';
 import { stateAbove } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { maskSecret, printJson } from './output.js';

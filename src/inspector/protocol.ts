@@ -1,6 +1,7 @@
 import { type ApiClient, ApiError, readDeliveryOutlook } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
-import { ReplayError, type Listener } from '../listener/index.js';
+import { ActionError } from '../errors.js';
+import type { Listener } from '../listener/index.js';
 import { type Capture, type CaptureStore, encodeBody } from '../store/index.js';
 import { searchCaptures } from './search.js';
 
@@ -65,15 +66,6 @@ export function snapshotMessage(ctx: ActionContext): Extract<InspectorMessage, {
     forwardTo: ctx.forwardTo,
     listener: ctx.listener.url,
   };
-}
-
-class ActionError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 function requireApi(ctx: ActionContext): ApiClient {
@@ -170,8 +162,7 @@ function toErrorBody(error: unknown): ErrorBody {
     const { status: _status, ...body } = error.toJSON();
     return body;
   }
-  if (error instanceof ReplayError || error instanceof ActionError)
-    return { type: 'invalid_request_error', code: error.code, message: error.message };
+  if (error instanceof ActionError) return { type: 'invalid_request_error', code: error.code, message: error.message };
   return { type: 'api_error', code: 'internal_error', message: error instanceof Error ? error.message : String(error) };
 }
 

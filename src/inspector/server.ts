@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { answerOnSocket } from '../http/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
 import {
@@ -65,13 +66,6 @@ function sameToken(given: string | null, token: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function refuseUpgrade(socket: Socket, status: 401 | 403 | 404, reason: string): void {
-  const text = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' }[status];
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(reason)}\r\n\r\n${reason}`,
-  );
 }
 
 /** Who may reach the inspector at `port`: its own loopback address by IP or by name, never another host. */
@@ -276,7 +270,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const pages = new PageHub(options);
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const refused = refusal(req, port, token);
-    if (refused) return refuseUpgrade(socket, refused.status, refused.reason);
+    if (refused) return answerOnSocket(socket, refused.status, refused.reason);
     wss.handleUpgrade(req, socket, head, (ws) => pages.connect(ws));
   });
 

@@ -87,7 +87,7 @@ class CollectedAnswer {
 /**
  * Dresses a direct request as the `IncomingMessage`/`ServerResponse` pair the listener and
  * http-proxy work with, so it takes exactly the path of a delivery over HTTP without a loopback
- * HTTP request (that hop was ~40 % of the listen process's CPU per relayed delivery). Only what
+ * HTTP request (a hop that cost much of the listen process's CPU per relayed delivery). Only what
  * they use is there: method, url, headers, the hop's address and TLS flag, events, `resume`; and on
  * the answer side `setHeader`, `writeHead`, `write`, `end`, `destroy`, `headersSent`, `writableEnded`.
  */

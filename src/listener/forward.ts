@@ -2,21 +2,9 @@ import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type Serv
 import { Agent as HttpsAgent } from 'node:https';
 import type { Stream } from 'node:stream';
 import httpProxy from 'http-proxy';
+import { withoutHopByHop } from '../http/index.js';
 import { describeConnectionError } from '../net.js';
 import { type CaptureForward, encodeBody, encodeBodyHead } from '../store/index.js';
-
-/** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never passed on. */
-export const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 
 /**
  * The first 16 KiB of the app's answer are kept in the capture, as much as of a large request body
@@ -62,39 +50,12 @@ const APPENDED_FORWARD_HEADERS = ['x-forwarded-for', 'x-forwarded-port', 'x-forw
 
 /**
  * A forward on its way hangs off its request, and leaves it when it settles; http-proxy gets one
- * callback for all requests. Not a Map or WeakMap of requests, nor a closure per request: with those,
- * V8 promoted each request's objects (its answer, the app's request, http-proxy's closures) out of
- * the young generation under load, most likely through the table's outgrown backing stores, which a
- * young-generation collection cannot tell are dead. That cost ~60 µs of CPU per delivery, 60 % of the
- * bare proxy's whole work (README, Performance).
+ * callback for all requests. Not a Map of requests nor a closure per request: those kept every
+ * request's objects alive past the young generation (docs/performance.md, "Garbage collection").
  */
 const PENDING = Symbol('clockhook.forward');
 type Forwarded = IncomingMessage & { [PENDING]?: Pending };
 const pendingOf = (req: IncomingMessage): Pending | undefined => (req as Forwarded)[PENDING];
-
-/**
- * The end-to-end headers: hop-by-hop ones and any the Connection header names are left out. Runs
- * twice per delivery, so it makes no arrays unless there is a Connection header to read.
- */
-export function withoutHopByHop(
-  headers: IncomingMessage['headers'] | Record<string, string | string[]>,
-): Record<string, string | string[]> {
-  const connection = headers.connection ?? headers.Connection;
-  const listed =
-    connection === undefined
-      ? null
-      : String(connection)
-          .split(',')
-          .map((name) => name.trim().toLowerCase());
-  const result: Record<string, string | string[]> = {};
-  for (const name in headers) {
-    const value = headers[name];
-    const lower = name.toLowerCase();
-    if (value === undefined || HOP_BY_HOP.has(lower) || (listed !== null && listed.includes(lower))) continue;
-    result[name] = value;
-  }
-  return result;
-}
 
 /**
  * The request body for http-proxy, which only ever calls `pipe(proxyReq)` on its `buffer` option:
@@ -351,73 +312,4 @@ export class Forwarder {
     this.#proxy.close();
     this.#agent.destroy();
   }
-}
-
-/** Longest excerpt of an app's answer shown on a delivery's line. */
-const EXCERPT_CHARS = 100;
-
-/** The first string among an error body's usual fields: `error`, `error.message`, `message`, `detail`, `title`. */
-function errorMessageOf(value: unknown): string | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const body = value as Record<string, unknown>;
-  const nested =
-    typeof body.error === 'object' && body.error !== null ? (body.error as Record<string, unknown>).message : undefined;
-  for (const candidate of [body.error, nested, body.message, body.detail, body.title])
-    if (typeof candidate === 'string' && candidate.trim()) return candidate;
-  return null;
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
-
-/**
- * An HTML error page's gist: its title, unless that says only "Error" (Express's), then its first
- * `<pre>` (Express's stack trace), else its text.
- */
-function htmlHeadline(html: string): string {
-  const text = (fragment: string) =>
-    fragment
-      .replace(/<[^>]*>/g, '\n')
-      .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => ENTITIES[name]);
-  const title = text(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '').trim();
-  if (title && !/^error$/i.test(title)) return title;
-  const pre = /<pre[^>]*>([\s\S]*?)<\/pre>/i.exec(html)?.[1];
-  return text(pre ?? html.replace(/<(head|script|style)[^>]*>[\s\S]*?<\/\1>/gi, ''));
-}
-
-/**
- * What the app said when it did not answer 2xx, for the delivery's line at the terminal, so that a
- * handler's "signature mismatch" is read there and not only in the inspector (see textExcerpt); null
- * for bytes or nothing.
- */
-export function answerExcerpt(forward: CaptureForward): string | null {
-  return forward.bodyEncoding === 'utf8' ? textExcerpt(forward.body) : null;
-}
-
-/**
- * The gist of an answer's text for one line at a terminal: the message of a JSON error body, the title
- * of an HTML page, else the first line of text. Control characters (a terminal's escape sequences among
- * them) replaced, at most 100 characters; null for an empty answer.
- */
-export function textExcerpt(body: string): string | null {
-  const text = body.trim();
-  if (text === '') return null;
-  let excerpt: string | null = null;
-  if (text.startsWith('{')) {
-    try {
-      excerpt = errorMessageOf(JSON.parse(text));
-    } catch {
-      // cut at 16 KiB, or not JSON after all: read as text
-    }
-  }
-  if (excerpt === null && text.startsWith('<')) excerpt = htmlHeadline(text.slice(0, 8192));
-  const line = (excerpt ?? text)
-    .split('\n')
-    .map((l) => l.trim())
-    .find(Boolean);
-  if (!line) return null;
-  const clean = line
-    .replace(/\p{Cc}+/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim(); // Cc: C0 and C1 controls, ESC among them
-  return clean.length > EXCERPT_CHARS ? `${clean.slice(0, EXCERPT_CHARS - 1)}…` : clean;
 }

@@ -1,335 +1,81 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ActionError } from '../errors.js';
 import {
-  checkEnvelope,
-  DEFAULT_TOLERANCE_SECONDS,
-  maskSecret,
-  signPayload,
-  verifySignature,
-} from '../contract/index.js';
-import { type Logger, silentLogger } from '../logger.js';
-import {
-  type Capture,
-  type CaptureForward,
-  type CaptureSignature,
-  type CaptureStore,
-  encodeBody,
-  newCaptureId,
-} from '../store/index.js';
-import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
-import { answerExcerpt, Forwarder, HOP_BY_HOP } from './forward.js';
-import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
-import { isEveryInterface, isSignatureRefusal, listenOn } from '../net.js';
+  answerClientError,
+  answerError,
+  answerExcerpt,
+  type BudgetLease,
+  ByteBudget,
+  errorMessage,
+  hardenedServerOptions,
+  leaseFrom,
+  readBody,
+} from '../http/index.js';
+import { isEveryInterface, listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
-import { type BudgetLease, ByteBudget, leaseFrom } from '../budget.js';
+import { type Capture, type CaptureForward, newCaptureId } from '../store/index.js';
+import { Advisor } from './advice.js';
+import { type Body, captureOf, rejectionMessage } from './capture.js';
+import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
+import { Forwarder } from './forward.js';
+import { Hold } from './hold.js';
+import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
+import { type ReplayRequest, type ReplayResult, replayRequest } from './replay.js';
+import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
+import { verifyDelivery } from './verify.js';
 
-export interface DeliveryReport {
-  /** Null for a request refused before it was read whole (listener_busy): nothing was captured. */
-  captureId: string | null;
-  source: Capture['source'];
-  eventId: string | null;
-  type: string | null;
-  signature: CaptureSignature['status'];
-  signatureReason?: string;
-  /** The oldest capture still held with the same event id: the service delivered this event before. */
-  duplicateOf: string | null;
-  method: string;
-  /** Where it went (forward target), or null when the listener answered itself. */
-  target: string | null;
-  /** The status the sender got. */
-  status: number;
-  durationMs: number;
-  error?: string;
-  /** What the app said, when it answered other than 2xx (see answerExcerpt). */
-  answer?: string;
-}
+/** Reads a request's body under the budget: its bytes, or `busy` when the budget had no room for them. */
+type Read = (lease: BudgetLease) => Promise<Body | 'busy'>;
 
-export interface ListenerOptions {
-  store: CaptureStore;
-  /** The app, or null for capture-only mode (the listener answers 200 itself). */
-  forwardTo: URL | null;
-  /** @default 4300 */
-  port?: number;
-  /** @default '127.0.0.1' */
-  host?: string;
-  /** Only requests under this path are deliveries. @default '/' */
-  path?: string;
-  /** The endpoint secret; null while unknown (signatures are then `unchecked`). */
-  secret?: string | null;
-  /** Forward even when the signature is invalid or missing. @default false */
-  skipVerify?: boolean;
-  /** @default 300 */
-  tolerance?: number;
-  /** Time the app has to answer. @default 30000 (the contract's) */
-  timeoutMs?: number;
-  /** @default 5 MiB */
-  maxBodyBytes?: number;
-  /**
-   * Bytes of request bodies held at once (being read, or handed over, until their request is
-   * answered); a request that would go past it is answered 503 listener_busy. At least maxBodyBytes.
-   * @default 64 MiB
-   */
-  maxBufferedBytes?: number;
-  /** Headers and body must arrive within this. @default 60000 */
-  requestTimeoutMs?: number;
-  /** @default Date.now */
-  now?: () => number;
-  /** @default silent */
-  logger?: Logger;
-  /** Told about every request once it is answered. */
-  onDelivery?: (report: DeliveryReport) => void;
-  /**
-   * Hold every request, read but not checked, until `release()`: `listen` takes its port first (so that
-   * a taken one fails at once, and the endpoint can be registered at its URL), and learns the secret only
-   * once the endpoint is. What the sender or the relay sends meanwhile would otherwise be "unchecked" and
-   * forwarded, forged or not. @default false
-   */
-  held?: boolean;
-}
-
-export interface ReplayRequest {
-  captureId: string;
-  /** resign: current time and the endpoint secret; asis: the original bytes and header. */
-  mode: 'resign' | 'asis';
-  /** An edited body (resign only). */
-  body?: string;
-}
-
-export interface ReplayResult {
-  captureId: string;
-  statusCode: number;
-  durationMs: number;
-}
-
-export class ReplayError extends Error {
-  override readonly name = 'ReplayError';
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The largest body a delivery may have; beyond it the answer is 413. */
-export const MAX_BODY_BYTES = 5 * 1024 * 1024;
-
-const DEFAULTS = {
-  port: 4300,
-  host: '127.0.0.1',
-  path: '/',
-  secret: null as string | null,
-  skipVerify: false,
-  tolerance: DEFAULT_TOLERANCE_SECONDS,
-  timeoutMs: 30_000,
-  maxBodyBytes: MAX_BODY_BYTES,
-  maxBufferedBytes: 64 * 1024 * 1024,
-  requestTimeoutMs: 60_000,
-  now: Date.now,
-  logger: silentLogger,
-  onDelivery: (_report: DeliveryReport) => {},
-  held: false,
-};
-
-type ListenerConfig = typeof DEFAULTS & { store: CaptureStore; forwardTo: URL | null };
-
-/** Set on a replay's answer (which never leaves the process) so that `replay` learns the new capture. */
-const CAPTURE_HEADER = 'x-clockhook-capture';
-
-interface Body {
-  bytes: Buffer;
-  size: number;
-  truncated: boolean;
-}
-
-/** Counts `bytes` against the listener's budget of bodies held; false (nothing counted) when over it. */
-type Take = BudgetLease['take'];
-
-/** What a request's body turned out to be: its bytes, or `busy` when the budget had no room for them. */
-type Read = (take: Take) => Promise<Body | 'busy'>;
-
-/**
- * Reads the raw body once, as bytes, each chunk counted by `take` as it arrives. Past `limit` it
- * stops at once, keeping the first `limit` bytes: the answer is 413 and the connection is closed,
- * so an endless body costs nothing more. When `take` refuses a chunk it stops the same way, keeping
- * nothing: the answer is 503.
- */
-function readBody(req: IncomingMessage, limit: number, take: Take): Promise<Body | 'busy'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = () => {
-      req.off('data', onData);
-      req.pause();
-    };
-    const onData = (chunk: Buffer) => {
-      const kept = size + chunk.length <= limit ? chunk : chunk.subarray(0, limit - size);
-      size += chunk.length;
-      if (!take(kept.length)) {
-        stop();
-        resolve('busy');
-        return;
-      }
-      chunks.push(kept);
-      if (size <= limit) return;
-      stop();
-      const declared = Number(req.headers['content-length']);
-      resolve({
-        bytes: Buffer.concat(chunks),
-        size: Number.isFinite(declared) && declared > size ? declared : size,
-        truncated: true,
-      });
-    };
-    req.on('data', onData);
-    req.on('end', () => resolve({ bytes: Buffer.concat(chunks), size, truncated: false }));
-    req.on('error', reject);
-  });
-}
-
-/** A body handed over whole, cut at `limit` like one read from a socket, and counted by `take`. */
-function wholeBody(bytes: Buffer, limit: number, take: Take): Body | 'busy' {
-  const body =
-    bytes.length > limit
-      ? { bytes: bytes.subarray(0, limit), size: bytes.length, truncated: true }
-      : { bytes, size: bytes.length, truncated: false };
-  return take(body.bytes.length) ? body : 'busy';
-}
-
-/** The request's headers as stored: Node gives them lower-cased already; undefined ones are dropped. */
-function copyHeaders(req: IncomingMessage): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = value;
-  return headers;
-}
-
-/** Malformed HTTP never reaches a handler: answer what Node's parser found, then close. */
-export function answerClientError(error: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
-  const status =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? '431 Request Header Fields Too Large'
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? '408 Request Timeout'
-        : '400 Bad Request';
-  if (socket.writable && !(socket as import('node:net').Socket).destroyed)
-    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-  else socket.destroy();
-}
-
-/** The listener's own answers use the contract's error envelope shape. */
-function answerError(res: ServerResponse, statusCode: number, code: string, message: string, requestId: string): void {
-  const body = JSON.stringify({
-    error: { type: statusCode >= 500 ? 'api_error' : 'invalid_request_error', code, message, requestId },
-  });
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(statusCode, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
-
-/** The message of one of the listener's own error answers, or the answer's text. */
-function errorMessage(body: Buffer): string {
-  const text = body.toString('utf8');
-  try {
-    return String((JSON.parse(text) as { error: { message: unknown } }).error.message);
-  } catch {
-    return text;
-  }
-}
-
-/** `text`: the body decoded as UTF-8 (invalid bytes replaced). */
-function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProblems'> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { envelope: null, contractProblems: [{ field: '(body)', message: 'the body is not JSON' }] };
-  }
-  const contractProblems = checkEnvelope(json);
-  const value = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
-  const string = (field: unknown) => (typeof field === 'string' ? field : null);
-  const envelope =
-    typeof value.id === 'string'
-      ? {
-          id: value.id,
-          type: string(value.type),
-          api_version: string(value.api_version),
-          created: Number.isFinite(value.created) ? (value.created as number) : null,
-        }
-      : null;
-  return { envelope, contractProblems };
+/** What `deliver` resolves with: the capture made (null when the request was refused unread) and the answer. */
+export interface Delivered {
+  capture: Capture | null;
+  answer: DirectAnswer;
 }
 
 /**
- * The listener: every request under the base path is read once as bytes, its signature checked,
- * captured on disk, then forwarded to the app (or answered here), and the app's answer goes back
- * to the sender.
+ * The listener: every request under the base path goes through the same steps, each a function of its
+ * own: route (path and method), read (the raw bytes under the byte budget), verify (the signature),
+ * capture (stored before anything is sent on), forward (to the app, with http-proxy) and answer (the
+ * app's answer, or the listener's own, goes back to the sender once the capture is durable).
  */
 export class Listener {
   readonly #options: ListenerConfig;
   readonly #basePath: string;
   readonly #forwarder: Forwarder | null;
-  /**
-   * Requests not answered yet, counted rather than kept in a Set: a long-lived table of per-request
-   * objects made V8 promote every request's objects (see PENDING in forward.ts).
-   */
+  /** Requests not answered yet, counted rather than kept (see docs/performance.md). */
   #inFlight = 0;
   /** The request bodies held now (see maxBufferedBytes). */
   readonly #budget: ByteBudget;
-  /** Whether the log has said that deliveries are being refused, since the budget was last empty. */
-  #warnedBusy = false;
-  /** Redirects already explained (see #adviseOnRedirect), by where they led: each is said once. */
-  readonly #redirectsExplained = new Set<string>();
-  /** Whether the app's refusal of a validly signed delivery has been explained (see #adviseOnSecret). */
-  #secretAdvised = false;
-  /** Whether a POST outside --path has been explained: the first one is, once a run. */
-  #outsidePathAdvised = false;
+  readonly #advisor: Advisor;
+  readonly #hold: Hold;
   #settled: (() => void) | null = null;
-  /** While held (see ListenerOptions.held): resolves true at release, false when closed first. */
-  #gate: Promise<boolean> | null = null;
-  #openGate: ((released: boolean) => void) | null = null;
-  #waiting = 0;
   #server: Server | null = null;
   #secret: string | null;
-  /** The command that prints `#secret` when it is the registered endpoint's, on file; null when it was given. */
-  #secretPrintedBy: string | null = null;
   #closing: Promise<void> | undefined;
   url = '';
   port = 0;
 
   constructor(options: ListenerOptions) {
-    const merged = {
-      ...DEFAULTS,
-      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
-    } as ListenerConfig;
-    if (!Number.isInteger(merged.timeoutMs) || merged.timeoutMs < 1)
-      throw new TypeError(`timeoutMs must be a positive integer (got ${merged.timeoutMs}).`);
-    if (!Number.isFinite(merged.tolerance) || merged.tolerance < 0)
-      throw new TypeError(`tolerance must be 0 or more seconds (got ${merged.tolerance}).`);
-    if (!(merged.maxBufferedBytes >= merged.maxBodyBytes)) {
-      throw new TypeError(
-        `maxBufferedBytes (${merged.maxBufferedBytes}) must be at least maxBodyBytes (${merged.maxBodyBytes}): one delivery of the largest size must fit.`,
-      );
-    }
-    this.#options = merged;
-    this.#budget = new ByteBudget(merged.maxBufferedBytes);
-    this.#basePath = normalizeBasePath(merged.path);
-    this.#secret = merged.secret;
-    this.#forwarder = merged.forwardTo ? new Forwarder(merged.forwardTo, merged.timeoutMs) : null;
-    if (merged.held) this.#gate = new Promise((resolve) => (this.#openGate = resolve));
+    const config = listenerConfig(options);
+    this.#options = config;
+    this.#budget = new ByteBudget(config.maxBufferedBytes);
+    this.#basePath = normalizeBasePath(config.path);
+    this.#secret = config.secret;
+    this.#forwarder = config.forwardTo ? new Forwarder(config.forwardTo, config.timeoutMs) : null;
+    this.#advisor = new Advisor(config.logger, this.#basePath);
+    this.#hold = new Hold(config.held);
   }
 
   /** Lets the requests held so far go on, checked with the secret known now, and holds no more. */
   release(): void {
-    this.#openGate?.(true);
-    this.#openGate = null;
-    this.#gate = null;
+    this.#hold.release();
   }
 
   /** Requests held until `release()`. */
   get waiting(): number {
-    return this.#waiting;
+    return this.#hold.waiting;
   }
 
   /**
@@ -338,7 +84,7 @@ export class Listener {
    */
   setSecret(secret: string | null, { printedBy = null }: { printedBy?: string | null } = {}): void {
     this.#secret = secret;
-    this.#secretPrintedBy = printedBy;
+    this.#advisor.setSecret(secret, printedBy);
   }
 
   get hasSecret(): boolean {
@@ -347,88 +93,87 @@ export class Listener {
 
   /** Starts listening; rejects with the server error (EADDRINUSE…) when the port cannot be had. */
   async start(): Promise<void> {
-    const { requestTimeoutMs } = this.#options;
-    // Node 20 reads these only from the createServer options; setting them later has no effect.
-    const server = createServer(
-      {
-        headersTimeout: requestTimeoutMs,
-        requestTimeout: requestTimeoutMs,
-        keepAliveTimeout: 5_000,
-        // How often Node looks for requests past those limits (30 s by default): a slowloris
-        // connection is dropped soon after its limit, not up to 30 s later.
-        connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
-      },
-      (req, res) => this.#run(req, res, (take) => readBody(req, this.#options.maxBodyBytes, take)),
-    );
+    const { maxBodyBytes, requestTimeoutMs, host } = this.#options;
+    const server = createServer(hardenedServerOptions(requestTimeoutMs), (req, res) => {
+      void this.#run(req, res, (lease) => readFromSocket(req, maxBodyBytes, lease));
+    });
     server.on('clientError', answerClientError);
-    await listenOn(server, this.#options.port, this.#options.host);
+    await listenOn(server, this.#options.port, host);
     this.#server = server;
-    const { port } = server.address() as AddressInfo;
-    this.port = port;
-    const host = this.#options.host.includes(':') ? `[${this.#options.host}]` : this.#options.host;
-    const displayHost = isEveryInterface(this.#options.host) ? '127.0.0.1' : host;
-    this.url = `http://${displayHost}:${port}${this.#basePath === '/' ? '/' : this.#basePath}`;
+    this.port = (server.address() as AddressInfo).port;
+    const shownHost = isEveryInterface(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    this.url = `http://${shownHost}:${this.port}${this.#basePath}`;
   }
 
   /**
-   * Sends a captured request to the app again through the same path as a delivery, recorded as a
-   * new capture with `source: "replay"` and `replayOf`.
+   * A request handed over inside this process (by the relay client, or a replay with `replayOf`): it
+   * takes the same steps as a delivery over HTTP, without a loopback HTTP hop, and resolves with the
+   * capture made and what the sender is to get.
+   */
+  async deliver(request: DirectRequest, { replayOf }: { replayOf?: string } = {}): Promise<Delivered> {
+    const { req, res, answer } = directExchange(request);
+    if (this.#closing || !this.#server) {
+      answerError(res, 503, 'listener_closing', 'clockhook is shutting down; retry later.', {
+        requestId: newCaptureId(),
+      });
+      return { capture: null, answer: await answer };
+    }
+    const limit = this.#options.maxBodyBytes;
+    const capture = await this.#run(req, res, async (lease) => wholeBody(request.body, limit, lease), replayOf);
+    return { capture, answer: await answer };
+  }
+
+  /** A request handed over by the relay client: what its sender is to get. */
+  async handleDirect(request: DirectRequest): Promise<DirectAnswer> {
+    return (await this.deliver(request)).answer;
+  }
+
+  /**
+   * Sends a captured request to the app again through the same steps as a delivery, recorded as a new
+   * capture with `source: "replay"` and `replayOf`.
    */
   async replay({ captureId, mode, body }: ReplayRequest): Promise<ReplayResult> {
     const original = this.#options.store.get(captureId);
-    if (!original)
-      throw new ReplayError(
+    if (!original) {
+      throw new ActionError(
         'capture_not_found',
         `No capture ${captureId}: it was cleared or rotated out (--max-captures).`,
       );
+    }
     if (!this.#forwarder)
-      throw new ReplayError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
-    if (mode === 'asis' && body !== undefined)
-      throw new ReplayError(
+      throw new ActionError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
+    if (mode === 'asis' && body !== undefined) {
+      throw new ActionError(
         'asis_with_edit',
         'An edited body cannot be sent as-is: its old signature would not match. Use resign.',
       );
-    const bytes = body === undefined ? await this.#storedBody(original) : Buffer.from(body, 'utf8');
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(original.headers))
-      if (!HOP_BY_HOP.has(name) && name !== 'content-length') headers[name] = value;
-    if (mode === 'resign') {
-      if (!this.#secret)
-        throw new ReplayError(
-          'no_secret',
-          'No endpoint secret is known, so the body cannot be re-signed. Pass --secret, or use "Replay as-is".',
-        );
-      headers['x-service-signature'] = signPayload({
-        payload: bytes,
-        secret: this.#secret,
-        timestamp: Math.floor(this.#options.now() / 1000),
-      });
     }
+    const bytes = body === undefined ? await this.#storedBody(original) : Buffer.from(body, 'utf8');
+    const request = replayRequest(original, bytes, { mode, secret: this.#secret, now: this.#options.now() });
     if (this.#closing)
-      throw new ReplayError('listener_closing', 'clockhook is shutting down; the replay was not sent.');
+      throw new ActionError('listener_closing', 'clockhook is shutting down; the replay was not sent.');
     const started = performance.now();
-    const { req, res, answer } = directExchange({ method: original.method, path: original.path, headers, body: bytes });
-    this.#run(req, res, async (take) => wholeBody(bytes, this.#options.maxBodyBytes, take), captureId);
-    const { status, headers: answered, body: said } = await answer;
-    const replayId = answered[CAPTURE_HEADER];
+    const { capture, answer } = await this.deliver(request, { replayOf: captureId });
     // Not captured: the listener refused it before (a path outside --path after a restart, say).
-    if (typeof replayId !== 'string')
-      throw new ReplayError('replay_failed', `The replay was refused with ${status}: ${errorMessage(said)}`);
-    return { captureId: replayId, statusCode: status, durationMs: Math.round(performance.now() - started) };
+    if (!capture)
+      throw new ActionError(
+        'replay_failed',
+        `The replay was refused with ${answer.status}: ${errorMessage(answer.body)}`,
+      );
+    return { captureId: capture.id, statusCode: answer.status, durationMs: Math.round(performance.now() - started) };
   }
 
   async #storedBody(capture: Capture): Promise<Buffer> {
     try {
       return await this.#options.store.body(capture);
     } catch (error) {
-      throw new ReplayError('body_unavailable', `${(error as Error).message} Nothing was replayed.`);
+      throw new ActionError('body_unavailable', `${(error as Error).message} Nothing was replayed.`);
     }
   }
 
   /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */
   close(graceMs = 5_000): Promise<void> {
-    this.#openGate?.(false);
-    this.#openGate = null;
+    this.#hold.refuse();
     this.#closing ??= (async () => {
       const server = this.#server;
       if (server) {
@@ -449,286 +194,172 @@ export class Listener {
   }
 
   /**
-   * A request handed over inside this process (by the relay client): it takes the same path as a
-   * delivery over HTTP, without a loopback HTTP hop, and resolves with what the sender is to get.
+   * Handles one request, keeping track of it until it is answered (close waits for those); resolves with
+   * its capture, or null when none was made. `replayOf`: the capture a replay repeats.
    */
-  handleDirect(request: DirectRequest): Promise<DirectAnswer> {
-    const { req, res, answer } = directExchange(request);
-    if (this.#closing || !this.#server) {
-      answerError(res, 503, 'listener_closing', 'clockhook is shutting down; retry later.', newCaptureId());
-      return answer;
-    }
-    this.#run(req, res, async (take) => wholeBody(request.body, this.#options.maxBodyBytes, take));
-    return answer;
-  }
-
-  /**
-   * Handles one request, keeping track of it until it is answered (close waits for those).
-   * `replayOf`: the capture a replay repeats (replays are handed over by `replay`, never over HTTP).
-   */
-  #run(req: IncomingMessage, res: ServerResponse, read: Read, replayOf?: string): void {
+  async #run(req: IncomingMessage, res: ServerResponse, read: Read, replayOf?: string): Promise<Capture | null> {
     // The request's body counts against the budget until the request is answered and done with.
     const lease = leaseFrom(this.#budget);
-    const task = this.#handle(req, res, () => read(lease.take), replayOf).catch((error) => {
-      this.#options.logger.error(
-        `listener: unexpected failure on ${req.method} ${req.url}: ${error instanceof Error ? error.stack : error}`,
-      );
-      answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', newCaptureId());
-    });
     this.#inFlight += 1;
-    void task.finally(() => {
+    try {
+      return await this.#handle(req, res, () => read(lease), replayOf);
+    } catch (error) {
+      const detail = error instanceof Error ? error.stack : error;
+      this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${detail}`);
+      answerError(res, 500, 'internal_error', 'clockhook failed unexpectedly; see its log.', {
+        requestId: newCaptureId(),
+      });
+      return null;
+    } finally {
       lease.giveBack();
-      if (this.#budget.held === 0) this.#warnedBusy = false;
+      if (this.#budget.held === 0) this.#advisor.budgetEmpty();
       this.#inFlight -= 1;
       if (this.#inFlight === 0) this.#settled?.();
-    });
-  }
-
-  #checkSignature(req: IncomingMessage, bytes: Buffer): CaptureSignature {
-    const header = req.headers['x-service-signature'];
-    if (this.#secret === null) return { status: 'unchecked' };
-    const result = verifySignature({
-      header,
-      payload: bytes,
-      secret: this.#secret,
-      tolerance: this.#options.tolerance,
-      now: this.#options.now,
-    });
-    const nowSeconds = this.#options.now() / 1000;
-    const timestamp = result.timestamp;
-    const age = timestamp === undefined ? {} : { timestamp, ageSeconds: Math.round(nowSeconds - timestamp) };
-    if (result.ok) return { status: 'valid', ...age };
-    return {
-      status: result.reason === 'missing_header' ? 'missing' : 'invalid',
-      reason: result.reason,
-      hint: result.hint,
-      ...age,
-    };
-  }
-
-  /** The capture of a request read whole: its signature and envelope checked, and whether the listener refuses to forward it. */
-  #received(req: IncomingMessage, body: Body, replayOf: string | undefined): Capture {
-    const signature = this.#checkSignature(req, body.bytes);
-    const stored = encodeBody(body.bytes);
-    // A UTF-8 body is decoded once, for the capture and for the envelope check.
-    const parsed = parseEnvelope(stored.bodyEncoding === 'utf8' ? stored.body : body.bytes.toString('utf8'));
-    const firstId = parsed.envelope ? this.#options.store.firstWithEventId(parsed.envelope.id) : undefined;
-    let rejected: Capture['rejected'] = null;
-    if (body.truncated) rejected = { statusCode: 413, code: 'payload_too_large' };
-    else if (
-      replayOf === undefined &&
-      !this.#options.skipVerify &&
-      (signature.status === 'invalid' || signature.status === 'missing')
-    ) {
-      // A public tunnel must not be an open door to localhost.
-      rejected = { statusCode: 400, code: signature.status === 'missing' ? 'signature_missing' : 'signature_invalid' };
     }
-    return {
-      id: newCaptureId(this.#options.now()),
-      receivedAt: new Date(this.#options.now()).toISOString(),
-      source: replayOf === undefined ? 'delivery' : 'replay',
-      ...(replayOf === undefined ? {} : { replayOf }),
-      method: req.method ?? 'GET',
-      path: req.url ?? '/',
-      headers: copyHeaders(req),
-      ...stored,
-      bodySize: body.size,
-      ...(body.truncated ? { bodyTruncated: true } : {}),
-      signature,
-      ...parsed,
-      duplicateOf: replayOf === undefined ? (firstId ?? null) : null,
-      rejected,
-      ...(rejected === null && this.#forwarder === null ? { forward: null } : {}),
-    };
   }
 
-  /** Why the listener answered a rejected capture itself. */
-  #rejection(capture: Capture): string {
-    if (capture.bodyTruncated) {
-      const limit = this.#options.maxBodyBytes;
-      return `The body is ${capture.bodySize} bytes; clockhook accepts at most ${limit}. The first ${limit} bytes are captured.`;
-    }
-    const { status, reason, hint } = capture.signature;
-    return `Signature ${status}${reason ? ` (${reason})` : ''}: not forwarded. ${hint ?? ''} Use --skip-verify to forward anyway.`.trim();
-  }
-
-  /** `read`: the raw body (read from the socket, or handed over whole). */
+  /** The steps of one request, in order; see the class's comment. */
   async #handle(
     req: IncomingMessage,
     res: ServerResponse,
     read: () => Promise<Body | 'busy'>,
     replayOf: string | undefined,
-  ): Promise<void> {
+  ): Promise<Capture | null> {
     const started = performance.now();
-    const requestPath = req.url ?? '/';
-    const relative = pathUnderBase(requestPath, this.#basePath);
-    if (relative === null) {
-      answerError(
-        res,
-        404,
-        'not_found',
-        `clockhook listens for deliveries under ${this.#basePath}; ${requestPath.split('?')[0]} is outside it.`,
-        newCaptureId(),
-      );
-      req.resume();
-      if (req.method === 'POST') this.#adviseOnPath(requestPath.split('?')[0]);
-      return;
-    }
-    if (req.method !== 'POST') {
-      // The service only ever POSTs; anything else is a browser or a scanner, not a delivery.
-      res.setHeader('allow', 'POST');
-      answerError(
-        res,
-        405,
-        'method_not_allowed',
-        `Webhook deliveries are POSTs; ${req.method} is not captured.`,
-        newCaptureId(),
-      );
-      req.resume();
-      return;
-    }
+    const relative = this.#route(req, res);
+    if (relative === null) return null;
     const body = await read();
     if (body === 'busy') {
       this.#refuseBusy(req, res, started, replayOf);
-      return;
+      return null;
     }
-    const gate = this.#gate;
-    if (gate) {
-      this.#waiting += 1;
-      const released = await gate;
-      this.#waiting -= 1;
-      if (!released) {
-        // Stopped before it was ready: nothing was checked or kept, so the sender must send it again.
-        res.setHeader('retry-after', '10');
-        answerError(
-          res,
-          503,
-          'listener_closing',
-          'clockhook stopped before it was ready; retry later.',
-          newCaptureId(),
-        );
-        return;
-      }
+    if (!(await this.#hold.pass())) {
+      // Stopped before it was ready: nothing was checked or kept, so the sender must send it again.
+      answerError(res, 503, 'listener_closing', 'clockhook stopped before it was ready; retry later.', {
+        requestId: newCaptureId(),
+        headers: { 'retry-after': '10' },
+      });
+      return null;
     }
-    const store = this.#options.store;
-    // From here on only the capture as stored is kept: for a large body, its beginning, not the
-    // whole decoded text (the raw bytes are held until the app has them).
-    const { written, durable, capture } = store.insert(this.#received(req, body, replayOf), body.bytes);
-    const rejected = capture.rejected;
-    if (replayOf !== undefined) res.setHeader(CAPTURE_HEADER, capture.id);
-    const failedToStore = (error: Error) => {
-      // Not on disk: the service must retry, so say 503 (and forward nothing that is not written).
-      this.#options.logger.error(
-        `Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`,
-      );
-      answerError(
-        res,
-        503,
-        'capture_failed',
-        'clockhook could not store this delivery (disk full or read-only?); retry later.',
-        capture.id,
-      );
-      this.#report(capture, 503, started, 'capture_failed');
-    };
-    /** Waits for a step of the write; false (the sender told 503) when it failed. */
-    const reached = (step: Promise<void>) =>
-      step.then(
-        () => true,
-        (error: Error) => {
-          failedToStore(error);
-          return false;
-        },
-      );
-    if (!(await reached(written))) return;
-
-    // From here on every answer to the sender waits for `durable`: it is told "received" only once
-    // the capture is on the disk. The app need not wait for the fsync, so the forward starts now.
-    if (rejected || !this.#forwarder) {
-      if (!(await reached(durable))) return;
-      if (rejected) {
-        // The rest of an oversized body is never read: close the connection behind the answer.
-        if (body.truncated) res.setHeader('connection', 'close');
-        answerError(res, rejected.statusCode, rejected.code, this.#rejection(capture), capture.id);
-        this.#report(capture, rejected.statusCode, started, rejected.code);
-      } else {
-        const text = JSON.stringify({ received: true, captureId: capture.id });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-        this.#report(capture, 200, started);
-      }
-      return;
-    }
-
-    const outcome = await this.#forwarder.forward(
-      req,
-      res,
-      body.bytes,
-      joinTargetPath(this.#forwarder.target, relative),
+    // From here on only the capture as stored is kept (no variable holds the one made): for a large body,
+    // its beginning, not the whole decoded text (the raw bytes are held until the app has them).
+    const {
+      written,
       durable,
+      capture: stored,
+    } = this.#options.store.insert(this.#capture(req, body, replayOf), body.bytes);
+    if (!(await this.#reached(written, res, stored, started))) return stored;
+    if (stored.rejected || !this.#forwarder) await this.#answerItself(res, stored, durable, started);
+    else
+      await this.#forward(this.#forwarder, {
+        req,
+        res,
+        capture: stored,
+        bytes: body.bytes,
+        relative,
+        durable,
+        started,
+      });
+    return stored;
+  }
+
+  /** Step "route": the request's path under --path, or null once it is answered 404 or 405. */
+  #route(req: IncomingMessage, res: ServerResponse): string | null {
+    const requestPath = req.url ?? '/';
+    const relative = pathUnderBase(requestPath, this.#basePath);
+    const requestId = newCaptureId();
+    if (relative === null) {
+      const path = requestPath.split('?')[0];
+      const message = `clockhook listens for deliveries under ${this.#basePath}; ${path} is outside it.`;
+      answerError(res, 404, 'not_found', message, { requestId });
+      req.resume();
+      if (req.method === 'POST') this.#advisor.outsidePath(path);
+      return null;
+    }
+    if (req.method !== 'POST') {
+      // The service only ever POSTs; anything else is a browser or a scanner, not a delivery.
+      const message = `Webhook deliveries are POSTs; ${req.method} is not captured.`;
+      answerError(res, 405, 'method_not_allowed', message, { requestId, headers: { allow: 'POST' } });
+      req.resume();
+      return null;
+    }
+    return relative;
+  }
+
+  /** Steps "verify" and "capture": the capture of a request read whole. */
+  #capture(req: IncomingMessage, body: Body, replayOf: string | undefined): Capture {
+    const { store, tolerance, now, skipVerify } = this.#options;
+    const header = req.headers['x-service-signature'];
+    const signature = verifyDelivery(header, body.bytes, { secret: this.#secret, tolerance, now });
+    return captureOf(req, body, {
+      signature,
+      replayOf,
+      firstWithEventId: (id) => store.firstWithEventId(id),
+      refuseUnsigned: !skipVerify,
+      forwarding: this.#forwarder !== null,
+      now: now(),
+    });
+  }
+
+  /** Waits for a step of the capture's write; false, once the sender is told 503, when it failed. */
+  async #reached(step: Promise<void>, res: ServerResponse, capture: Capture, started: number): Promise<boolean> {
+    try {
+      await step;
+      return true;
+    } catch (error) {
+      this.#failedToStore(res, capture, started, error as Error);
+      return false;
+    }
+  }
+
+  /** Not on disk: the service must retry, so say 503 (and forward nothing that is not written). */
+  #failedToStore(res: ServerResponse, capture: Capture, started: number, error: Error): void {
+    const { logger, store } = this.#options;
+    logger.error(
+      `Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`,
     );
-    await store.update(capture.id, { forward: outcome.forward }, { lazy: true });
-    if (outcome.kind === 'unstored') {
-      failedToStore(outcome.error);
+    const message = 'clockhook could not store this delivery (disk full or read-only?); retry later.';
+    answerError(res, 503, 'capture_failed', message, { requestId: capture.id });
+    this.#report(capture, 503, started, 'capture_failed');
+  }
+
+  /** Step "answer" when the listener answers itself: a refusal, or 200 in capture-only mode. */
+  async #answerItself(res: ServerResponse, capture: Capture, durable: Promise<void>, started: number): Promise<void> {
+    // Every answer waits for `durable`: the sender is told "received" only once the capture is on the disk.
+    if (!(await this.#reached(durable, res, capture, started))) return;
+    const { rejected } = capture;
+    if (rejected) {
+      // The rest of an oversized body is never read: close the connection behind the answer.
+      const headers: Record<string, string> = capture.bodyTruncated ? { connection: 'close' } : {};
+      const message = rejectionMessage(capture, this.#options.maxBodyBytes);
+      answerError(res, rejected.statusCode, rejected.code, message, { requestId: capture.id, headers });
+      this.#report(capture, rejected.statusCode, started, rejected.code);
       return;
     }
+    const text = JSON.stringify({ received: true, captureId: capture.id });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+    this.#report(capture, 200, started);
+  }
+
+  /**
+   * Steps "forward" and "answer": the exact bytes go to the app now (it need not wait for the fsync), and
+   * its answer goes back to the sender once the capture is durable.
+   */
+  async #forward(forwarder: Forwarder, exchange: Exchange): Promise<void> {
+    const { req, res, capture, bytes, relative, durable, started } = exchange;
+    const outcome = await forwarder.forward(req, res, bytes, joinTargetPath(forwarder.target, relative), durable);
+    await this.#options.store.update(capture.id, { forward: outcome.forward }, { lazy: true });
+    if (outcome.kind === 'unstored') return this.#failedToStore(res, capture, started, outcome.error);
     if (outcome.kind === 'failed') {
-      if (!(await reached(durable))) return;
-      answerError(res, outcome.statusCode, outcome.code, outcome.message, capture.id);
+      if (!(await this.#reached(durable, res, capture, started))) return;
+      answerError(res, outcome.statusCode, outcome.code, outcome.message, { requestId: capture.id });
     }
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
     const answer =
       outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
-    this.#report(capture, status, started, outcome.forward.error, outcome.forward.target, answer);
-    if (status >= 300 && status < 400) this.#adviseOnRedirect(outcome.forward, relative);
-    if (capture.signature.status === 'valid' && isSignatureRefusal(status)) this.#adviseOnSecret(status);
-  }
-
-  /**
-   * The app refusing as unauthorized (400, 401, 403) a delivery whose signature clockhook verified is most
-   * often an app verifying with another secret: an old one, or another endpoint's. Said once a run, with
-   * the end of the right one to compare, since the app's answer alone reads like a forged delivery.
-   */
-  #adviseOnSecret(status: number): void {
-    if (this.#secretAdvised || this.#secret === null) return;
-    this.#secretAdvised = true;
-    this.#options.logger.warn(
-      `The app answered ${status} to a delivery whose signature is valid. If it checks signatures, it may verify with another secret than clockhook, which used ${maskSecret(this.#secret)} (${this.#secretPrintedBy ? `"${this.#secretPrintedBy}" prints it whole` : 'the one given to listen with --secret or $CLOCKHOOK_SECRET'}).`,
-    );
-  }
-
-  /**
-   * A request outside --path is answered 404 and not captured, so a service that delivers to the wrong
-   * path (an endpoint URL without it, a --path mistyped) would meet silence at the terminal: the first
-   * POST there is explained, once a run (anything on the internet may POST anywhere, so not each path).
-   */
-  #adviseOnPath(path: string): void {
-    if (this.#outsidePathAdvised) return;
-    this.#outsidePathAdvised = true;
-    this.#options.logger.warn(
-      `A POST to ${path} was answered 404 and not captured: listen takes deliveries under ${this.#basePath} only (--path). If the service sends them there, register its endpoint with the path ${this.#basePath}, or give listen the --path of that URL. Further requests outside ${this.#basePath} are not reported.`,
-    );
-  }
-
-  /**
-   * An app that redirects a delivery (a framework adding a trailing slash, http → https) fails every
-   * one of them: the service does not follow redirects and counts a non-2xx answer as a failed attempt,
-   * so the endpoint ends up disabled. The line shows only the status; this says why and what to change,
-   * once per place it redirects to.
-   */
-  #adviseOnRedirect(forward: CaptureForward, relative: string): void {
-    const location = forward.headers.location;
-    if (typeof location !== 'string' || !URL.canParse(location, forward.target) || this.#redirectsExplained.size >= 100)
-      return;
-    const to = new URL(location, forward.target);
-    if (this.#redirectsExplained.has(to.href)) return;
-    this.#redirectsExplained.add(to.href);
-    const fix =
-      relative === '/' && to.search === '' && to.hash === ''
-        ? `Forward to where it leads instead: --forward-to ${to.href}`
-        : `Make the app answer ${forward.target} itself.`;
-    this.#options.logger.warn(
-      `The app answered ${forward.statusCode} to POST ${forward.target}, redirecting to ${to.href}. The service does not follow redirects: it counts each such delivery as failed and retries it. ${fix}`,
-    );
+    this.#report(capture, status, started, outcome.forward.error, outcome.forward, answer);
+    this.#advisor.forwarded(outcome.forward, status, capture.signature.status, relative);
   }
 
   /**
@@ -737,21 +368,12 @@ export class Listener {
    */
   #refuseBusy(req: IncomingMessage, res: ServerResponse, started: number, replayOf: string | undefined): void {
     const budget = formatMiB(this.#options.maxBufferedBytes);
-    if (!this.#warnedBusy) {
-      this.#warnedBusy = true;
-      this.#options.logger.warn(
-        `Bodies of requests in flight fill the listener's budget (--max-buffer, ${budget}): further deliveries are answered 503 until some are answered; the service retries them. Raise --max-buffer if this machine has the memory.`,
-      );
-    }
-    res.setHeader('connection', 'close');
-    res.setHeader('retry-after', '10');
-    answerError(
-      res,
-      503,
-      'listener_busy',
-      `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`,
-      newCaptureId(),
-    );
+    this.#advisor.busy(budget);
+    const message = `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`;
+    answerError(res, 503, 'listener_busy', message, {
+      requestId: newCaptureId(),
+      headers: { connection: 'close', 'retry-after': '10' },
+    });
     this.#options.onDelivery({
       captureId: null,
       source: replayOf === undefined ? 'delivery' : 'replay',
@@ -767,13 +389,13 @@ export class Listener {
     });
   }
 
-  /** `target`: where the request went, for a forwarded one; the listener answered the others itself. */
+  /** `forward`: where a forwarded request went; the listener answered the others itself. */
   #report(
     capture: Capture,
     status: number,
     started: number,
     error?: string,
-    target: string | null = null,
+    forward: CaptureForward | null = null,
     answer: string | null = null,
   ): void {
     this.#options.onDelivery({
@@ -786,11 +408,42 @@ export class Listener {
       ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
       duplicateOf: capture.duplicateOf,
       method: capture.method,
-      target,
+      target: forward?.target ?? null,
       status,
       durationMs: Math.round(performance.now() - started),
       ...(error ? { error } : {}),
       ...(answer ? { answer } : {}),
     });
   }
+}
+
+/** One forwarded request on its way (see #forward). */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  capture: Capture;
+  bytes: Buffer;
+  relative: string;
+  durable: Promise<void>;
+  started: number;
+}
+
+/**
+ * Step "read" over HTTP: the raw body, each chunk counted against the budget. Past the limit it stops
+ * at once, keeping the first `limit` bytes (the answer is 413 and the connection is closed, so an
+ * endless body costs nothing more); with the budget full it keeps nothing (the answer is 503).
+ */
+async function readFromSocket(req: IncomingMessage, limit: number, lease: BudgetLease): Promise<Body | 'busy'> {
+  const read = await readBody(req, { limit, lease, excess: 'stop' });
+  if (read === 'busy') return 'busy';
+  return { bytes: Buffer.concat(read.chunks), size: read.size, truncated: read.truncated };
+}
+
+/** Step "read" for a request handed over whole: cut at `limit` like one read from a socket, and counted. */
+function wholeBody(bytes: Buffer, limit: number, lease: BudgetLease): Body | 'busy' {
+  const body =
+    bytes.length > limit
+      ? { bytes: bytes.subarray(0, limit), size: bytes.length, truncated: true }
+      : { bytes, size: bytes.length, truncated: false };
+  return lease.take(body.bytes.length) ? body : 'busy';
 }

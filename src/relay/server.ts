@@ -3,7 +3,6 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { answerClientError, withoutHopByHop } from '../listener/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import {
   CHANNEL_PATTERN,
@@ -20,7 +19,16 @@ import {
 } from './protocol.js';
 import { closeNow, isEveryInterface, listenOn, sendInTurn } from '../net.js';
 import { formatMiB } from '../size.js';
-import { type BudgetLease, ByteBudget, leaseFrom } from '../budget.js';
+import {
+  answerClientError,
+  answerError,
+  answerOnSocket,
+  ByteBudget,
+  hardenedServerOptions,
+  leaseFrom,
+  readBody,
+  withoutHopByHop,
+} from '../http/index.js';
 
 export interface RelayRequestLog {
   event: 'request';
@@ -139,30 +147,6 @@ function headersWithout(
 ): Record<string, string | string[]> {
   const { 'content-length': _length, ...rest } = withoutHopByHop(headers);
   return rest;
-}
-
-function answer(
-  res: ServerResponse,
-  status: number,
-  code: string,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  const body = JSON.stringify({
-    error: { type: status >= 500 ? 'api_error' : 'invalid_request_error', code, message },
-  });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
-  res.end(body);
-}
-
-function refuse(socket: Socket, status: number, message: string): void {
-  socket.end(
-    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Service Unavailable'}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(message)}\r\n\r\n${message}`,
-  );
 }
 
 /**
@@ -329,7 +313,7 @@ async function handle(relay: RelayContext, req: IncomingMessage, res: ServerResp
   }
   const match = /^\/c\/([^/]+)(\/.*)?$/.exec(url.pathname);
   if (!match) {
-    answer(
+    answerError(
       res,
       404,
       'not_found',
@@ -351,7 +335,7 @@ async function handle(relay: RelayContext, req: IncomingMessage, res: ServerResp
   const channel = relay.channels.get(id);
   if (!channel) {
     req.resume();
-    answer(res, 404, 'channel_not_found', 'No listener has connected to this channel since the relay started.');
+    answerError(res, 404, 'channel_not_found', 'No listener has connected to this channel since the relay started.');
     log(404);
     return;
   }
@@ -360,43 +344,48 @@ async function handle(relay: RelayContext, req: IncomingMessage, res: ServerResp
   // until the body is refused and its bytes dropped.
   const lease = leaseFrom(relay.budget, channel.budget);
   try {
-    const body = await readLimited(req, relay.maxBody, lease);
-    if (body === 'busy') {
+    const read = await readBody(req, { limit: relay.maxBody, lease, excess: 'drain' });
+    if (read === 'busy') {
       const limits = `${formatMiB(relay.budget.limit)} in all, ${formatMiB(channel.budget.limit)} per channel`;
-      answer(res, 503, 'relay_busy', `The relay holds as many request bodies as it may (${limits}); retry later.`, {
-        'retry-after': relay.retryAfter,
-        connection: 'close',
-      });
+      answerError(
+        res,
+        503,
+        'relay_busy',
+        `The relay holds as many request bodies as it may (${limits}); retry later.`,
+        {
+          headers: { 'retry-after': relay.retryAfter, connection: 'close' },
+        },
+      );
       log(503);
       return;
     }
-    if (body === 'too-large') {
-      answer(res, 413, 'payload_too_large', `The body is over ${relay.maxBody} bytes, the relay's limit.`, {
-        connection: 'close',
+    if (read.truncated) {
+      answerError(res, 413, 'payload_too_large', `The body is over ${relay.maxBody} bytes, the relay's limit.`, {
+        headers: { connection: 'close' },
       });
       log(413);
       return;
     }
     if (!channel.socket) {
       // The service retries on its own schedule; the listener may be back by then.
-      answer(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', {
-        'retry-after': relay.retryAfter,
+      answerError(res, 503, 'listener_unavailable', 'The listener of this channel is not connected; retry later.', {
+        headers: { 'retry-after': relay.retryAfter },
       });
       log(503);
       return;
     }
-    const response = await exchange(channel, channel.socket, req, rest + url.search, body, relay.timeoutMs);
+    const response = await exchange(channel, channel.socket, req, rest + url.search, read.chunks, relay.timeoutMs);
     if (response === 'full') {
-      answer(res, 429, 'too_many_requests', `More than ${relay.maxInFlight} requests in flight on this channel.`, {
-        'retry-after': '1',
+      answerError(res, 429, 'too_many_requests', `More than ${relay.maxInFlight} requests in flight on this channel.`, {
+        headers: { 'retry-after': '1' },
       });
       log(429);
     } else if (response === 'timeout') {
-      answer(res, 504, 'listener_timeout', `The listener did not answer within ${relay.timeoutMs / 1000} s.`);
+      answerError(res, 504, 'listener_timeout', `The listener did not answer within ${relay.timeoutMs / 1000} s.`);
       log(504);
     } else if (response === null) {
-      answer(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', {
-        'retry-after': relay.retryAfter,
+      answerError(res, 503, 'listener_unavailable', 'The listener went away before it answered; retry later.', {
+        headers: { 'retry-after': relay.retryAfter },
       });
       log(503);
     } else {
@@ -418,14 +407,7 @@ async function createRelayHttpServer(
     options.tlsCert && options.tlsKey
       ? { cert: await readFile(options.tlsCert), key: await readFile(options.tlsKey) }
       : null;
-  // Node 20 reads the time limits from the createServer options only.
-  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
-  const limits = {
-    headersTimeout: requestTimeoutMs,
-    requestTimeout: requestTimeoutMs,
-    keepAliveTimeout: 5_000,
-    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
-  };
+  const limits = hardenedServerOptions(options.requestTimeoutMs ?? 60_000);
   const server: Server = tls
     ? createHttpsServer({ ...tls, ...limits }, onRequest)
     : createHttpServer(limits, onRequest);
@@ -471,15 +453,15 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
   const { server, tls } = await createRelayHttpServer(options, (req, res) => {
     handle(relay, req, res).catch((error) => {
       logger.error(`relay: ${error instanceof Error ? error.message : error}`);
-      answer(res, 500, 'internal_error', 'The relay failed unexpectedly.');
+      answerError(res, 500, 'internal_error', 'The relay failed unexpectedly.');
     });
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const claim = channelOfUpgrade(req);
-    if ('status' in claim) return refuse(socket, claim.status, claim.message);
+    if ('status' in claim) return answerOnSocket(socket, claim.status, claim.message);
     if (!channels.makeRoomFor(claim.id))
-      return refuse(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
+      return answerOnSocket(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
     wss.handleUpgrade(req, socket, head, (ws) =>
       channels.attach(ws, claim.id, req.headers[PROTOCOL_HEADER] === PROTOCOL_VERSION, publicUrl),
     );
@@ -511,40 +493,4 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       return closing;
     },
   };
-}
-
-/**
- * Reads a body up to `limit` bytes, as the chunks it came in (the frame copies them once); each chunk
- * is kept only if `lease.take` lets it. 'too-large' or 'busy' when not, once the rest has been read
- * and dropped; what was kept of it is given back to the budget as soon as it is dropped.
- */
-function readLimited(
-  req: IncomingMessage,
-  limit: number,
-  lease: BudgetLease,
-): Promise<Buffer[] | 'too-large' | 'busy'> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
-      resolve('too-large');
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused: 'too-large' | 'busy' | undefined;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (refused) return;
-      if (size > limit) refused = 'too-large';
-      else if (!lease.take(chunk.length)) refused = 'busy';
-      else chunks.push(chunk);
-      if (refused) {
-        chunks.length = 0;
-        lease.giveBack();
-      }
-    });
-    req.on('end', () => resolve(refused ?? chunks));
-    req.on('error', reject);
-  });
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { type ListenOptions, startListen } from '../../src/listener/index.js';
+import { type ListenOptions, startListen } from '../../src/listen/index.js';
 import { startReceiver } from './receiver.js';
 import { tempDir } from './sandbox.js';
 

@@ -480,11 +480,9 @@ describe('the inspector page in Chromium', () => {
   });
 
   it('copies a capture as a curl command that sends the same bytes and headers again, and says how long its signature holds', async () => {
-    await page
-      .context()
-      .grantPermissions(['clipboard-read', 'clipboard-write'], {
-        origin: new URL(t.session.ready.inspector as string).origin,
-      });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], {
+      origin: new URL(t.session.ready.inspector as string).origin,
+    });
     const secret = t.session.secret as string;
     const text = JSON.stringify({
       id: 'evt_curl_text',

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ListenSession, startListen } from '../../src/listener/index.js';
+import { type ListenSession, startListen } from '../../src/listen/index.js';
 import { launchChromium } from '../helpers/browser.js';
 import { postSigned } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';

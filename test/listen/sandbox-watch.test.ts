@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ListenSession, startListen } from '../../src/listener/index.js';
+import { type ListenSession, startListen } from '../../src/listen/index.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { recordingLogger } from '../helpers/logger.js';
 import { portForRestarts } from '../helpers/ports.js';

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
-import { EndpointWatch } from '../../src/listener/endpoint.js';
+import { EndpointWatch } from '../../src/listen/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
 import { recordingLogger } from '../helpers/logger.js';

@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
-import { isSandboxBase, registerEndpoint } from '../../src/listener/endpoint.js';
+import { isSandboxBase, registerEndpoint } from '../../src/listen/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 

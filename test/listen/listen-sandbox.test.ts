@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
 import { verifySignature } from '../../src/contract/index.js';
-import { startListen } from '../../src/listener/index.js';
+import { startListen } from '../../src/listen/index.js';
 import { startRelayServer } from '../../src/relay/index.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';

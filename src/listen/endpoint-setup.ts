@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import type { WebhookEndpoint } from '../contract/index.js';
+import { type EndpointRecordOnFile, isSandboxBase } from './endpoint-records.js';
+import type { Api, ListenMode, ListenOptions, Setup } from './options.js';
+import { registerEndpoint, releaseEndpoint } from './register.js';
+import { adviseOnOtherEndpoints, sameOrigin } from './warnings.js';
+
+/**
+ * The endpoint deliveries come through: the one named, or one registered for `url` (the public URL, or in
+ * the sandbox this listener's own, `listenerUrl`); and its secret.
+ */
+export async function setUpEndpoint(
+  setup: Setup,
+  api: Api | null,
+  url: string | null,
+  listenerUrl: string,
+): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretCommand: string | null; kept: boolean }> {
+  const { options, logger, stateDir, cleanups } = setup;
+  const given = options.secret ?? null;
+  if (!api) return { endpoint: null, secret: given, secretCommand: null, kept: false };
+  const { client, recordsBase } = api;
+  if (options.endpointId !== undefined)
+    return { endpoint: await client.getEndpoint(options.endpointId), secret: given, secretCommand: null, kept: false };
+  if (!url) {
+    logger.warn(
+      'No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.',
+    );
+    return { endpoint: null, secret: given, secretCommand: null, kept: false };
+  }
+  const recordsPath = join(stateDir, 'endpoints.json');
+  const kept = keepsEndpoint(options, setup.mode);
+  // Only this process can listen on its own address now: an endpoint kept for it under another --path, or
+  // one it moved to a relay's URL, is this one's, moved (not a second one that would get every event too).
+  const sandbox = setup.mode === 'sandbox';
+  const movable = sandbox
+    ? (earlier: EndpointRecordOnFile) => sameOrigin(earlier.listener ?? earlier.url, listenerUrl)
+    : undefined;
+  const sameApi = sandbox ? isSandboxBase : undefined;
+  const registered = await registerEndpoint({
+    client,
+    apiBase: recordsBase,
+    url,
+    events: options.events ?? ['*'],
+    kept,
+    movable,
+    listener: sandbox ? listenerUrl : undefined,
+    sameApi,
+    recordsPath,
+    logger,
+  });
+  if (!kept)
+    cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
+  if (sandbox)
+    await adviseOnOtherEndpoints(client, recordsPath, registered.endpoint.id, listenerUrl, logger).catch(() => {});
+  const secretCommand =
+    given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
+  return { endpoint: registered.endpoint, secret: given ?? registered.secret, secretCommand, kept };
+}
+
+/**
+ * Whether the endpoint this run registers stays for the next run, and with it its secret, which the
+ * developer's app verifies with: set once, like `stripe listen`'s. So it does when its URL is the same
+ * on every run: a relay's channel, or the sandbox's endpoint for the listener's own port (not `--port 0`;
+ * it lives in this folder's sandbox, so nothing outside sees it). An endpoint on the real service for a
+ * tunnel URL is deleted unless `--keep-endpoint`: the URL may be gone tomorrow.
+ */
+function keepsEndpoint(options: ListenOptions, mode: ListenMode): boolean {
+  if (options.keepEndpoint || options.relay) return true;
+  return mode === 'sandbox' && (options.port ?? 4300) !== 0;
+}

@@ -1,0 +1,20 @@
+export { chooseEndpoint, type EndpointChoice, type EndpointChoiceInput } from './endpoint-choice.js';
+export {
+  type EndpointRecordOnFile,
+  EndpointRecordsError,
+  forgetEndpointRecords,
+  isSandboxBase,
+  readEndpointRecords,
+  sameBase,
+} from './endpoint-records.js';
+export { DELETED, EndpointWatch } from './endpoint-watch.js';
+export {
+  type ListenMode,
+  type ListenOptions,
+  type ListenSession,
+  ListenUsageError,
+  type ReadyInfo,
+  type RelayEvent,
+} from './options.js';
+export { registerEndpoint, releaseEndpoint } from './register.js';
+export { startListen } from './start.js';

@@ -1,0 +1,278 @@
+import { join } from 'node:path';
+import { ApiClient } from '../api/index.js';
+import { maskSecret } from '../contract/index.js';
+import { type Inspector, startInspector } from '../inspector/index.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { isListenerItself, Listener, normalizeBasePath, normalizeForwardTarget } from '../listener/index.js';
+import { onPortOrFree, shownUrl } from '../net.js';
+import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
+import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
+import { CaptureStore } from '../store/index.js';
+import { setUpEndpoint } from './endpoint-setup.js';
+import { EndpointWatch } from './endpoint-watch.js';
+import {
+  type Api,
+  chooseMode,
+  type ListenOptions,
+  type ListenSession,
+  ListenUsageError,
+  type Setup,
+} from './options.js';
+import { watchSandbox } from './sandbox-watch.js';
+import { warnAboutPublicPath, warnAboutSetup } from './warnings.js';
+
+async function startCapturing(
+  setup: Setup,
+  forwardTo: URL | null,
+): Promise<{ store: CaptureStore; listener: Listener }> {
+  const { options, logger, stateDir, cleanups } = setup;
+  const store = await CaptureStore.open({
+    path: options.dbPath ?? join(stateDir, 'captures.json'),
+    maxCaptures: options.maxCaptures,
+    logger,
+    now: options.now,
+  });
+  cleanups.push(() => store.close());
+  const listener = new Listener({
+    store,
+    forwardTo,
+    port: options.port ?? 4300,
+    host: options.host,
+    path: options.path,
+    secret: options.secret ?? null,
+    skipVerify: options.skipVerify,
+    tolerance: options.tolerance,
+    timeoutMs: options.timeoutMs,
+    maxBufferedBytes: options.maxBufferedBytes,
+    now: options.now,
+    logger,
+    onDelivery: setup.onDelivery,
+    // Until the endpoint and its secret are known (released in startListen).
+    held: true,
+  });
+  await listener.start();
+  cleanups.push(() => listener.close());
+  if (forwardTo && (await isListenerItself(forwardTo, { host: options.host ?? '127.0.0.1', port: listener.port }))) {
+    throw new ListenUsageError(
+      `--forward-to ${shownUrl(forwardTo)} is this listener itself (port ${listener.port}): every delivery would come back to it. Give your app's port, such as --forward-to 3000, or move the listener with --port.`,
+    );
+  }
+  return { store, listener };
+}
+
+/**
+ * The real API, the sandbox already running in this folder, or an embedded one; none offline. With
+ * it, the API base its endpoints are recorded under in endpoints.json: its own, except for an embedded
+ * sandbox, which may find its port taken and run on another one over the same state file. It is the
+ * same API, so its records stay under the port asked for; else a relay's endpoint would be created
+ * again, with a new secret, whenever port 4302 happened to be busy.
+ */
+async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<Api | null> {
+  const connect = (baseUrl: string, apiKey: string, recordsBase?: string, timeScale = 1) => {
+    const client = new ApiClient({ baseUrl, apiKey, logger });
+    // As the client spells it: `--api-base https://api.example.com/` one day and without the slash the next is one API.
+    return { client, recordsBase: recordsBase ?? client.baseUrl, timeScale };
+  };
+  if (mode === 'api') return connect(options.apiBase as string, options.apiKey as string);
+  if (mode === 'offline') return null;
+  const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
+  if (running) {
+    const watch = watchSandbox({
+      sandbox: running,
+      discoveryPath: join(stateDir, 'sandbox.json'),
+      logger,
+      intervalMs: options.sandboxWatchMs,
+    });
+    cleanups.push(async () => watch.close());
+    return connect(running.apiBase, running.apiKey, undefined, running.timeScale);
+  }
+  const port = options.sandboxPort ?? 4302;
+  const sandbox = await startEmbeddedSandbox(port, stateDir, logger);
+  cleanups.push(() => sandbox.close());
+  return connect(sandbox.apiBase, sandbox.apiKey, `http://127.0.0.1:${port}`);
+}
+
+/** Connects to the relay (with the token on file) and resolves with the channel's public URL. */
+async function startRelay(
+  { options, logger, stateDir, cleanups }: Setup,
+  relayUrl: string,
+  listener: Listener,
+): Promise<string> {
+  const relayPath = join(stateDir, 'relay.json');
+  const record = await loadRelayRecord(relayPath, relayUrl, logger);
+  const onRelayEvent = options.onRelayEvent ?? (() => {});
+  const relay = connectRelay({
+    relayUrl,
+    token: record.token,
+    handle: (request) => listener.handleDirect(request),
+    logger,
+    maxDisconnectedMs: options.relayMaxDisconnectedMs,
+    onConnected: (url) => onRelayEvent({ state: 'connected', publicUrl: url }),
+    onDisconnected: (reason) => onRelayEvent({ state: 'disconnected', reason }),
+    onReplaced: (message) => onRelayEvent({ state: 'replaced', message }),
+    onGiveUp: () => onRelayEvent({ state: 'gave-up' }),
+  });
+  cleanups.push(() => relay.close());
+  const publicUrl = await relay.ready;
+  await saveRelayRecord(relayPath, { ...record, publicUrl });
+  return publicUrl;
+}
+
+/** The inspector of this session, on a free port from `--inspector-port` on, closed with the session. */
+async function startPage(
+  { options, mode, logger, stateDir, cleanups }: Setup,
+  parts: {
+    store: CaptureStore;
+    listener: Listener;
+    api: Api | null;
+    watch: EndpointWatch;
+    forwardTo: URL | null;
+    secret: string | null;
+  },
+): Promise<Inspector> {
+  const { store, listener, api, watch, forwardTo, secret } = parts;
+  const inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
+    store,
+    listener,
+    client: api?.client ?? null,
+    mode,
+    forwardTo: forwardTo ? shownUrl(forwardTo) : null,
+    secretHint: secret ? maskSecret(secret) : null,
+    timeScale: api?.timeScale,
+    tokenPath: join(stateDir, 'inspector-token'),
+    logger,
+    getEndpoint: () => watch.current,
+    setEndpoint: (next) => watch.set(next),
+    refreshEndpoint: () => watch.read(),
+  });
+  cleanups.push(() => inspector.close());
+  if (forwardTo && (await isListenerItself(forwardTo, { host: '127.0.0.1', port: inspector.port }))) {
+    throw new ListenUsageError(
+      `--forward-to ${shownUrl(forwardTo)} is this listen's inspector page (port ${inspector.port}), not your app: it would answer every delivery 404. Give your app's port, such as --forward-to 3000, or move the inspector with --inspector-port.`,
+    );
+  }
+  return inspector;
+}
+
+/**
+ * `clockhook listen` as a library call: opens the capture store, starts the listener, connects to
+ * the API (or an embedded sandbox), registers the endpoint and resolves once all of it is ready.
+ */
+export async function startListen(options: ListenOptions): Promise<ListenSession> {
+  const mode = chooseMode(options);
+  const forwardTo = options.forwardTo ? normalizeForwardTarget(options.forwardTo) : null;
+  // The relay's channel URL reaches the listener's root; deliveries must arrive under --path. A bad --path
+  // is refused here, before anything starts.
+  const basePath = normalizeBasePath(options.path ?? '/');
+  // Known once the endpoint is; until then there is none to watch.
+  let endpointWatch: EndpointWatch | null = null;
+  const setup: Setup = {
+    options,
+    mode,
+    logger: options.logger ?? silentLogger,
+    stateDir: options.stateDir ?? '.clockhook',
+    cleanups: [],
+    onDelivery: (report) => {
+      options.onDelivery?.(report);
+      if (report.source === 'delivery' && (report.status < 200 || report.status >= 300))
+        endpointWatch?.deliveryFailed();
+    },
+  };
+  const { logger, cleanups } = setup;
+  const unwind = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => logger.error(String(error)));
+  };
+
+  try {
+    const { store, listener } = await startCapturing(setup, forwardTo);
+    const api = await connectApi(setup);
+    const client = api?.client ?? null;
+    const publicUrl = options.relay
+      ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}`
+      : (options.publicUrl ?? null);
+    const {
+      endpoint: registered,
+      secret,
+      secretCommand,
+      kept: endpointKept,
+    } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null), listener.url);
+    const watch = new EndpointWatch({
+      client,
+      endpoint: registered,
+      logger,
+      now: options.now ?? Date.now,
+      ...options.endpointCheck,
+    });
+    endpointWatch = watch;
+    cleanups.push(async () => watch.close());
+    listener.setSecret(secret, { printedBy: secretCommand });
+
+    const inspector =
+      options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
+    if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
+    await warnAboutSetup(logger, secret, registered, forwardTo);
+    // Ready: what arrived while listen started goes on now, checked with the secret known now.
+    listener.release();
+
+    let closing: Promise<void> | undefined;
+    return {
+      ready: {
+        event: 'ready',
+        listener: listener.url,
+        inspector: inspector?.url ?? null,
+        forwardTo: forwardTo ? shownUrl(forwardTo) : null,
+        apiBase: client?.baseUrl ?? null,
+        sandbox: mode === 'sandbox',
+        endpointId: registered?.id ?? null,
+        publicUrl,
+      },
+      mode,
+      secret,
+      secretCommand,
+      endpointKept,
+      get endpoint() {
+        return watch.current;
+      },
+      listener,
+      store,
+      inspector,
+      client,
+      close() {
+        closing ??= unwind();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await unwind();
+    throw error;
+  }
+}
+
+function startInspectorOnFreePort(
+  port: number,
+  logger: Logger,
+  options: Parameters<typeof startInspector>[0],
+): Promise<Inspector> {
+  return onPortOrFree(
+    port,
+    (p) => startInspector({ ...options, port: p }),
+    (p) => logger.warn(`Port ${p} is taken; the inspector uses a free port instead (see its URL below).`),
+  );
+}
+
+function startEmbeddedSandbox(port: number, stateDir: string, logger: Logger): Promise<Sandbox> {
+  const options = {
+    host: '127.0.0.1',
+    dbPath: join(stateDir, 'sandbox-db.json'),
+    discoveryPath: join(stateDir, 'sandbox.json'),
+    logger,
+  };
+  return onPortOrFree(
+    port,
+    (p) => startSandbox({ ...options, port: p }),
+    (p) =>
+      logger.warn(
+        `Port ${p} is taken; the embedded sandbox uses a free port instead (other commands find it through ${join(stateDir, 'sandbox.json')}).`,
+      ),
+  );
+}

@@ -1,0 +1,89 @@
+import type { IncomingMessage } from 'node:http';
+import { checkEnvelope } from '../contract/index.js';
+import { copyHeaders } from '../http/index.js';
+import { type Capture, type CaptureSignature, encodeBody, newCaptureId } from '../store/index.js';
+
+/** A request's body as the listener read it (see readBody): its bytes, cut at the body limit. */
+export interface Body {
+  bytes: Buffer;
+  size: number;
+  truncated: boolean;
+}
+
+/** `text`: the body decoded as UTF-8 (invalid bytes replaced). */
+function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProblems'> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { envelope: null, contractProblems: [{ field: '(body)', message: 'the body is not JSON' }] };
+  }
+  const contractProblems = checkEnvelope(json);
+  const value = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const string = (field: unknown) => (typeof field === 'string' ? field : null);
+  const created = Number.isFinite(value.created) ? (value.created as number) : null;
+  const envelope =
+    typeof value.id === 'string'
+      ? { id: value.id, type: string(value.type), api_version: string(value.api_version), created }
+      : null;
+  return { envelope, contractProblems };
+}
+
+/** Why the listener answers a capture itself instead of forwarding it; null when it forwards. */
+function rejectionOf(body: Body, signature: CaptureSignature, checked: boolean): Capture['rejected'] {
+  if (body.truncated) return { statusCode: 413, code: 'payload_too_large' };
+  // A public tunnel must not be an open door to localhost.
+  if (!checked || (signature.status !== 'invalid' && signature.status !== 'missing')) return null;
+  return { statusCode: 400, code: signature.status === 'missing' ? 'signature_missing' : 'signature_invalid' };
+}
+
+export interface CaptureContext {
+  signature: CaptureSignature;
+  /** The capture a replay repeats; undefined for a delivery. */
+  replayOf: string | undefined;
+  /** The oldest held delivery with an envelope id (see CaptureStore.firstWithEventId). */
+  firstWithEventId: (eventId: string) => string | undefined;
+  /** Whether an invalid or missing signature stops the forward (not with --skip-verify, nor for a replay). */
+  refuseUnsigned: boolean;
+  /** Whether there is an app to forward to. */
+  forwarding: boolean;
+  now: number;
+}
+
+/** Step "capture": the capture of a request read whole, as it is stored before anything is sent on. */
+export function captureOf(req: IncomingMessage, body: Body, context: CaptureContext): Capture {
+  const { signature, replayOf } = context;
+  const stored = encodeBody(body.bytes);
+  // A UTF-8 body is decoded once, for the capture and for the envelope check.
+  const parsed = parseEnvelope(stored.bodyEncoding === 'utf8' ? stored.body : body.bytes.toString('utf8'));
+  const isDelivery = replayOf === undefined;
+  const firstId = parsed.envelope && isDelivery ? context.firstWithEventId(parsed.envelope.id) : undefined;
+  const rejected = rejectionOf(body, signature, isDelivery && context.refuseUnsigned);
+  return {
+    id: newCaptureId(context.now),
+    receivedAt: new Date(context.now).toISOString(),
+    source: isDelivery ? 'delivery' : 'replay',
+    ...(isDelivery ? {} : { replayOf }),
+    method: req.method ?? 'GET',
+    path: req.url ?? '/',
+    headers: copyHeaders(req),
+    ...stored,
+    bodySize: body.size,
+    ...(body.truncated ? { bodyTruncated: true } : {}),
+    signature,
+    ...parsed,
+    duplicateOf: firstId ?? null,
+    rejected,
+    ...(rejected === null && !context.forwarding ? { forward: null } : {}),
+  };
+}
+
+/** What the sender is told when the listener refused to forward a capture. */
+export function rejectionMessage(capture: Capture, maxBodyBytes: number): string {
+  if (capture.bodyTruncated) {
+    return `The body is ${capture.bodySize} bytes; clockhook accepts at most ${maxBodyBytes}. The first ${maxBodyBytes} bytes are captured.`;
+  }
+  const { status, reason, hint } = capture.signature;
+  const why = `Signature ${status}${reason ? ` (${reason})` : ''}: not forwarded.`;
+  return `${why} ${hint ?? ''} Use --skip-verify to forward anyway.`.trim();
+}

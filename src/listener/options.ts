@@ -1,0 +1,106 @@
+import { DEFAULT_TOLERANCE_SECONDS } from '../contract/index.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { Capture, CaptureSignature, CaptureStore } from '../store/index.js';
+
+/** What listen is told of every request the listener answered (its terminal line, its `--json` line). */
+export interface DeliveryReport {
+  /** Null for a request refused before it was read whole (listener_busy): nothing was captured. */
+  captureId: string | null;
+  source: Capture['source'];
+  eventId: string | null;
+  type: string | null;
+  signature: CaptureSignature['status'];
+  signatureReason?: string;
+  /** The oldest capture still held with the same event id: the service delivered this event before. */
+  duplicateOf: string | null;
+  method: string;
+  /** Where it went (forward target), or null when the listener answered itself. */
+  target: string | null;
+  /** The status the sender got. */
+  status: number;
+  durationMs: number;
+  error?: string;
+  /** What the app said, when it answered other than 2xx (see answerExcerpt). */
+  answer?: string;
+}
+
+export interface ListenerOptions {
+  store: CaptureStore;
+  /** The app, or null for capture-only mode (the listener answers 200 itself). */
+  forwardTo: URL | null;
+  /** @default 4300 */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Only requests under this path are deliveries. @default '/' */
+  path?: string;
+  /** The endpoint secret; null while unknown (signatures are then `unchecked`). */
+  secret?: string | null;
+  /** Forward even when the signature is invalid or missing. @default false */
+  skipVerify?: boolean;
+  /** @default 300 */
+  tolerance?: number;
+  /** Time the app has to answer. @default 30000 (the contract's) */
+  timeoutMs?: number;
+  /** @default 5 MiB */
+  maxBodyBytes?: number;
+  /**
+   * Bytes of request bodies held at once (being read, or handed over, until their request is
+   * answered); a request that would go past it is answered 503 listener_busy. At least maxBodyBytes.
+   * @default 64 MiB
+   */
+  maxBufferedBytes?: number;
+  /** Headers and body must arrive within this. @default 60000 */
+  requestTimeoutMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+  /** @default silent */
+  logger?: Logger;
+  /** Told about every request once it is answered. */
+  onDelivery?: (report: DeliveryReport) => void;
+  /**
+   * Hold every request, read but not checked, until `release()`: `listen` takes its port first (so that
+   * a taken one fails at once, and the endpoint can be registered at its URL), and learns the secret only
+   * once the endpoint is. What arrives meanwhile would otherwise be "unchecked" and forwarded, forged or
+   * not. @default false
+   */
+  held?: boolean;
+}
+
+/** The largest body a delivery may have; beyond it the answer is 413. */
+export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+const DEFAULTS = {
+  port: 4300,
+  host: '127.0.0.1',
+  path: '/',
+  secret: null as string | null,
+  skipVerify: false,
+  tolerance: DEFAULT_TOLERANCE_SECONDS,
+  timeoutMs: 30_000,
+  maxBodyBytes: MAX_BODY_BYTES,
+  maxBufferedBytes: 64 * 1024 * 1024,
+  requestTimeoutMs: 60_000,
+  now: Date.now,
+  logger: silentLogger,
+  onDelivery: (_report: DeliveryReport) => {},
+  held: false,
+};
+
+export type ListenerConfig = typeof DEFAULTS & { store: CaptureStore; forwardTo: URL | null };
+
+/** The options over their defaults (an undefined field takes the default), checked. */
+export function listenerConfig(options: ListenerOptions): ListenerConfig {
+  const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const config = { ...DEFAULTS, ...given } as ListenerConfig;
+  if (!Number.isInteger(config.timeoutMs) || config.timeoutMs < 1)
+    throw new TypeError(`timeoutMs must be a positive integer (got ${config.timeoutMs}).`);
+  if (!Number.isFinite(config.tolerance) || config.tolerance < 0)
+    throw new TypeError(`tolerance must be 0 or more seconds (got ${config.tolerance}).`);
+  if (!(config.maxBufferedBytes >= config.maxBodyBytes)) {
+    throw new TypeError(
+      `maxBufferedBytes (${config.maxBufferedBytes}) must be at least maxBodyBytes (${config.maxBodyBytes}): one delivery of the largest size must fit.`,
+    );
+  }
+  return config;
+}

@@ -1,0 +1,44 @@
+import { signPayload } from '../contract/index.js';
+import { HOP_BY_HOP } from '../http/index.js';
+import { ActionError } from '../errors.js';
+import type { Capture } from '../store/index.js';
+import type { DirectRequest } from './direct.js';
+
+export interface ReplayRequest {
+  captureId: string;
+  /** resign: current time and the endpoint secret; asis: the original bytes and header. */
+  mode: 'resign' | 'asis';
+  /** An edited body (resign only). */
+  body?: string;
+}
+
+export interface ReplayResult {
+  /** The replay's own capture. */
+  captureId: string;
+  statusCode: number;
+  durationMs: number;
+}
+
+/**
+ * The request a replay sends: the captured method, path and headers with `bytes`, re-signed with the
+ * current time unless sent as-is (DESIGN: the app's replay window would refuse the old signature).
+ */
+export function replayRequest(
+  original: Capture,
+  bytes: Buffer,
+  { mode, secret, now }: { mode: ReplayRequest['mode']; secret: string | null; now: number },
+): DirectRequest {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(original.headers))
+    if (!HOP_BY_HOP.has(name) && name !== 'content-length') headers[name] = value;
+  if (mode === 'resign') {
+    if (!secret) {
+      throw new ActionError(
+        'no_secret',
+        'No endpoint secret is known, so the body cannot be re-signed. Pass --secret, or use "Replay as-is".',
+      );
+    }
+    headers['x-service-signature'] = signPayload({ payload: bytes, secret, timestamp: Math.floor(now / 1000) });
+  }
+  return { method: original.method, path: original.path, headers, body: bytes };
+}
