@@ -2,7 +2,8 @@ import { Low } from 'lowdb';
 import { type Logger, silentLogger } from '../logger.js';
 import { bodyPreview, type Capture, decodeBody, INLINE_BODY_CHARS } from './capture.js';
 import { GroupCommit, type Staged } from './group-commit.js';
-import { JournalAdapter, type StoreData } from './journal.js';
+import { JournalAdapter } from './journal.js';
+import type { StoreData } from './snapshot.js';
 import { claimStateFile } from './lock.js';
 
 export interface CaptureStoreOptions {
@@ -78,8 +79,8 @@ export class CaptureStore {
 
   /** The capture as stored when its body is large: its beginning in memory, the whole of it staged for a file. */
   #apart(capture: Capture, bytes: Buffer): Capture {
-    this.#adapter.putBody(capture.id, bytes);
-    return { ...capture, body: bodyPreview(capture.body), bodyFile: this.#adapter.bodyFileFor(capture.id) };
+    this.#adapter.bodies.put(capture.id, bytes);
+    return { ...capture, body: bodyPreview(capture.body), bodyFile: this.#adapter.bodies.fileFor(capture.id) };
   }
 
   /** Large bodies an earlier version kept inline go to files of their own (written by the compaction at open). */
@@ -116,8 +117,8 @@ export class CaptureStore {
         options.syncIntervalMs ?? 1,
       );
       // The file exists from the start (0600), and a journal left by a crash is folded in.
-      if (adapter.needsCompaction) await adapter.compact(db.data);
-      await adapter.removeOrphanBodies(db.data.captures);
+      if (adapter.needsCompaction) await db.write();
+      await adapter.bodies.removeOrphans(db.data.captures);
       return store;
     } catch (error) {
       await release();
@@ -143,7 +144,7 @@ export class CaptureStore {
   async body(capture: Capture): Promise<Buffer> {
     if (!capture.bodyFile) return decodeBody(capture);
     try {
-      return await this.#adapter.readBody(capture.bodyFile);
+      return await this.#adapter.bodies.read(capture.bodyFile);
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it is gone' : (error as Error).message;
       throw new Error(
@@ -233,7 +234,7 @@ export class CaptureStore {
     this.#adapter.delete(gone.map((c) => c.id));
     await this.#persist();
     // Only once the journal says they are gone: a crash before that brings them back, with their bodies.
-    await this.#adapter.removeBodies(gone.flatMap((c) => (c.bodyFile ? [c.bodyFile] : [])));
+    await this.#adapter.bodies.remove(gone.flatMap((c) => (c.bodyFile ? [c.bodyFile] : [])));
     return gone.length;
   }
 
@@ -250,7 +251,7 @@ export class CaptureStore {
         if (this.#lazyTimer) clearTimeout(this.#lazyTimer);
         await this.#commit.drain();
         // A clean exit leaves everything in the snapshot, readable as one JSON file.
-        await this.#adapter.compact(this.#db.data);
+        await this.#db.write();
       } finally {
         this.#adapter.close();
         await this.#release();
@@ -313,7 +314,7 @@ export class CaptureStore {
     // would be back, and its body gone. (A failed write keeps the file; the next start sweeps it.)
     if (bodyFiles.length > 0) {
       this.#commit.stage().durable.then(
-        () => this.#adapter.removeBodies(bodyFiles),
+        () => this.#adapter.bodies.remove(bodyFiles),
         () => {},
       );
     }

@@ -1,4 +1,5 @@
-import type { JournalAdapter, StoreData } from './journal.js';
+import type { JournalAdapter } from './journal.js';
+import type { StoreData } from './snapshot.js';
 
 interface Deferred {
   promise: Promise<void>;

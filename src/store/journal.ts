@@ -1,19 +1,9 @@
-import {
-  closeSync,
-  fdatasync,
-  fsync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { ftruncateSync, openSync, renameSync, writeSync } from 'node:fs';
+import { stat, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
+import { BodyFiles } from './body-files.js';
 import type { Capture } from './capture.js';
 import {
   assertOwnFile,
@@ -23,148 +13,21 @@ import {
   startsWith,
   writePrivateFile,
 } from './private-files.js';
-
-/** The capture file: `{ "version": 1, "captures": [ … ] }`, newest last. */
-export interface StoreData {
-  version: 1;
-  captures: Capture[];
-}
-
-const fdatasyncAsync = promisify(fdatasync);
-const fsyncAsync = promisify(fsync);
-
-/** Writes all of `bytes` to `fd` (a write may take only part); throws ENOSPC when the disk takes none. */
-function writeAll(fd: number, bytes: Buffer, path: string): void {
-  for (let offset = 0; offset < bytes.length;) {
-    const written = writeSync(fd, bytes, offset);
-    if (written === 0)
-      throw Object.assign(new Error(`ENOSPC: no space left on device, writing ${path}`), { code: 'ENOSPC' });
-    offset += written;
-  }
-}
-
-/** Fsyncs a folder: the names created, renamed or deleted in it are on the disk once it resolves. */
-async function syncDir(path: string): Promise<void> {
-  const fd = openSync(path, 'r');
-  try {
-    await fsyncAsync(fd);
-  } finally {
-    closeQuietly(fd);
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed
-  }
-}
+import {
+  parseSnapshot,
+  readLines,
+  SNAPSHOT_HEADER,
+  snapshotPieces,
+  type StoreData,
+  writeSnapshot,
+} from './snapshot.js';
+import { closeQuietly, fdatasyncAsync, syncDir } from './sync.js';
 
 type JournalEntry =
   | { op: 'put'; capture: Capture }
   /** Changed fields only: a forward result must not write the whole capture (its body) again. */
   | { op: 'patch'; id: string; patch: Partial<Capture> }
   | { op: 'delete'; ids: string[] };
-
-/**
- * Captures per piece of a snapshot (~300 KB of JSON with 2 KB bodies). A fold makes its pieces
- * between deliveries, on the event loop: at 500 a piece (~8 ms) came often enough during a burst
- * with a 10,000-capture store to move p99 up by ~3 ms; at 100, ~1.5 ms each, p99 stayed as it was.
- */
-const SNAPSHOT_PIECE = 100;
-
-/** The snapshot's first line; then one capture per line, then `]}`. */
-const SNAPSHOT_HEADER = '{"version":1,"captures":[';
-
-/**
- * The snapshot as JSON with one capture per line, made in pieces as they are written: a
- * 10,000-capture store is ~35 MB of JSON, and making it whole (then a buffer of it) at every
- * compaction put a listener with such a store under load at 340–425 MB peak RSS instead of 310–320;
- * and a line per capture lets it be read back without ever holding it as one string (V8's strings
- * end at 512 MiB). The captures are taken now (they are never changed in place, only replaced), so
- * changes made while it is written go to the next journal, not into it.
- */
-function snapshotPieces(data: StoreData): Iterable<string> {
-  const taken = data.captures.slice();
-  return (function* () {
-    yield `${SNAPSHOT_HEADER}\n`;
-    for (let i = 0; i < taken.length; i += SNAPSHOT_PIECE) {
-      yield `${i === 0 ? '' : ',\n'}${taken
-        .slice(i, i + SNAPSHOT_PIECE)
-        .map((capture) => JSON.stringify(capture))
-        .join(',\n')}`;
-    }
-    yield `${taken.length > 0 ? '\n' : ''}]}`;
-  })();
-}
-
-/**
- * The lines of a file, read 1 MiB at a time: a store's files may be larger than a string can be.
- * (node:readline did the same at about 1.5 times the cost, which start-up with a full store felt.)
- */
-async function* readLines(path: string): AsyncGenerator<string> {
-  const handle = await open(path, 'r');
-  try {
-    const chunk = Buffer.allocUnsafe(1024 * 1024);
-    /** The start of a line that goes on in the next read (copies: `chunk` is read into again). */
-    let partial: Buffer[] = [];
-    for (;;) {
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      const data = chunk.subarray(0, bytesRead);
-      let start = 0;
-      for (let newline = data.indexOf(10); newline !== -1; newline = data.indexOf(10, start)) {
-        if (partial.length === 0) yield data.toString('utf8', start, newline);
-        else {
-          yield Buffer.concat([...partial, data.subarray(start, newline)]).toString('utf8');
-          partial = [];
-        }
-        start = newline + 1;
-      }
-      if (start < data.length) partial.push(Buffer.from(data.subarray(start)));
-    }
-    if (partial.length > 0) yield Buffer.concat(partial).toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * Reads a snapshot line by line; one in the single-line form earlier versions wrote is parsed whole.
- * Null when it is not a snapshot (damaged); I/O errors are thrown.
- */
-async function parseSnapshot(path: string): Promise<StoreData | null> {
-  try {
-    if (!(await startsWith(path, `${SNAPSHOT_HEADER}\n`))) {
-      const value: unknown = JSON.parse(await readFile(path, 'utf8'));
-      return isStoreData(value) ? value : null;
-    }
-    const captures: Capture[] = [];
-    let header = true;
-    let ended = false;
-    for await (const line of readLines(path)) {
-      if (header) header = false;
-      else if (ended) {
-        if (line !== '') return null;
-      } else if (line === ']}') ended = true;
-      else captures.push(JSON.parse(line.endsWith(',') ? line.slice(0, -1) : line) as Capture);
-    }
-    return ended ? { version: 1, captures } : null;
-  } catch (error) {
-    if (error instanceof SyntaxError) return null;
-    throw error;
-  }
-}
-
-function isStoreData(value: unknown): value is StoreData {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as StoreData).version === 1 &&
-    Array.isArray((value as StoreData).captures)
-  );
-}
 
 /**
  * lowdb adapter that keeps lowdb's API while writing only what changed: the snapshot file holds the
@@ -184,12 +47,8 @@ export class JournalAdapter implements Adapter<StoreData> {
   readonly journalPath: string;
   /** The journal being folded into a new snapshot (see `fold`). */
   readonly foldingPath: string;
-  /** Where bodies over INLINE_BODY_CHARS are kept, one file of raw bytes per capture. */
-  readonly bodiesDir: string;
-  /** Bodies to write, each to a file of its own, with the next append. */
-  #pendingBodies: { name: string; bytes: Buffer }[] = [];
-  /** Body files written and still open: the next sync (or compaction) fsyncs and closes them. */
-  #unsyncedBodies: number[] = [];
+  /** Bodies kept apart, written and fsynced with the journal lines that name them. */
+  readonly bodies: BodyFiles;
   #fd: number | null = null;
   /** Bytes written to the journal's fd that no fsync has started to cover yet. */
   #unsynced = false;
@@ -217,51 +76,7 @@ export class JournalAdapter implements Adapter<StoreData> {
   ) {
     this.journalPath = `${path}.journal`;
     this.foldingPath = `${this.journalPath}.folding`;
-    this.bodiesDir = `${path}.bodies`;
-  }
-
-  /** `bodyFile` of a capture whose body is kept apart under `name`: relative to the store's folder. */
-  bodyFileFor(name: string): string {
-    return `${basename(this.bodiesDir)}/${name}`;
-  }
-
-  /** Records a body to write, as its own file, with the next append (before the journal line naming it). */
-  putBody(name: string, bytes: Buffer): void {
-    this.#pendingBodies.push({ name, bytes });
-  }
-
-  /** The bytes of a body kept apart. */
-  async readBody(bodyFile: string): Promise<Buffer> {
-    const path = join(dirname(this.path), bodyFile);
-    // The file name comes from the store file: it must not lead out of the bodies folder.
-    if (resolve(dirname(path)) !== resolve(this.bodiesDir))
-      throw new Error(`${bodyFile} is not a file in ${this.bodiesDir}.`);
-    return readFile(path);
-  }
-
-  /** Deletes the files of bodies that left the store (retention, clear); ones not written yet are dropped. */
-  async removeBodies(bodyFiles: string[]): Promise<void> {
-    const names = new Set(bodyFiles.map((file) => basename(file)));
-    this.#pendingBodies = this.#pendingBodies.filter((body) => !names.has(body.name));
-    await Promise.all(
-      [...names].map((name) =>
-        unlink(join(this.bodiesDir, name)).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'ENOENT')
-            this.options.logger.warn(`Could not delete ${join(this.bodiesDir, name)}: ${error.message}`);
-        }),
-      ),
-    );
-  }
-
-  /** Deletes body files no capture names: left by a crash between a body's write and its journal line. */
-  async removeOrphanBodies(captures: readonly Capture[]): Promise<void> {
-    // Only files named as clockhook names bodies (a capture's id, `.partial` while written) are its own.
-    const names = (await readdir(this.bodiesDir).catch(() => [] as string[])).filter((name) =>
-      /^cap_\w+(\.partial)?$/.test(name),
-    );
-    if (names.length === 0) return;
-    const kept = new Set(captures.flatMap((c) => (c.bodyFile ? [basename(c.bodyFile)] : [])));
-    await this.removeBodies(names.filter((name) => !kept.has(name)).map((name) => this.bodyFileFor(name)));
+    this.bodies = new BodyFiles(path, options.logger);
   }
 
   /** Records a new or changed capture for the next write. */
@@ -315,14 +130,12 @@ export class JournalAdapter implements Adapter<StoreData> {
     return data;
   }
 
-  /** lowdb's write: everything pending, durably (appended and fsynced, or folded into a snapshot). */
+  /**
+   * lowdb's write, which hands over the whole store: it becomes the snapshot (`compact`). The store calls
+   * it through lowdb at open and close; a capture's own write is the journal's O(1) append instead.
+   */
   async write(data: StoreData): Promise<void> {
-    if (this.compactionDue) {
-      await this.compact(data);
-      return;
-    }
-    this.append();
-    await this.sync();
+    await this.compact(data);
   }
 
   /** Whether the journal has outgrown the snapshot (and 16 MiB): time to fold it in. */
@@ -342,7 +155,7 @@ export class JournalAdapter implements Adapter<StoreData> {
    * for the next try, when the disk refuses them.
    */
   append(): void {
-    this.#appendBodies();
+    this.bodies.write();
     if (this.#pending.length === 0) return;
     const entries = this.#pending;
     this.#pending = [];
@@ -384,69 +197,20 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#closeJournal();
   }
 
-  /**
-   * Writes the pending bodies, each to its own file, left open for `sync`. A body that cannot be
-   * written fails the append (the deliveries of the batch are answered 503, so the service sends
-   * them again) and is given up: one body too large for the disk's free space must not fail every
-   * delivery after it. Its capture keeps the body's beginning. A file gets its name only once it
-   * is whole, so a capture never names half a body.
-   */
-  #appendBodies(): void {
-    while (this.#pendingBodies.length > 0) {
-      const { name, bytes } = this.#pendingBodies.shift() as { name: string; bytes: Buffer };
-      const path = join(this.bodiesDir, name);
-      const partial = `${path}.partial`;
-      let fd: number | null = null;
-      try {
-        mkdirSync(this.bodiesDir, { recursive: true, mode: 0o700 });
-        fd = openSync(partial, 'w', 0o600);
-        writeAll(fd, bytes, path);
-        renameSync(partial, path);
-        this.#unsyncedBodies.push(fd);
-      } catch (error) {
-        if (fd !== null) {
-          closeQuietly(fd);
-          try {
-            unlinkSync(partial);
-          } catch {
-            // no capture names it: the next start removes it
-          }
-        }
-        throw error;
-      }
-    }
-  }
-
   /** Puts every byte appended so far on the disk (fdatasync, off the event loop). */
   async sync(): Promise<void> {
     const fd = this.#fd;
     if (fd === null) {
-      await this.#syncBodies();
+      await this.bodies.sync();
       return;
     }
     this.#unsynced = false;
     this.#syncInFlight = true;
     try {
-      await Promise.all([this.#syncBodies(), fdatasyncAsync(fd)]);
+      await Promise.all([this.bodies.sync(), fdatasyncAsync(fd)]);
     } finally {
       this.#syncInFlight = false;
       this.#closeIfIdle();
-    }
-  }
-
-  /** Fsyncs the body files written so far, then their folder (new names are entries in it), and closes them. */
-  async #syncBodies(): Promise<void> {
-    const fds = this.#unsyncedBodies.splice(0);
-    if (fds.length === 0) return;
-    try {
-      // Settled, not raced: every fd is closed below, and none may be while its fsync runs.
-      const failed = (await Promise.allSettled(fds.map((fd) => fdatasyncAsync(fd)))).find(
-        (result) => result.status === 'rejected',
-      );
-      if (failed) throw failed.reason;
-      await syncDir(this.bodiesDir);
-    } finally {
-      for (const fd of fds) closeQuietly(fd);
     }
   }
 
@@ -473,7 +237,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#closeWhenSynced = false;
     try {
       this.#fd = openSync(this.journalPath, 'a', 0o600);
-      await Promise.all([this.#syncBodies(), fd === null ? undefined : fdatasyncAsync(fd)]);
+      await Promise.all([this.bodies.sync(), fd === null ? undefined : fdatasyncAsync(fd)]);
     } finally {
       if (fd !== null) closeQuietly(fd);
     }
@@ -500,9 +264,9 @@ export class JournalAdapter implements Adapter<StoreData> {
     }
   }
 
-  /** Writes a snapshot to the store's path (a temp file, fsynced, renamed over it). */
+  /** Writes a snapshot to the store's path (a temp file, fsynced, renamed over it); a test gates it. */
   protected async writeSnapshot(pieces: Iterable<string>): Promise<void> {
-    await writePrivateFile(this.path, pieces);
+    await writeSnapshot(this.path, pieces);
   }
 
   /**
@@ -518,8 +282,8 @@ export class JournalAdapter implements Adapter<StoreData> {
     const pieces = snapshotPieces(data);
     try {
       // The snapshot names body files: they are on the disk before it is.
-      this.#appendBodies();
-      await this.#syncBodies();
+      this.bodies.write();
+      await this.bodies.sync();
       await this.writeSnapshot(pieces);
       this.#snapshotBytes = (await stat(this.path)).size;
     } catch (error) {
@@ -545,7 +309,7 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   close(): void {
     this.#closeJournal();
-    for (const fd of this.#unsyncedBodies.splice(0)) closeQuietly(fd);
+    this.bodies.close();
   }
 
   #closeJournal(): void {

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
 import { type Capture, newCaptureId } from '../../src/store/index.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
-import { JournalAdapter, type StoreData } from '../../src/store/journal.js';
+import { JournalAdapter } from '../../src/store/journal.js';
+import type { StoreData } from '../../src/store/snapshot.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { recordingLogger } from '../helpers/logger.js';
 
