@@ -1,9 +1,9 @@
+export { TargetUnreachableError } from './battery.js';
+export { runChecks } from './run.js';
 export {
   type CheckOptions,
   type CheckReport,
   type CheckResult,
   type CheckStatus,
   DEFAULT_CHECK_EVENTS,
-  runChecks,
-  TargetUnreachableError,
-} from './run.js';
+} from './types.js';

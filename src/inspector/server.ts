@@ -7,13 +7,8 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { answerOnSocket } from '../http/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
-import {
-  type ActionContext,
-  handleAction,
-  type InspectorMessage,
-  publicEndpoint,
-  snapshotMessage,
-} from './protocol.js';
+import { handleAction } from './actions.js';
+import { type ActionContext, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
 import { closeNow, listenOn, sendInTurn } from '../net.js';
 

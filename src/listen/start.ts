@@ -154,6 +154,43 @@ async function startPage(
   return inspector;
 }
 
+/** The first steps of a session, before its page: what deliveries arrive through and are checked with. */
+async function startDeliveries(setup: Setup, forwardTo: URL | null, basePath: string) {
+  const { options, mode } = setup;
+  const { store, listener } = await startCapturing(setup, forwardTo);
+  const api = await connectApi(setup);
+  const publicUrl = options.relay
+    ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}`
+    : (options.publicUrl ?? null);
+  const endpointUrl = publicUrl ?? (mode === 'sandbox' ? listener.url : null);
+  const registered = await setUpEndpoint(setup, api, endpointUrl, listener.url);
+  const watch = new EndpointWatch({
+    client: api?.client ?? null,
+    endpoint: registered.endpoint,
+    logger: setup.logger,
+    now: options.now ?? Date.now,
+    ...options.endpointCheck,
+  });
+  setup.cleanups.push(async () => watch.close());
+  listener.setSecret(registered.secret, { printedBy: registered.secretCommand });
+  return { store, listener, api, publicUrl, registered, watch };
+}
+
+/** What the set-up steps share; a delivery the sender was not told 2xx for calls `deliveryFailed`. */
+function setupOf(options: ListenOptions, mode: Setup['mode'], deliveryFailed: () => void): Setup {
+  return {
+    options,
+    mode,
+    logger: options.logger ?? silentLogger,
+    stateDir: options.stateDir ?? '.clockhook',
+    cleanups: [],
+    onDelivery: (report) => {
+      options.onDelivery?.(report);
+      if (report.source === 'delivery' && (report.status < 200 || report.status >= 300)) deliveryFailed();
+    },
+  };
+}
+
 /**
  * `clockhook listen` as a library call: opens the capture store, starts the listener, connects to
  * the API (or an embedded sandbox), registers the endpoint and resolves once all of it is ready.
@@ -166,54 +203,22 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
   const basePath = normalizeBasePath(options.path ?? '/');
   // Known once the endpoint is; until then there is none to watch.
   let endpointWatch: EndpointWatch | null = null;
-  const setup: Setup = {
-    options,
-    mode,
-    logger: options.logger ?? silentLogger,
-    stateDir: options.stateDir ?? '.clockhook',
-    cleanups: [],
-    onDelivery: (report) => {
-      options.onDelivery?.(report);
-      if (report.source === 'delivery' && (report.status < 200 || report.status >= 300))
-        endpointWatch?.deliveryFailed();
-    },
-  };
+  const setup = setupOf(options, mode, () => endpointWatch?.deliveryFailed());
   const { logger, cleanups } = setup;
   const unwind = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => logger.error(String(error)));
   };
-
   try {
-    const { store, listener } = await startCapturing(setup, forwardTo);
-    const api = await connectApi(setup);
-    const client = api?.client ?? null;
-    const publicUrl = options.relay
-      ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}`
-      : (options.publicUrl ?? null);
-    const {
-      endpoint: registered,
-      secret,
-      secretCommand,
-      kept: endpointKept,
-    } = await setUpEndpoint(setup, api, publicUrl ?? (mode === 'sandbox' ? listener.url : null), listener.url);
-    const watch = new EndpointWatch({
-      client,
-      endpoint: registered,
-      logger,
-      now: options.now ?? Date.now,
-      ...options.endpointCheck,
-    });
+    const started = await startDeliveries(setup, forwardTo, basePath);
+    const { store, listener, api, registered, watch } = started;
     endpointWatch = watch;
-    cleanups.push(async () => watch.close());
-    listener.setSecret(secret, { printedBy: secretCommand });
-
+    const { secret } = registered;
     const inspector =
       options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
     if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
-    await warnAboutSetup(logger, secret, registered, forwardTo);
+    await warnAboutSetup(logger, secret, registered.endpoint, forwardTo);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
     listener.release();
-
     let closing: Promise<void> | undefined;
     return {
       ready: {
@@ -221,26 +226,23 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
         listener: listener.url,
         inspector: inspector?.url ?? null,
         forwardTo: forwardTo ? shownUrl(forwardTo) : null,
-        apiBase: client?.baseUrl ?? null,
+        apiBase: api?.client.baseUrl ?? null,
         sandbox: mode === 'sandbox',
-        endpointId: registered?.id ?? null,
-        publicUrl,
+        endpointId: registered.endpoint?.id ?? null,
+        publicUrl: started.publicUrl,
       },
       mode,
       secret,
-      secretCommand,
-      endpointKept,
+      secretCommand: registered.secretCommand,
+      endpointKept: registered.kept,
       get endpoint() {
         return watch.current;
       },
       listener,
       store,
       inspector,
-      client,
-      close() {
-        closing ??= unwind();
-        return closing;
-      },
+      client: api?.client ?? null,
+      close: () => (closing ??= unwind()),
     };
   } catch (error) {
     await unwind();

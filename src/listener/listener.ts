@@ -10,7 +10,6 @@ import {
   errorMessage,
   hardenedServerOptions,
   leaseFrom,
-  readBody,
 } from '../http/index.js';
 import { isEveryInterface, listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
@@ -20,8 +19,10 @@ import { type Body, captureOf, rejectionMessage } from './capture.js';
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import { Forwarder } from './forward.js';
 import { Hold } from './hold.js';
+import { readFromSocket, wholeBody } from './read.js';
+import { busyReport, reportOf } from './report.js';
 import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
-import { type ReplayRequest, type ReplayResult, replayRequest } from './replay.js';
+import { replayable, type ReplayRequest, type ReplayResult, replayRequest } from './replay.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
 import { verifyDelivery } from './verify.js';
 
@@ -133,21 +134,11 @@ export class Listener {
    * capture with `source: "replay"` and `replayOf`.
    */
   async replay({ captureId, mode, body }: ReplayRequest): Promise<ReplayResult> {
-    const original = this.#options.store.get(captureId);
-    if (!original) {
-      throw new ActionError(
-        'capture_not_found',
-        `No capture ${captureId}: it was cleared or rotated out (--max-captures).`,
-      );
-    }
-    if (!this.#forwarder)
-      throw new ActionError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
-    if (mode === 'asis' && body !== undefined) {
-      throw new ActionError(
-        'asis_with_edit',
-        'An edited body cannot be sent as-is: its old signature would not match. Use resign.',
-      );
-    }
+    const original = replayable(
+      this.#options.store.get(captureId),
+      { captureId, mode, body },
+      this.#forwarder !== null,
+    );
     const bytes = body === undefined ? await this.#storedBody(original) : Buffer.from(body, 'utf8');
     const request = replayRequest(original, bytes, { mode, secret: this.#secret, now: this.#options.now() });
     if (this.#closing)
@@ -374,19 +365,10 @@ export class Listener {
       requestId: newCaptureId(),
       headers: { connection: 'close', 'retry-after': '10' },
     });
-    this.#options.onDelivery({
-      captureId: null,
-      source: replayOf === undefined ? 'delivery' : 'replay',
-      eventId: null,
-      type: null,
-      signature: 'unchecked',
-      duplicateOf: null,
-      method: req.method ?? 'POST',
-      target: null,
-      status: 503,
-      durationMs: Math.round(performance.now() - started),
-      error: 'listener_busy',
-    });
+    const durationMs = Math.round(performance.now() - started);
+    this.#options.onDelivery(
+      busyReport(req.method ?? 'POST', replayOf === undefined ? 'delivery' : 'replay', durationMs),
+    );
   }
 
   /** `forward`: where a forwarded request went; the listener answered the others itself. */
@@ -395,25 +377,11 @@ export class Listener {
     status: number,
     started: number,
     error?: string,
-    forward: CaptureForward | null = null,
-    answer: string | null = null,
+    forward?: CaptureForward,
+    answer?: string | null,
   ): void {
-    this.#options.onDelivery({
-      captureId: capture.id,
-      source: capture.source,
-      eventId: capture.envelope?.id ?? null,
-      // `||`: a body whose type is "" names no type either.
-      type: capture.envelope?.type || null,
-      signature: capture.signature.status,
-      ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
-      duplicateOf: capture.duplicateOf,
-      method: capture.method,
-      target: forward?.target ?? null,
-      status,
-      durationMs: Math.round(performance.now() - started),
-      ...(error ? { error } : {}),
-      ...(answer ? { answer } : {}),
-    });
+    const durationMs = Math.round(performance.now() - started);
+    this.#options.onDelivery(reportOf(capture, { status, durationMs, error, target: forward?.target, answer }));
   }
 }
 
@@ -426,24 +394,4 @@ interface Exchange {
   relative: string;
   durable: Promise<void>;
   started: number;
-}
-
-/**
- * Step "read" over HTTP: the raw body, each chunk counted against the budget. Past the limit it stops
- * at once, keeping the first `limit` bytes (the answer is 413 and the connection is closed, so an
- * endless body costs nothing more); with the budget full it keeps nothing (the answer is 503).
- */
-async function readFromSocket(req: IncomingMessage, limit: number, lease: BudgetLease): Promise<Body | 'busy'> {
-  const read = await readBody(req, { limit, lease, excess: 'stop' });
-  if (read === 'busy') return 'busy';
-  return { bytes: Buffer.concat(read.chunks), size: read.size, truncated: read.truncated };
-}
-
-/** Step "read" for a request handed over whole: cut at `limit` like one read from a socket, and counted. */
-function wholeBody(bytes: Buffer, limit: number, lease: BudgetLease): Body | 'busy' {
-  const body =
-    bytes.length > limit
-      ? { bytes: bytes.subarray(0, limit), size: bytes.length, truncated: true }
-      : { bytes, size: bytes.length, truncated: false };
-  return lease.take(body.bytes.length) ? body : 'busy';
 }

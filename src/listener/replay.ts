@@ -19,6 +19,27 @@ export interface ReplayResult {
   durationMs: number;
 }
 
+/** The capture a replay repeats, once the replay is known to be possible; an ActionError says why not. */
+export function replayable(
+  original: Capture | undefined,
+  { captureId, mode, body }: ReplayRequest,
+  forwarding: boolean,
+): Capture {
+  if (!original) {
+    throw new ActionError(
+      'capture_not_found',
+      `No capture ${captureId}: it was cleared or rotated out (--max-captures).`,
+    );
+  }
+  if (!forwarding)
+    throw new ActionError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
+  if (mode === 'asis' && body !== undefined) {
+    const message = 'An edited body cannot be sent as-is: its old signature would not match. Use resign.';
+    throw new ActionError('asis_with_edit', message);
+  }
+  return original;
+}
+
 /**
  * The request a replay sends: the captured method, path and headers with `bytes`, re-signed with the
  * current time unless sent as-is (DESIGN: the app's replay window would refuse the old signature).
