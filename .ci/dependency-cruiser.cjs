@@ -6,7 +6,8 @@ module.exports = {
     {
       name: 'no-circular',
       severity: 'error',
-      comment: 'Imports point down: cli -> listen -> listener / inspector / relay / sandbox -> store / api / check -> contract.',
+      comment:
+        'Imports point down: cli -> listen -> listener / inspector / relay / sandbox -> store / api / check -> contract.',
       from: {},
       to: { circular: true },
     },

@@ -72,24 +72,30 @@ async function forgetRecord(id: number, onThisApi: (apiBase: string) => boolean)
   }
 }
 
+/** A subcommand's action: its id checked first, then `run`, then the result printed (as JSON with --json). */
+const action =
+  (run: (flags: EndpointFlags, id: string) => Promise<unknown>, print: (result: never) => void) =>
+  async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const flags = command.opts<EndpointFlags>();
+    // Checked here, before any command looks for a sandbox or key: bad input is said first.
+    const id = typeof args[0] === 'string' ? parseId(args[0]) : '';
+    const result = await run(flags, id);
+    if (flags.json) printJson(result);
+    else print(result as never);
+  };
+
 /** `clockhook endpoints …`: manage webhook endpoints on the service or the sandbox. */
 export function registerEndpoints(program: Command): void {
   const endpoints = program
     .command('endpoints')
     .description('list, create, update, delete, ping, enable or disable webhook endpoints');
+  registerEndpointReads(endpoints);
+  registerEndpointWrites(endpoints);
+}
 
-  const action =
-    (run: (flags: EndpointFlags, id: string) => Promise<unknown>, print: (result: never) => void) =>
-    async (...args: unknown[]) => {
-      const command = args.at(-1) as Command;
-      const flags = command.opts<EndpointFlags>();
-      // Checked here, before any command looks for a sandbox or key: bad input is said first.
-      const id = typeof args[0] === 'string' ? parseId(args[0]) : '';
-      const result = await run(flags, id);
-      if (flags.json) printJson(result);
-      else print(result as never);
-    };
-
+/** list, get, ping, enable and disable. */
+function registerEndpointReads(endpoints: Command): void {
   withApiOptions(endpoints.command('list').description('list webhook endpoints'))
     .option('--limit <n>', 'how many (over 100: read 100 at a time)', '20')
     .action(
@@ -106,6 +112,26 @@ export function registerEndpoints(program: Command): void {
     action(async (flags, id) => (await resolveApi(flags)).client.getEndpoint(id), printEndpoint),
   );
 
+  withApiOptions(endpoints.command('ping <id>').description('send a webhook_endpoint.ping to one endpoint')).action(
+    action(
+      async (flags, id) => (await resolveApi(flags)).client.pingEndpoint(id),
+      (ack: { eventId: string; endpointId: number }) =>
+        console.log(
+          `Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "npx clockhook events get ${ack.eventId}".`,
+        ),
+    ),
+  );
+
+  for (const status of ['enabled', 'disabled'] as const) {
+    const verb = status === 'enabled' ? 'enable' : 'disable';
+    withApiOptions(endpoints.command(`${verb} <id>`).description(`${verb} an endpoint`)).action(
+      action(async (flags, id) => (await resolveApi(flags)).client.updateEndpoint(id, { status }), printEndpoint),
+    );
+  }
+}
+
+/** create, update and delete. */
+function registerEndpointWrites(endpoints: Command): void {
   withApiOptions(endpoints.command('create').description('create an endpoint; prints its secret once'))
     .requiredOption('--url <url>', 'HTTPS URL of the receiver')
     .option('--events <types>', 'comma-separated event types, or * for all', '*')
@@ -153,21 +179,4 @@ export function registerEndpoints(program: Command): void {
       (result: { id: number }) => console.log(`Deleted webhook endpoint ${result.id}.`),
     ),
   );
-
-  withApiOptions(endpoints.command('ping <id>').description('send a webhook_endpoint.ping to one endpoint')).action(
-    action(
-      async (flags, id) => (await resolveApi(flags)).client.pingEndpoint(id),
-      (ack: { eventId: string; endpointId: number }) =>
-        console.log(
-          `Ping ${ack.eventId} queued for endpoint ${ack.endpointId}. See it with "npx clockhook events get ${ack.eventId}".`,
-        ),
-    ),
-  );
-
-  for (const status of ['enabled', 'disabled'] as const) {
-    const verb = status === 'enabled' ? 'enable' : 'disable';
-    withApiOptions(endpoints.command(`${verb} <id>`).description(`${verb} an endpoint`)).action(
-      action(async (flags, id) => (await resolveApi(flags)).client.updateEndpoint(id, { status }), printEndpoint),
-    );
-  }
 }

@@ -4,6 +4,7 @@ import open from 'open';
 import { ApiError } from '../api/index.js';
 import {
   EndpointRecordsError,
+  type ListenOptions,
   ListenUsageError,
   type ReadyInfo,
   type RelayEvent,
@@ -205,103 +206,95 @@ export function registerListen(program: Command): void {
     .addOption(new Option('--no-inspector', 'do not serve the inspector page'))
     .addOption(new Option('--no-open', 'do not open the inspector in a browser'))
     .allowExcessArguments()
-    .action(async (flags: ListenFlags, command: Command) => {
-      if (command.args.length > 0) throw strayArgumentsError('listen', command.args, flags.forwardTo);
-      // The ready line comes first (DESIGN: with --json, the first line is "ready"): what happens while
-      // listen starts (the relay's first connection, a delivery that arrived meanwhile) is said after it.
-      let beforeReady: (() => void)[] | null = [];
-      const say = (print: () => void) => (beforeReady ? beforeReady.push(print) : print());
-      const options = {
-        forwardTo: flags.forwardTo ?? null,
-        port: parsePort(flags.port, '--port'),
-        sandboxPort: parseFetchablePort(
-          flags.sandboxPort,
-          '--sandbox-port',
-          'fetch, which clockhook calls the sandbox with,',
-        ),
-        host: flags.host,
-        path: flags.path,
-        secret: flags.secret ?? fromEnv('CLOCKHOOK_SECRET'),
-        skipVerify: Boolean(flags.skipVerify),
-        tolerance: toNumber(flags.tolerance, '--tolerance'),
-        timeoutMs: toNumber(flags.timeout, '--timeout', 1),
-        dbPath: flags.db ?? fromEnv('CLOCKHOOK_DB'),
-        maxCaptures: parsePositiveInt(flags.maxCaptures, '--max-captures'),
-        maxBufferedBytes: maxBuffer(flags.maxBuffer),
-        apiKey: flags.apiKey ?? fromEnv('CLOCKHOOK_API_KEY'),
-        apiBase: flags.apiBase ?? fromEnv('CLOCKHOOK_API_BASE'),
-        publicUrl: flags.publicUrl,
-        relay: flags.relay,
-        relayMaxDisconnectedMs:
-          flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,
-        onRelayEvent: (event: RelayEvent) => {
-          if (flags.json) say(() => printLine({ event: 'relay', ...event }));
-          if (event.state === 'replaced' || event.state === 'gave-up') stopWith(event);
-        },
-        events: parseEventList(flags.events),
-        endpointId: flags.endpoint === undefined ? undefined : parsePositiveInt(flags.endpoint, '--endpoint'),
-        keepEndpoint: Boolean(flags.keepEndpoint),
-        inspector: flags.inspector,
-        inspectorPort: parseFetchablePort(flags.inspectorPort, '--inspector-port', 'a browser'),
-        logger: consoleLogger,
-        onDelivery: (report: DeliveryReport) =>
-          say(() => {
-            if (flags.json) {
-              const {
-                captureId,
-                eventId,
-                type,
-                signature,
-                status,
-                durationMs,
-                error,
-                answer,
-                source,
-                signatureReason,
-                duplicateOf,
-              } = report;
-              printLine({
-                event: 'delivery',
-                captureId,
-                eventId,
-                type,
-                signature,
-                ...(signatureReason ? { signatureReason } : {}),
-                ...(duplicateOf ? { duplicateOf } : {}),
-                status,
-                durationMs,
-                source,
-                ...(error ? { error } : {}),
-                ...(answer ? { answer } : {}),
-              });
-            } else writeLine(deliveryLine(report));
-          }),
-      };
-      const session = await startListen(options).catch((error: unknown) => {
-        throw explainStartFailure(error, options.host ?? '127.0.0.1', options.port ?? 4300);
-      });
-      // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
-      stopRequested = () => session.close();
-      const stopped = onShutdown('listen', () => session.close());
-      if (flags.json)
-        printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
-      else
-        printReady(
-          session.ready,
-          session.secret,
-          Boolean(flags.printSecret),
-          { kept: session.endpointKept, printedBy: session.secretCommand },
-          session.mode,
-          flags.host,
-        );
-      for (const print of beforeReady.splice(0)) print();
-      beforeReady = null;
-      // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
-      if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
-        open(session.ready.inspector).catch(() => {});
-      }
-      await stopped;
-    });
+    .action((flags: ListenFlags, command: Command) => runListen(flags, command.args));
+}
+
+/** A delivery's `--json` line: the report's fields, those without a value left out. */
+function deliveryJson(report: DeliveryReport): Record<string, unknown> {
+  const { captureId, eventId, type, signature, status, durationMs, error, answer, source } = report;
+  const { signatureReason, duplicateOf } = report;
+  return {
+    event: 'delivery',
+    captureId,
+    eventId,
+    type,
+    signature,
+    ...(signatureReason ? { signatureReason } : {}),
+    ...(duplicateOf ? { duplicateOf } : {}),
+    status,
+    durationMs,
+    source,
+    ...(error ? { error } : {}),
+    ...(answer ? { answer } : {}),
+  };
+}
+
+/** The flags as ListenOptions; `say` prints a line once listen is ready (the ready line comes first). */
+function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): ListenOptions {
+  return {
+    forwardTo: flags.forwardTo ?? null,
+    port: parsePort(flags.port, '--port'),
+    sandboxPort: parseFetchablePort(
+      flags.sandboxPort,
+      '--sandbox-port',
+      'fetch, which clockhook calls the sandbox with,',
+    ),
+    host: flags.host,
+    path: flags.path,
+    secret: flags.secret ?? fromEnv('CLOCKHOOK_SECRET'),
+    skipVerify: Boolean(flags.skipVerify),
+    tolerance: toNumber(flags.tolerance, '--tolerance'),
+    timeoutMs: toNumber(flags.timeout, '--timeout', 1),
+    dbPath: flags.db ?? fromEnv('CLOCKHOOK_DB'),
+    maxCaptures: parsePositiveInt(flags.maxCaptures, '--max-captures'),
+    maxBufferedBytes: maxBuffer(flags.maxBuffer),
+    apiKey: flags.apiKey ?? fromEnv('CLOCKHOOK_API_KEY'),
+    apiBase: flags.apiBase ?? fromEnv('CLOCKHOOK_API_BASE'),
+    publicUrl: flags.publicUrl,
+    relay: flags.relay,
+    relayMaxDisconnectedMs:
+      flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,
+    onRelayEvent: (event: RelayEvent) => {
+      if (flags.json) say(() => printLine({ event: 'relay', ...event }));
+      if (event.state === 'replaced' || event.state === 'gave-up') stopWith(event);
+    },
+    events: parseEventList(flags.events),
+    endpointId: flags.endpoint === undefined ? undefined : parsePositiveInt(flags.endpoint, '--endpoint'),
+    keepEndpoint: Boolean(flags.keepEndpoint),
+    inspector: flags.inspector,
+    inspectorPort: parseFetchablePort(flags.inspectorPort, '--inspector-port', 'a browser'),
+    logger: consoleLogger,
+    onDelivery: (report: DeliveryReport) =>
+      say(() => (flags.json ? printLine(deliveryJson(report)) : writeLine(deliveryLine(report)))),
+  };
+}
+
+/** `clockhook listen` itself: starts the session, prints its ready line, and runs until stopped. */
+async function runListen(flags: ListenFlags, args: string[]): Promise<void> {
+  if (args.length > 0) throw strayArgumentsError('listen', args, flags.forwardTo);
+  // The ready line comes first (DESIGN: with --json, the first line is "ready"): what happens while
+  // listen starts (the relay's first connection, a delivery that arrived meanwhile) is said after it.
+  let beforeReady: (() => void)[] | null = [];
+  const options = listenOptionsOf(flags, (print) => (beforeReady ? beforeReady.push(print) : print()));
+  const session = await startListen(options).catch((error: unknown) => {
+    throw explainStartFailure(error, options.host ?? '127.0.0.1', options.port ?? 4300);
+  });
+  // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
+  stopRequested = () => session.close();
+  const stopped = onShutdown('listen', () => session.close());
+  if (flags.json)
+    printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
+  else {
+    const endpoint = { kept: session.endpointKept, printedBy: session.secretCommand };
+    printReady(session.ready, session.secret, Boolean(flags.printSecret), endpoint, session.mode, flags.host);
+  }
+  for (const print of beforeReady.splice(0)) print();
+  beforeReady = null;
+  // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
+  if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
+    open(session.ready.inspector).catch(() => {});
+  }
+  await stopped;
 }
 
 let stopRequested: (() => Promise<void>) | null = null;

@@ -37,64 +37,75 @@ export function registerRelay(program: Command): void {
     .option('--max-buffer <size>', 'most body bytes held at once, a quarter of it per channel (then 503)', '256mb')
     .option('--max-channels <n>', 'most channels at once', '1000')
     .option('--json', 'print NDJSON: a ready line, then one line per relayed request')
-    .action(async (flags: RelayFlags) => {
-      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey))
-        throw new UsageError('--tls-cert and --tls-key go together.');
-      const maxBody = parseSizeFlag(flags.maxBody, '--max-body');
-      if (maxBody < 1)
-        throw new UsageError(
-          `--max-body must be more than 0 bytes (got ${flags.maxBody}): every delivery would get 413. The default is 5mb.`,
-        );
-      const maxBuffered = parseSizeFlag(flags.maxBuffer, '--max-buffer');
-      if (maxBuffered < 4 * maxBody) {
-        throw new UsageError(
-          `--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${formatSizeFlag(4 * maxBody)}.`,
-        );
-      }
-      if (flags.publicUrl !== undefined) {
-        const url = URL.canParse(flags.publicUrl) ? new URL(flags.publicUrl) : null;
-        if (!url || !/^https?:$/.test(url.protocol))
-          throw new UsageError(`--public-url ${flags.publicUrl} is not an http(s) URL; e.g. https://hooks.example.com`);
-        // Channel URLs are made by appending /c/<channel>: after a query or a fragment, no request would reach one.
-        if (url.search || url.hash || flags.publicUrl.includes('?') || flags.publicUrl.includes('#')) {
-          throw new UsageError(
-            `--public-url ${flags.publicUrl} has a query or fragment; give the base URL only, e.g. https://hooks.example.com`,
-          );
-        }
-        // The relay serves /connect and /c/<channel> at the root, and listen connects to /connect at the root of --relay.
-        if (url.pathname !== '/') {
-          throw new UsageError(
-            `--public-url ${flags.publicUrl} has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. ${url.origin}, and proxy that host name's root to it.`,
-          );
-        }
-      }
-      const port = parsePort(flags.port, '--port');
-      const relay = await startRelayServer({
-        port,
-        host: flags.host,
-        publicUrl: flags.publicUrl,
-        tlsCert: flags.tlsCert,
-        tlsKey: flags.tlsKey,
-        maxBody,
-        maxBuffered,
-        maxChannels: parsePositiveInt(flags.maxChannels, '--max-channels'),
-        logger: consoleLogger,
-        onRequest: (log) => (flags.json ? printLine(log) : console.log(requestLine(log))),
-      }).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT' || error.code === 'EACCES') {
-          throw new CliError(
-            `cannot read the TLS file ${error.path}: ${error.code === 'ENOENT' ? 'no such file' : 'permission denied'}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`,
-          );
-        }
-        throw bindFailure(error, flags.host, port, 'another relay') ?? error;
-      });
-      // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
-      const stopped = onShutdown('relay', () => relay.close());
-      if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
-      else {
-        console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);
-        console.log(`Listeners connect with: npx clockhook listen --relay ${relay.publicUrl}`);
-      }
-      await stopped;
-    });
+    .action((flags: RelayFlags) => runRelay(flags));
+}
+
+/** --max-body and --max-buffer, checked together. */
+function relaySizes(flags: RelayFlags): { maxBody: number; maxBuffered: number } {
+  const maxBody = parseSizeFlag(flags.maxBody, '--max-body');
+  if (maxBody < 1)
+    throw new UsageError(
+      `--max-body must be more than 0 bytes (got ${flags.maxBody}): every delivery would get 413. The default is 5mb.`,
+    );
+  const maxBuffered = parseSizeFlag(flags.maxBuffer, '--max-buffer');
+  if (maxBuffered < 4 * maxBody) {
+    throw new UsageError(
+      `--max-buffer must be at least 4 × --max-body (one channel may hold a quarter of it); with --max-body ${flags.maxBody}, at least ${formatSizeFlag(4 * maxBody)}.`,
+    );
+  }
+  return { maxBody, maxBuffered };
+}
+
+/** --public-url: an http(s) origin, since channel URLs are made by appending /c/<channel> to it. */
+function checkPublicUrl(publicUrl: string): void {
+  const url = URL.canParse(publicUrl) ? new URL(publicUrl) : null;
+  if (!url || !/^https?:$/.test(url.protocol))
+    throw new UsageError(`--public-url ${publicUrl} is not an http(s) URL; e.g. https://hooks.example.com`);
+  // Channel URLs are made by appending /c/<channel>: after a query or a fragment, no request would reach one.
+  if (url.search || url.hash || publicUrl.includes('?') || publicUrl.includes('#')) {
+    throw new UsageError(
+      `--public-url ${publicUrl} has a query or fragment; give the base URL only, e.g. https://hooks.example.com`,
+    );
+  }
+  // The relay serves /connect and /c/<channel> at the root, and listen connects to /connect at the root of --relay.
+  if (url.pathname !== '/') {
+    throw new UsageError(
+      `--public-url ${publicUrl} has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. ${url.origin}, and proxy that host name's root to it.`,
+    );
+  }
+}
+
+/** `clockhook relay` itself: starts the relay, prints its ready line, and runs until stopped. */
+async function runRelay(flags: RelayFlags): Promise<void> {
+  if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError('--tls-cert and --tls-key go together.');
+  const { maxBody, maxBuffered } = relaySizes(flags);
+  if (flags.publicUrl !== undefined) checkPublicUrl(flags.publicUrl);
+  const port = parsePort(flags.port, '--port');
+  const relay = await startRelayServer({
+    port,
+    host: flags.host,
+    publicUrl: flags.publicUrl,
+    tlsCert: flags.tlsCert,
+    tlsKey: flags.tlsKey,
+    maxBody,
+    maxBuffered,
+    maxChannels: parsePositiveInt(flags.maxChannels, '--max-channels'),
+    logger: consoleLogger,
+    onRequest: (log) => (flags.json ? printLine(log) : console.log(requestLine(log))),
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'EACCES') {
+      throw new CliError(
+        `cannot read the TLS file ${error.path}: ${error.code === 'ENOENT' ? 'no such file' : 'permission denied'}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`,
+      );
+    }
+    throw bindFailure(error, flags.host, port, 'another relay') ?? error;
+  });
+  // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
+  const stopped = onShutdown('relay', () => relay.close());
+  if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
+  else {
+    console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);
+    console.log(`Listeners connect with: npx clockhook listen --relay ${relay.publicUrl}`);
+  }
+  await stopped;
 }
