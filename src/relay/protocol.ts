@@ -6,9 +6,8 @@ import type WebSocket from 'ws';
  *   relay → listener: ready, request, replaced
  *   listener → relay: response
  * ready and replaced are JSON text messages. A request or a response is a binary message: a 4-byte
- * big-endian length, the frame without its body as JSON, then the body's bytes as they are. (Version 1
- * sent them as JSON text with the body in base64: a 5 MiB delivery took ~23 MiB of the relay's memory
- * while it was in flight.) A listener says it reads version 2 with the handshake header
+ * big-endian length, the frame without its body as JSON, then the body's bytes as they are (version 1's
+ * JSON text with the body in base64 cost the relay several times a body's size in memory). A listener says it reads version 2 with the handshake header
  * `x-clockhook-relay-protocol: 2`; the relay sends version-1 requests to one that does not, and a
  * listener answers in the form it was asked in, so either side can be upgraded first.
  * Heartbeats are WebSocket pings, both ways.

@@ -98,7 +98,7 @@ export interface SandboxData {
  * Retention: the sandbox keeps the newest `max` events (over all accounts) with their delivery
  * records; an event with a delivery still pending is kept whatever its age. Its state file is
  * rewritten whole on every change, so without a bound a long-lived sandbox folder would make each
- * write slower (50,000 events: ~230 ms a write; 5,000: ~40 ms).
+ * write slower (docs/performance.md).
  */
 export function dropOldestEvents(data: SandboxData, max: number): void {
   let excess = data.events.length - max;

@@ -38,8 +38,8 @@ type JournalEntry =
  *
  * Folding does not hold appends (`fold`): the journal is renamed to `<file>.journal.folding` and a new
  * one started, and the snapshot is written in the background from the captures as they were at that
- * moment; once it is on the disk, the folded journal goes. A 10,000-capture snapshot takes ~200 ms to
- * write, and every delivery in a burst would otherwise wait that long. Until it goes, reading replays
+ * moment; once it is on the disk, the folded journal goes. A full store's snapshot takes a while to
+ * write, and every delivery in a burst would otherwise wait for it. Until it goes, reading replays
  * the folded journal before the new one; over a snapshot that already holds it, that changes nothing
  * (see `read`).
  */
@@ -150,8 +150,8 @@ export class JournalAdapter implements Adapter<StoreData> {
   }
 
   /**
-   * Appends the pending entries in one write, without an fsync (see `sync`). Direct system calls:
-   * through the thread pool a write of a few KB took ~1 ms under load. Throws, keeping the entries
+   * Appends the pending entries in one write, without an fsync (see `sync`). Direct system calls: the
+   * thread pool's queue added latency under load (docs/performance.md). Throws, keeping the entries
    * for the next try, when the disk refuses them.
    */
   append(): void {
