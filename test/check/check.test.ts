@@ -328,10 +328,10 @@ describe('runChecks against misbehaving receivers', () => {
   });
 });
 
-describe('the README', () => {
-  it('shows the correct receiver exactly as the fixture CI checks', async () => {
+describe('the check docs', () => {
+  it('show the correct receiver exactly as the fixture CI checks', async () => {
     const { readFile } = await import('node:fs/promises');
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = await readFile(new URL('../../docs/check.md', import.meta.url), 'utf8');
     const fixture = await readFile(new URL('../fixtures/correct-receiver.mjs', import.meta.url), 'utf8');
     expect(readme).toContain(`\`\`\`js\n${fixture}\`\`\``);
   });

@@ -233,7 +233,8 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     } finally {
       await refusing.close();
     }
-  });
+    // Ten CLI runs and the sandbox's delivery: seconds each on a busy machine.
+  }, 60_000);
 
   it('sends --data as the envelope data', async () => {
     const { writeFile } = await import('node:fs/promises');

@@ -304,7 +304,8 @@ describe('the inspector page in Chromium', () => {
       await tab.close();
     }
     expect(problems).toEqual([]);
-  });
+    // Six reloads of the page, one with a 6 MiB draft: seconds each in Chromium on a busy machine.
+  }, 60_000);
 
   it("updates the shown event's attempts by itself when the service delivers it again", async () => {
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.updated' } });

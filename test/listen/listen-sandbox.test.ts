@@ -726,7 +726,8 @@ describe('listen with an API key', () => {
     );
     expect(folder.code).toBe(2);
     expect(folder.stderr).toBe('clockhook: . is a folder, not a file. Give --db a file path, such as captures.json.\n');
-  });
+    // Nineteen CLI starts, one after the other: a few seconds each on a busy two-core machine.
+  }, 90_000);
 
   it('never writes the API key to the capture file', async () => {
     const { sandbox } = await folderSandbox();
