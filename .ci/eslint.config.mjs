@@ -10,7 +10,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'test/**/*.mjs', 'bin/**/*.js', '.ci/**/*.mjs'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'test/**/*.mjs', 'bin/**/*.js', 'scripts/**/*.mjs', '.ci/**/*.mjs'],
     languageOptions: { globals: { ...globals.node } },
   },
   {

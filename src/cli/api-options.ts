@@ -1,6 +1,7 @@
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ApiClient, apiBaseProblem } from '../api/index.js';
+import { isDomainEventType, suggestEventType, withSuggestion } from '../contract/index.js';
 import { sameBase } from '../listen/index.js';
 import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
 import { CliError, UsageError } from './errors.js';
@@ -91,6 +92,18 @@ function makeClient(baseUrl: string, apiKey: string): ApiClient {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * `a,b` or `*` for an endpoint's subscription. A type that is a near miss of one in the contract's catalogue
+ * is a typo, refused with "did you mean"; any other unknown type goes to the API, which decides (the real
+ * service may know types this build does not, DESIGN.md), and its error names it.
+ */
+export function parseSubscription(value: string, flag: string): string[] {
+  const types = parseEventList(value);
+  const typo = types.find((type) => type !== '*' && !isDomainEventType(type) && suggestEventType(type) !== null);
+  if (typo !== undefined) throw new UsageError(`${flag}: unknown event type ${withSuggestion(typo)}.`);
+  return types;
 }
 
 /** Parses `a,b` or `*` into a subscription list. */

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
-import type { WebhookEndpoint } from '../contract/index.js';
+import type { ListPage, WebhookEndpoint } from '../contract/index.js';
 import { EndpointRecordsError, forgetEndpointRecords, isSandboxBase, sameBase } from '../listen/index.js';
-import { parseEventList, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
+import { parseSubscription, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { UsageError } from './errors.js';
 import { parsePositiveInt } from './process.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
@@ -13,6 +13,7 @@ interface EndpointFlags extends ApiFlags {
   description?: string;
   status?: 'enabled' | 'disabled';
   limit?: string;
+  cursor?: string;
 }
 
 /** `width`: the terminal's, to fit a list to it; undefined for one endpoint, whose URL is never cut. */
@@ -96,15 +97,19 @@ export function registerEndpoints(program: Command): void {
 
 /** list, get, ping, enable and disable. */
 function registerEndpointReads(endpoints: Command): void {
-  withApiOptions(endpoints.command('list').description('list webhook endpoints'))
+  withApiOptions(endpoints.command('list').description('list webhook endpoints, newest first'))
     .option('--limit <n>', 'how many (over 100: read 100 at a time)', '20')
+    .option('--cursor <cursor>', 'the next page, as printed by the previous one')
     .action(
       action(
         async (flags) => {
           const limit = parsePositiveInt(flags.limit ?? '20', '--limit');
-          return (await (await resolveApi(flags)).client.listEndpoints({ limit })).data;
+          return (await resolveApi(flags)).client.listEndpoints({ limit, cursor: flags.cursor });
         },
-        (endpoints) => printEndpoints(endpoints, terminalWidth()),
+        (page: ListPage<WebhookEndpoint>) => {
+          printEndpoints(page.data, terminalWidth());
+          if (page.nextCursor) console.log(`\nMore: --cursor ${page.nextCursor}`);
+        },
       ),
     );
 
@@ -140,7 +145,7 @@ function registerEndpointWrites(endpoints: Command): void {
       action(async (flags) => {
         const input = {
           url: flags.url as string,
-          enabledEvents: parseEventList(flags.events ?? '*'),
+          enabledEvents: parseSubscription(flags.events ?? '*', '--events'),
           description: flags.description,
         };
         return (await resolveApi(flags)).client.createEndpoint(input);
@@ -158,7 +163,7 @@ function registerEndpointWrites(endpoints: Command): void {
       action(async (flags, id) => {
         const patch = {
           ...(flags.url ? { url: flags.url } : {}),
-          ...(flags.events ? { enabledEvents: parseEventList(flags.events) } : {}),
+          ...(flags.events ? { enabledEvents: parseSubscription(flags.events, '--events') } : {}),
           ...(flags.description !== undefined ? { description: flags.description } : {}),
           ...(flags.status ? { status: flags.status } : {}),
         };

@@ -4,6 +4,7 @@ import { type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../con
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { textExcerpt } from '../http/index.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
+import { parseEventType } from './help.js';
 import { parsePositiveInt } from './process.js';
 
 interface EventFlags extends ApiFlags {
@@ -114,8 +115,9 @@ export function registerEvents(program: Command): void {
     .action(async (flags: EventFlags) => {
       // Bad flags are said before anything is looked up.
       const limit = parsePositiveInt(flags.limit ?? '20', '--limit');
+      const type = flags.type === undefined ? undefined : parseEventType(flags.type, '--type');
       const { client } = await resolveApi(flags);
-      const page = await client.listEvents({ type: flags.type, limit, cursor: flags.cursor });
+      const page = await client.listEvents({ type, limit, cursor: flags.cursor });
       if (flags.json) printJson(page);
       else printEvents(page);
     });

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerCheck } from './check.js';
+import { registerCompletion } from './completion.js';
+import { addExamples } from './help.js';
 import { UsageError } from './errors.js';
 import { registerEndpoints } from './endpoints.js';
 import { registerEvents } from './events.js';
@@ -30,6 +32,8 @@ export function buildProgram(): Command {
   registerTrigger(program);
   registerEndpoints(program);
   registerEvents(program);
+  registerCompletion(program);
+  addExamples(program);
   program.hook('preAction', (_program, command) => refuseEmptyValues(command));
   return program;
 }

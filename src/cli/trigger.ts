@@ -9,6 +9,7 @@ import {
 } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
+import { eventTypesHelp } from './help.js';
 import { printJson } from './output.js';
 
 interface TriggerFlags extends ApiFlags {
@@ -75,7 +76,8 @@ export function registerTrigger(program: Command): void {
       .option(
         '--data <file>',
         'JSON file holding the data object, - for standard input (default: sample data for the type)',
-      ),
+      )
+      .addHelpText('after', eventTypesHelp()),
   ).action(async (type: string, flags: TriggerFlags) => {
     if (type === PING_EVENT_TYPE)
       throw new UsageError(

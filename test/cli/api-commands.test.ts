@@ -75,8 +75,10 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     await app.waitFor(1);
     expect(app.received[0].headers['x-service-event']).toBe('webhook_endpoint.ping');
 
+    // The same shape as events list --json: the API's list page.
     const list = JSON.parse((await cli('endpoints', 'list', '--json')).stdout);
-    expect(list.map((e: { id: number }) => e.id)).toContain(endpoint.id);
+    expect(list).toMatchObject({ hasMore: false, nextCursor: null });
+    expect(list.data.map((e: { id: number }) => e.id)).toContain(endpoint.id);
     expect((await cli('endpoints', 'delete', String(endpoint.id))).stdout).toContain(
       `Deleted webhook endpoint ${endpoint.id}`,
     );
@@ -390,7 +392,7 @@ describe('without a sandbox or key', () => {
     });
     await empty.remove();
     expect(res.code).toBe(0);
-    expect(Array.isArray(JSON.parse(res.stdout))).toBe(true);
+    expect(Array.isArray(JSON.parse(res.stdout).data)).toBe(true);
   });
 });
 

@@ -1,0 +1,126 @@
+import type { Command } from 'commander';
+import {
+  EVENT_TYPES,
+  isDomainEventType,
+  PING_EVENT_TYPE,
+  suggestEventType,
+  withSuggestion,
+} from '../contract/index.js';
+import { UsageError } from './errors.js';
+
+/**
+ * Ends a command's `--help` with examples, the way `gh` and the Stripe CLI do: each a line saying what it
+ * does, then the command as it is typed.
+ */
+export function withExamples(command: Command, examples: [what: string, typed: string][]): Command {
+  const text = examples.map(([what, typed]) => `  # ${what}\n  $ ${typed}`).join('\n\n');
+  return command.addHelpText('after', `\nExamples:\n${text}\n`);
+}
+
+/** The contract's event types, grouped by resource, for a command's `--help`. */
+export function eventTypesHelp(): string {
+  const byResource = new Map<string, string[]>();
+  for (const type of EVENT_TYPES) {
+    const resource = type.slice(0, type.indexOf('.'));
+    byResource.set(resource, [...(byResource.get(resource) ?? []), type]);
+  }
+  const lines = [...byResource.values()].map((types) => `  ${types.join(', ')}`);
+  return `\nEvent types (${EVENT_TYPES.length}):\n${lines.join('\n')}\n`;
+}
+
+/**
+ * `--type` of a list filter: a near miss of one of the contract's types is a typo, refused with "did you
+ * mean"; another unknown type goes to the API as it is (see parseSubscription).
+ */
+export function parseEventType(value: string, flag: string): string {
+  const type = value.trim();
+  if (type === PING_EVENT_TYPE || isDomainEventType(type) || suggestEventType(type) === null) return type;
+  throw new UsageError(`${flag}: unknown event type ${withSuggestion(type)}. Valid types: ${EVENT_TYPES.join(', ')}`);
+}
+
+/** Each command's examples, by its path (`endpoints create`), added to its `--help` by `addExamples`. */
+const EXAMPLES: Record<string, [string, string][]> = {
+  listen: [
+    ['forward every verified delivery to your app on port 3000', 'npx clockhook listen --forward-to 3000'],
+    [
+      'deliveries arrive under /hooks, and go to the same path of your app',
+      'npx clockhook listen --path /hooks --forward-to 3000/hooks',
+    ],
+    [
+      'a public URL from a clockhook relay, for the real service',
+      'npx clockhook listen --relay https://hooks.example.com --forward-to 3000',
+    ],
+    [
+      'for scripts: one JSON line per delivery, no page',
+      'npx clockhook listen --forward-to 3000 --json --no-inspector',
+    ],
+  ],
+  secret: [
+    [
+      'start your app with the secret of the endpoint listen registered',
+      'WEBHOOK_SECRET=$(npx clockhook secret) npm start',
+    ],
+    ['the secret of one endpoint among several on file', 'npx clockhook secret 3'],
+  ],
+  sandbox: [
+    ['run the sandbox on its own; listen and the other commands find it', 'npx clockhook sandbox'],
+    ['retries in milliseconds instead of minutes (1 min becomes 60 ms)', 'npx clockhook sandbox --time-scale 0.001'],
+  ],
+  relay: [
+    [
+      'a relay behind a TLS proxy that serves https://hooks.example.com',
+      'npx clockhook relay --port 8080 --public-url https://hooks.example.com',
+    ],
+    ['serve HTTPS itself', 'npx clockhook relay --port 443 --tls-cert cert.pem --tls-key key.pem'],
+  ],
+  check: [
+    ['test the receiver on port 3000 with the secret listen registered', 'npx clockhook check --forward-to 3000'],
+    [
+      "with your app's own secret, and its duplicate counter",
+      'npx clockhook check --forward-to 3000/hooks --secret whsec_… --dedupe-probe http://localhost:3000/dedupe',
+    ],
+    ['for CI: the report as JSON, exit 1 when a check fails', 'npx clockhook check --forward-to 3000 --json'],
+  ],
+  trigger: [
+    ['send a punch.created with sample data', 'npx clockhook trigger punch.created'],
+    ['with data of your own', 'npx clockhook trigger employee.created --data employee.json'],
+    ['data from standard input', 'echo \'{"id": 42}\' | npx clockhook trigger employee.created --data -'],
+  ],
+  endpoints: [
+    ['list the endpoints of the sandbox (or of the API with --api-key)', 'npx clockhook endpoints list'],
+    [
+      'register one that takes punches only',
+      'npx clockhook endpoints create --url https://example.com/hooks --events punch.created,punch.updated',
+    ],
+    ['send it a ping', 'npx clockhook endpoints ping 3'],
+    ['enable it again after 10 failed deliveries disabled it', 'npx clockhook endpoints enable 3'],
+  ],
+  'endpoints list': [['as JSON, every page', 'npx clockhook endpoints list --limit 1000 --json']],
+  'endpoints create': [
+    ['an endpoint for every event type', 'npx clockhook endpoints create --url https://example.com/hooks'],
+  ],
+  events: [
+    ['the newest events of one type', 'npx clockhook events list --type punch.created'],
+    ['an event with its delivery attempts, and when the service tries again', 'npx clockhook events get evt_…'],
+    ['send it again now', 'npx clockhook events redeliver evt_…'],
+  ],
+  'events list': [['the next page', 'npx clockhook events list --cursor <the cursor printed last>']],
+  completion: [
+    [
+      'bash: complete clockhook in this shell (put the line in ~/.bashrc to keep it)',
+      'source <(npx clockhook completion bash)',
+    ],
+    ['zsh', 'source <(npx clockhook completion zsh)'],
+    ['fish', 'npx clockhook completion fish > ~/.config/fish/completions/clockhook.fish'],
+  ],
+};
+
+/** Adds the examples above to every command that has some. */
+export function addExamples(program: Command): void {
+  const visit = (command: Command, path: string) => {
+    const examples = EXAMPLES[path];
+    if (examples) withExamples(command, examples);
+    for (const sub of command.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
+  };
+  visit(program, '');
+}

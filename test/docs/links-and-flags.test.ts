@@ -1,0 +1,77 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+const read = (page: string) => readFileSync(join(ROOT, page), 'utf8');
+
+/** Every command by its path (`endpoints list`), with the flags its `--help` lists. */
+function commandFlags(): Map<string, Set<string>> {
+  const flags = new Map<string, Set<string>>();
+  const visit = (command: Command, path: string) => {
+    const own = new Set(['--help', ...command.options.flatMap((o) => (o.long ? [o.long] : []))]);
+    if (path) flags.set(path, own);
+    for (const sub of command.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
+  };
+  visit(buildProgram(), '');
+  // A command with subcommands is named in prose for all of them: its flags are theirs together.
+  for (const [path, own] of flags) {
+    for (const [other, theirs] of flags) if (other.startsWith(`${path} `)) for (const f of theirs) own.add(f);
+  }
+  return flags;
+}
+
+/** The command a page's flag tables belong to. */
+const PAGE_COMMANDS: Record<string, string> = {
+  'docs/listen.md': 'listen',
+  'docs/relay.md': 'relay',
+  'docs/check.md': 'check',
+  'docs/sandbox.md': 'sandbox',
+};
+
+describe('README.md and docs/', () => {
+  it('link only to files that exist', () => {
+    const broken: string[] = [];
+    for (const page of PAGES) {
+      for (const [, target] of read(page).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(target) || target.startsWith('#')) continue;
+        const file = resolve(ROOT, dirname(page), target.split('#')[0]);
+        if (!existsSync(file)) broken.push(`${page} → ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("name only flags that the command's --help lists", () => {
+    const flags = commandFlags();
+    const unknown: string[] = [];
+    const check = (page: string, path: string, flag: string) => {
+      if (!flags.get(path)?.has(flag)) unknown.push(`${page}: clockhook ${path} ${flag}`);
+    };
+    for (const page of PAGES) {
+      for (const line of read(page).split('\n')) {
+        // `clockhook <command> [subcommand] … --flag …` on one line (a shell block or a code span).
+        for (const match of line.matchAll(/clockhook ([a-z]+)(?: ([a-z]+))?([^`|]*)/g)) {
+          const [, command, sub, rest] = match;
+          if (!flags.has(command)) continue;
+          const path = sub && flags.has(`${command} ${sub}`) ? `${command} ${sub}` : command;
+          for (const [flag] of rest.matchAll(/--[a-z][a-z-]*/g)) check(page, path, flag);
+        }
+        // A page's flag table: | `--flag` | …
+        const command = PAGE_COMMANDS[page];
+        const row = /^\| (`--[^|]*)\|/.exec(line);
+        if (command && row) for (const [flag] of row[1].matchAll(/--[a-z][a-z-]*/g)) check(page, command, flag);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+});

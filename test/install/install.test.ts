@@ -1,0 +1,147 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/sandbox.js';
+
+// Packs clockhook as `npm pack` does, installs it the ways the README says, and uses it there as a user
+// would: `npx clockhook` in an app's own folder, `clockhook` from a global install. Slow (npm installs):
+// one pack for the file, a minute or more per install on a busy machine.
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+const npm = (args: string[], cwd: string) =>
+  run('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
+const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+
+let work: Awaited<ReturnType<typeof tempDir>>;
+let tarball: string;
+let packed: string[];
+
+beforeAll(async () => {
+  work = await tempDir('clockhook-install-');
+  const { stdout } = await npm(['pack', '--json', '--pack-destination', work.path], ROOT);
+  const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+  tarball = join(work.path, info.filename);
+  packed = info.files.map((f) => f.path);
+}, 180_000);
+afterAll(() => work?.remove());
+
+/** A small app that prints the id of every POST it gets, answering 200. */
+const APP = `import { createServer } from 'node:http';
+const server = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    console.log('delivery ' + JSON.parse(Buffer.concat(chunks)).id);
+    res.end('ok');
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log('port ' + server.address().port));
+`;
+
+/** Starts a program and resolves with the first line `match` accepts, keeping every line. */
+function startLines(command: string, args: string[], cwd: string) {
+  const child: ChildProcess = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const lines: string[] = [];
+  let wake = () => {};
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line);
+    wake();
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return {
+    lines,
+    async waitFor(match: (line: string) => boolean, timeoutMs = 60_000): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = lines.find(match);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no such line from ${command} ${args.join(' ')}; stderr: ${stderr}`);
+        await Promise.race([new Promise<void>((r) => (wake = r)), new Promise((r) => setTimeout(r, 200))]);
+      }
+    },
+    stop: () => (child.kill('SIGINT'), exited),
+  };
+}
+
+/** In an app folder with clockhook installed: `npx clockhook listen` forwards a `trigger` to the app. */
+async function listenAndTrigger(appDir: string): Promise<void> {
+  await writeFile(join(appDir, 'app.mjs'), APP);
+  const app = startLines(process.execPath, ['app.mjs'], appDir);
+  const port = (await app.waitFor((l) => l.startsWith('port '))).slice(5);
+  const listen = startLines(
+    'npx',
+    ['--no-install', 'clockhook', 'listen', '--forward-to', port, '--port', '0', '--sandbox-port', '0'].concat([
+      '--inspector-port',
+      '0',
+      '--no-open',
+      '--json',
+    ]),
+    appDir,
+  );
+  try {
+    await listen.waitFor((l) => l.includes('"event":"ready"'));
+    const { stdout } = await run('npx', ['--no-install', 'clockhook', 'trigger', 'punch.created', '--json'], {
+      cwd: appDir,
+    });
+    const event = JSON.parse(stdout) as { id: string };
+    await app.waitFor((l) => l === `delivery ${event.id}`);
+    expect(existsSync(join(appDir, '.clockhook', 'captures.json'))).toBe(true);
+  } finally {
+    await listen.stop();
+    await app.stop();
+  }
+}
+
+async function newApp(name: string): Promise<string> {
+  const dir = join(work.path, name);
+  await run('mkdir', ['-p', dir]);
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, type: 'module' }));
+  return dir;
+}
+
+describe('the packed package', () => {
+  it('carries only what it runs: bin, dist, ui, README, LICENSE, CHANGELOG and package.json', () => {
+    const outside = packed.filter((path) => !/^(bin|dist|ui)\//.test(path));
+    expect(outside.sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+    expect(packed).toContain('bin/clockhook.js');
+    expect(packed).toContain('dist/index.js');
+    expect(packed).toContain('ui/index.html');
+    expect(packed.some((path) => path.startsWith('dist/') && path.endsWith('.test.js'))).toBe(false);
+  });
+
+  it('installs into an app as a dev dependency; npx clockhook listen and trigger work there', async () => {
+    const appDir = await newApp('app-tarball');
+    await npm(['install', '-D', tarball], appDir);
+    // No dev dependency of clockhook's came along: it runs on its five runtime dependencies.
+    expect(existsSync(join(appDir, 'node_modules', 'typescript'))).toBe(false);
+    const { stdout } = await run('npx', ['--no-install', 'clockhook', '--version'], { cwd: appDir });
+    expect(stdout.trim()).toBe(pkg.version);
+    await listenAndTrigger(appDir);
+  }, 240_000);
+
+  it('installs globally; clockhook runs from any folder', async () => {
+    const prefix = join(work.path, 'global');
+    await npm(['install', '-g', '--prefix', prefix, tarball], work.path);
+    const elsewhere = await newApp('elsewhere');
+    const { stdout } = await run(join(prefix, 'bin', 'clockhook'), ['--version'], { cwd: elsewhere });
+    expect(stdout.trim()).toBe(pkg.version);
+  }, 240_000);
+
+  it('installs from a git URL (npm builds it with prepare); npx clockhook listen and trigger work there', async () => {
+    const appDir = await newApp('app-git');
+    await npm(['install', '-D', `git+file://${ROOT}`], appDir);
+    expect(existsSync(join(appDir, 'node_modules', 'clockhook', 'dist', 'index.js'))).toBe(true);
+    await listenAndTrigger(appDir);
+  }, 420_000);
+});
