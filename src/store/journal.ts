@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import { BodyFiles } from './body-files.js';
+import { applyEntries, type JournalEntry, readJournalEntries } from './journal-entries.js';
 import type { Capture } from './capture.js';
 import {
   assertOwnFile,
@@ -15,19 +16,12 @@ import {
 } from './private-files.js';
 import {
   parseSnapshot,
-  readLines,
   SNAPSHOT_HEADER,
   snapshotPieces,
   type StoreData,
   writeSnapshot,
 } from './snapshot.js';
 import { closeQuietly, fdatasyncAsync, syncDir } from './sync.js';
-
-type JournalEntry =
-  | { op: 'put'; capture: Capture }
-  /** Changed fields only: a forward result must not write the whole capture (its body) again. */
-  | { op: 'patch'; id: string; patch: Partial<Capture> }
-  | { op: 'delete'; ids: string[] };
 
 /**
  * lowdb adapter that keeps lowdb's API while writing only what changed: the snapshot file holds the
@@ -102,32 +96,9 @@ export class JournalAdapter implements Adapter<StoreData> {
     // Any journal bytes, even just a torn line a crash left, are folded in before appending again:
     // a new line after a torn one would look like damage in the middle.
     this.needsCompaction = !snapshot || this.#journalBytes > 0 || this.#foldingLeft;
-    if (!snapshot && entries.length === 0) return null;
-    const data: StoreData = snapshot ?? { version: 1, captures: [] };
-    const byId = new Map(data.captures.map((c, i) => [c.id, i]));
-    for (const entry of entries) {
-      if (entry.op === 'put') {
-        const index = byId.get(entry.capture.id);
-        if (index === undefined) {
-          byId.set(entry.capture.id, data.captures.length);
-          data.captures.push(entry.capture);
-        } else data.captures[index] = entry.capture;
-      } else if (entry.op === 'patch') {
-        const index = byId.get(entry.id);
-        if (index !== undefined) data.captures[index] = { ...data.captures[index], ...entry.patch, id: entry.id };
-      } else {
-        const gone = new Set(entry.ids);
-        data.captures = data.captures.filter((c) => !gone.has(c.id));
-        byId.clear();
-        for (const [i, c] of data.captures.entries()) byId.set(c.id, i);
-      }
-    }
-    // A crash after a fold's snapshot was written but before its journal went: the journal was
-    // replayed over a snapshot that holds it. Every change comes out the same, but a capture that
-    // retention dropped meanwhile (it writes no entry) came back at the end; ids sort by arrival,
-    // so sorting puts it back first in line, where the store's retention drops it again.
-    if (this.#foldingLeft) data.captures.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return data;
+    // After a crash between a fold's snapshot and the removal of its journal, that journal is replayed
+    // over a snapshot that holds it: see applyEntries.
+    return applyEntries(snapshot, entries, { sortById: this.#foldingLeft });
   }
 
   /**
@@ -353,27 +324,10 @@ export class JournalAdapter implements Adapter<StoreData> {
         `${path} is not a clockhook capture journal: it does not begin as one, so it is left as it is. Give --db another path.`,
       );
     }
-    const entries: JournalEntry[] = [];
-    let number = 0;
-    // A torn last line is a write a crash cut short: it was never acknowledged. Anything after it is damage.
-    let torn: number | null = null;
-    let damaged = false;
-    for await (const line of readLines(path)) {
-      number += 1;
-      if (line === '') continue;
-      if (torn !== null) {
-        damaged = true;
-        break;
-      }
-      try {
-        entries.push(JSON.parse(line) as JournalEntry);
-      } catch {
-        torn = number;
-      }
-    }
+    const { entries, tornAt, damaged } = await readJournalEntries(path);
     if (damaged) {
       const aside = await moveAside(path, this.options.now());
-      this.options.logger.warn(`The capture journal ${path} is damaged at line ${torn}; moved it to ${aside}.`);
+      this.options.logger.warn(`The capture journal ${path} is damaged at line ${tornAt}; moved it to ${aside}.`);
     }
     return entries;
   }

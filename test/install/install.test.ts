@@ -79,14 +79,23 @@ async function listenAndTrigger(appDir: string): Promise<void> {
   await writeFile(join(appDir, 'app.mjs'), APP);
   const app = startLines(process.execPath, ['app.mjs'], appDir);
   const port = (await app.waitFor((l) => l.startsWith('port '))).slice(5);
+  // The installed bin itself, as npx runs it: npm exec does not pass a signal on, so it could not be stopped.
+  const bin = join(appDir, 'node_modules', '.bin', 'clockhook');
   const listen = startLines(
-    'npx',
-    ['--no-install', 'clockhook', 'listen', '--forward-to', port, '--port', '0', '--sandbox-port', '0'].concat([
+    bin,
+    [
+      'listen',
+      '--forward-to',
+      port,
+      '--port',
+      '0',
+      '--sandbox-port',
+      '0',
       '--inspector-port',
       '0',
       '--no-open',
       '--json',
-    ]),
+    ],
     appDir,
   );
   try {
