@@ -27,6 +27,9 @@ export function curlCommand(capture, listenerUrl) {
   }
   if (capture.bodyEncoding === 'base64')
     return `echo ${shellQuote(capture.body)} | base64 -d | ${parts.join(' ')} --data-binary @-`;
+  // curl reads a --data-binary value that begins with @ as a file name: such a body goes in on stdin.
+  if (capture.body.startsWith('@'))
+    return `printf '%s' ${shellQuote(capture.body)} | ${parts.join(' ')} --data-binary @-`;
   parts.push('--data-binary', shellQuote(capture.body));
   return parts.join(' ');
 }

@@ -85,6 +85,37 @@ const EXAMPLES: Record<string, [string, string][]> = {
     ['send a punch.created with sample data', 'npx clockhook trigger punch.created'],
     ['with data of your own', 'npx clockhook trigger employee.created --data employee.json'],
     ['data from standard input', 'echo \'{"id": 42}\' | npx clockhook trigger employee.created --data -'],
+    [
+      'the sample with fields changed and one removed',
+      'npx clockhook trigger punch.created --set note=late --set employeeId=7 --unset locationId',
+    ],
+  ],
+  captures: [
+    ['the newest captures, one line each', 'npx clockhook captures list'],
+    ['the failed ones of the last hour', 'npx clockhook captures list --status failed --since 1h'],
+    ['one capture whole', 'npx clockhook captures show cap_…'],
+    [
+      "every punch as a HAR file for a browser's network panel",
+      'npx clockhook captures export --type punch.created --format har -o punches.har',
+    ],
+  ],
+  'captures export': [
+    [
+      'test fixtures, one file each, for your tests',
+      'npx clockhook captures export cap_… --format fixture -o test/fixtures/',
+    ],
+    [
+      'a script that sends them again with curl',
+      'npx clockhook captures export --since 10m --format curl -o replay.sh',
+    ],
+  ],
+  replay: [
+    ['once the handler is fixed: every event whose latest delivery failed', 'npx clockhook replay --failed'],
+    ['two captures, with their original signatures', 'npx clockhook replay cap_… cap_… --as-is'],
+    [
+      'in CI, against the app, with no listen running',
+      'npx clockhook replay --failed --to http://localhost:3000/hooks --secret "$WEBHOOK_SECRET"',
+    ],
   ],
   endpoints: [
     ['list the endpoints of the sandbox (or of the API with --api-key)', 'npx clockhook endpoints list'],

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerCaptures } from './captures.js';
 import { registerCheck } from './check.js';
+import { registerReplay } from './replay.js';
+import { packageVersion } from './version.js';
 import { registerCompletion } from './completion.js';
 import { addExamples } from './help.js';
 import { UsageError } from './errors.js';
@@ -12,14 +14,11 @@ import { registerSandbox } from './sandbox.js';
 import { registerSecret } from './secret.js';
 import { registerTrigger } from './trigger.js';
 
-// Read rather than imported: JSON modules still print an ExperimentalWarning on Node 20.
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
 /** The commander program with every command registered; commands only map flags to library calls. */
 export function buildProgram(): Command {
   const program = new Command('clockhook')
     .description("Local development tunnel and inspector for the time-tracking service's signed webhooks.")
-    .version(pkg.version)
+    .version(packageVersion)
     .showHelpAfterError('(run with --help for usage)')
     // commander's own usage errors ("error: missing required argument") begin as clockhook's others do.
     .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'clockhook: ')) })
@@ -32,6 +31,8 @@ export function buildProgram(): Command {
   registerTrigger(program);
   registerEndpoints(program);
   registerEvents(program);
+  registerCaptures(program);
+  registerReplay(program);
   registerCompletion(program);
   addExamples(program);
   program.hook('preAction', (_program, command) => refuseEmptyValues(command));

@@ -4,7 +4,11 @@ import {
   EVENT_TYPES,
   type EventRecord,
   isDomainEventType,
+  parseSetValue,
   PING_EVENT_TYPE,
+  sampleData,
+  setPath,
+  unsetPath,
   withSuggestion,
 } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
@@ -14,6 +18,8 @@ import { printJson } from './output.js';
 
 interface TriggerFlags extends ApiFlags {
   data?: string;
+  set: string[];
+  unset: string[];
 }
 
 async function readStdin(): Promise<string> {
@@ -56,6 +62,31 @@ async function readData(path: string): Promise<Record<string, unknown>> {
   return value as Record<string, unknown>;
 }
 
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/**
+ * The event's data: the sample (or --data), changed by each --set and --unset in turn. A value is JSON
+ * when it parses, else a string; a path that does not exist is made; --unset of one is an error.
+ */
+async function dataOf(type: string, flags: TriggerFlags): Promise<Record<string, unknown> | undefined> {
+  const data = flags.data ? await readData(flags.data) : undefined;
+  if (flags.set.length === 0 && flags.unset.length === 0) return data;
+  const changed = structuredClone(data ?? sampleData(type));
+  try {
+    for (const assignment of flags.set) {
+      const eq = assignment.indexOf('=');
+      if (eq <= 0) throw new TypeError(`--set ${assignment}: write it as path=value, such as employee.name=Zoë.`);
+      setPath(changed, assignment.slice(0, eq), parseSetValue(assignment.slice(eq + 1)));
+    }
+    for (const path of flags.unset) {
+      if (!unsetPath(changed, path)) throw new TypeError(`--unset ${path}: the data has nothing at ${path}.`);
+    }
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return changed;
+}
+
 /** A real service has no way to emit events on request; only a sandbox answers /sandbox/health. */
 async function isSandbox(api: ResolvedApi): Promise<boolean> {
   if (api.fromSandbox) return true;
@@ -77,6 +108,13 @@ export function registerTrigger(program: Command): void {
         '--data <file>',
         'JSON file holding the data object, - for standard input (default: sample data for the type)',
       )
+      .option(
+        '--set <path=value>',
+        'change the data: employee.name=Zoë, tags[0]=night, hourlyRate=24.5 (repeatable)',
+        collect,
+        [],
+      )
+      .option('--unset <path>', 'remove a field of the data (repeatable)', collect, [])
       .addHelpText('after', eventTypesHelp()),
   ).action(async (type: string, flags: TriggerFlags) => {
     if (type === PING_EVENT_TYPE)
@@ -88,7 +126,7 @@ export function registerTrigger(program: Command): void {
         `unknown event type ${withSuggestion(type, JSON.stringify(type))}. Valid types: ${EVENT_TYPES.join(', ')}`,
       );
     }
-    const data = flags.data ? await readData(flags.data) : undefined;
+    const data = await dataOf(type, flags);
     const api = await resolveApi(flags);
     if (!(await isSandbox(api))) {
       throw new CliError(

@@ -4,3 +4,4 @@ export * from './envelope.js';
 export * from './samples.js';
 export * from './resources.js';
 export * from './errors.js';
+export * from './data-path.js';

@@ -1,3 +1,4 @@
+export { type ListenDiscovery, readListenDiscovery } from './discovery.js';
 export { chooseEndpoint, type EndpointChoice, type EndpointChoiceInput } from './endpoint-choice.js';
 export {
   type EndpointRecordOnFile,

@@ -8,6 +8,7 @@ import { onPortOrFree, shownUrl } from '../net.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
 import { CaptureStore } from '../store/index.js';
+import { writeListenDiscovery } from './discovery.js';
 import { setUpEndpoint } from './endpoint-setup.js';
 import { EndpointWatch } from './endpoint-watch.js';
 import {
@@ -219,6 +220,11 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     await warnAboutSetup(logger, secret, registered.endpoint, forwardTo);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
     listener.release();
+    const db = options.dbPath ?? join(setup.stateDir, 'captures.json');
+    const discovery = join(setup.stateDir, 'listen.json');
+    cleanups.push(
+      await writeListenDiscovery(discovery, { listener: listener.url, inspector: inspector?.url ?? null, db }),
+    );
     let closing: Promise<void> | undefined;
     return {
       ready: {

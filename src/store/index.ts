@@ -4,3 +4,4 @@ export { coalesceWrites } from './coalesce.js';
 export type { Staged } from './group-commit.js';
 export { claimStateFile, isProcessAlive, StoreLockedError } from './lock.js';
 export * from './private-files.js';
+export { readCaptureStore, type StoreReading, StoreUnreadableError } from './read-only.js';

@@ -14,13 +14,7 @@ import {
   startsWith,
   writePrivateFile,
 } from './private-files.js';
-import {
-  parseSnapshot,
-  SNAPSHOT_HEADER,
-  snapshotPieces,
-  type StoreData,
-  writeSnapshot,
-} from './snapshot.js';
+import { parseSnapshot, SNAPSHOT_HEADER, snapshotPieces, type StoreData, writeSnapshot } from './snapshot.js';
 import { closeQuietly, fdatasyncAsync, syncDir } from './sync.js';
 
 /**

@@ -1,0 +1,116 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import WebSocket from 'ws';
+import { signPayload } from '../contract/index.js';
+import { HOP_BY_HOP } from '../http/index.js';
+import type { Capture } from '../store/index.js';
+
+/** What one replay got. */
+export interface ReplayOutcome {
+  captureId: string;
+  /** The replay's own capture, when it went through a running listen (which records it). */
+  replayId: string | null;
+  /** The app's status, or null when it did not answer. */
+  status: number | null;
+  durationMs: number;
+  target: string;
+  error?: string;
+}
+
+/** Headers of a captured request as they go out again: not those of its connection, nor its length. */
+function headersToSend(capture: Capture): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(capture.headers))
+    if (!HOP_BY_HOP.has(name) && name !== 'content-length' && name !== 'host') headers[name] = value;
+  return headers;
+}
+
+/**
+ * Sends a capture straight to `target` (no listen running): its bytes and headers, re-signed with `secret`
+ * and the current time unless `asIs`. Nothing is stored.
+ */
+export function replayDirect(
+  capture: Capture,
+  body: Buffer,
+  {
+    target,
+    secret,
+    asIs,
+    timeoutMs = 30_000,
+  }: { target: string; secret: string | null; asIs: boolean; timeoutMs?: number },
+): Promise<ReplayOutcome> {
+  const headers = headersToSend(capture);
+  if (!asIs && secret) headers['x-service-signature'] = signPayload({ payload: body, secret });
+  headers['content-length'] = String(body.length);
+  const url = new URL(target);
+  const started = performance.now();
+  const done = (status: number | null, error?: string): ReplayOutcome => ({
+    captureId: capture.id,
+    replayId: null,
+    status,
+    durationMs: Math.round(performance.now() - started),
+    target: url.href,
+    ...(error ? { error } : {}),
+  });
+  return new Promise((resolve) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    // Local apps use self-signed certificates, as for listen's --forward-to.
+    const req = send(url, { method: capture.method, headers, rejectUnauthorized: false, timeout: timeoutMs }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(done(res.statusCode ?? null)));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (error) => resolve(done(null, error.message)));
+    req.end(body);
+  });
+}
+
+/**
+ * A running listen's inspector, over its WebSocket: replays go through the listener (recorded as replays,
+ * shown live in the page, forwarded to its --forward-to). `inspectorUrl` carries the token.
+ */
+export async function connectToListen(inspectorUrl: string) {
+  const url = new URL(inspectorUrl);
+  const socket = new WebSocket(`ws://${url.host}/ws?token=${url.searchParams.get('token') ?? ''}`);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const waiting = new Map<number, (message: { ok: boolean; data?: any; error?: { message: string } }) => void>();
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data)) as { type: string; id?: number; ok: boolean };
+    if (message.type === 'result' && typeof message.id === 'number') waiting.get(message.id)?.(message);
+  });
+  let next = 1;
+  return {
+    async replay(capture: Capture, { asIs }: { asIs: boolean }): Promise<ReplayOutcome> {
+      const id = next++;
+      const started = performance.now();
+      const answer = await new Promise<{ ok: boolean; data?: any; error?: { message: string } }>((resolve) => {
+        waiting.set(id, resolve);
+        socket.send(JSON.stringify({ type: 'replay', id, captureId: capture.id, mode: asIs ? 'asis' : 'resign' }));
+      });
+      waiting.delete(id);
+      const durationMs = Math.round(performance.now() - started);
+      const target = capture.forward?.target ?? 'listen';
+      if (!answer.ok)
+        return {
+          captureId: capture.id,
+          replayId: null,
+          status: null,
+          durationMs,
+          target,
+          error: answer.error?.message,
+        };
+      const data = answer.data as { captureId: string; statusCode: number; durationMs: number };
+      return {
+        captureId: capture.id,
+        replayId: data.captureId,
+        status: data.statusCode,
+        durationMs: data.durationMs,
+        target,
+      };
+    },
+    close: () => socket.close(),
+  };
+}

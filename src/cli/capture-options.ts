@@ -1,0 +1,81 @@
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { type CaptureFilter, type Outcome, OUTCOMES, parseSince } from '../captures/index.js';
+import { isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
+import { type Capture, readCaptureStore, type StoreReading, StoreUnreadableError } from '../store/index.js';
+import { CliError, UsageError } from './errors.js';
+import { fromEnv, parsePositiveInt } from './process.js';
+
+/** The flags that pick captures, shared by `captures list|export` and `replay`. */
+export interface CaptureFlags {
+  db?: string;
+  type?: string;
+  status?: string;
+  since?: string;
+  limit?: string;
+  json?: boolean;
+}
+
+export function withCaptureFilters(command: Command, { status = true } = {}): Command {
+  command
+    .option('--db <file>', 'the capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
+    .option('--type <type>', 'only captures of this event type')
+    .option('--since <when>', 'only captures since 10m, 2h, 1d ago, or an ISO time (2026-11-25T10:00Z)');
+  if (status) command.option('--status <status>', `only captures whose outcome was ${OUTCOMES.join(', ')}`);
+  return command;
+}
+
+/** The filter the flags say; every value given wrong is exit 2 with what to give instead. */
+export function filterOf(flags: CaptureFlags, ids: string[] = [], now = Date.now()): CaptureFilter {
+  const filter: CaptureFilter = {};
+  for (const id of ids) {
+    if (!/^cap_[0-9a-z]+$/.test(id))
+      throw new UsageError(
+        `${JSON.stringify(id)} is not a capture id: they look like cap_0mwwi3hqg0007ups (npx clockhook captures list).`,
+      );
+  }
+  if (ids.length > 0) filter.ids = ids;
+  if (flags.type !== undefined) {
+    if (flags.type !== PING_EVENT_TYPE && !isDomainEventType(flags.type))
+      throw new UsageError(`--type: unknown event type ${withSuggestion(flags.type)}.`);
+    filter.type = flags.type;
+  }
+  if (flags.status !== undefined) {
+    if (!(OUTCOMES as readonly string[]).includes(flags.status))
+      throw new UsageError(`--status ${flags.status}: give ${OUTCOMES.join(', ')}.`);
+    filter.status = flags.status as Outcome;
+  }
+  if (flags.since !== undefined) {
+    const since = parseSince(flags.since, now);
+    if (since === null)
+      throw new UsageError(`--since ${flags.since}: give 30s, 10m, 2h, 1d, or an ISO time such as 2026-11-25T10:00Z.`);
+    filter.since = since;
+  }
+  if (flags.limit !== undefined) filter.limit = parsePositiveInt(flags.limit, '--limit');
+  return filter;
+}
+
+export const storePathOf = (flags: CaptureFlags) =>
+  flags.db ?? fromEnv('CLOCKHOOK_DB') ?? join('.clockhook', 'captures.json');
+
+/** The store, read as it is now (listen may be writing it). */
+export async function readStore(flags: CaptureFlags): Promise<StoreReading> {
+  try {
+    return await readCaptureStore(storePathOf(flags));
+  } catch (error) {
+    if (error instanceof StoreUnreadableError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** The captures the ids name, each found, or exit 2 naming the first that is not and where to look. */
+export function namedCaptures(reading: StoreReading, ids: string[]): Capture[] {
+  const byId = new Map(reading.captures.map((c) => [c.id, c]));
+  const missing = ids.find((id) => !byId.has(id));
+  if (missing !== undefined) {
+    throw new UsageError(
+      `no capture ${missing} in ${reading.path} (cleared, rotated out by --max-captures, or in another --db). See the ones there: npx clockhook captures list`,
+    );
+  }
+  return ids.map((id) => byId.get(id) as Capture);
+}

@@ -1,0 +1,142 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Command, Option } from 'commander';
+import { curlScript, fixtureOf, harOf, outcomeOf, selectCaptures, statusOf } from '../captures/index.js';
+import type { Capture, StoreReading } from '../store/index.js';
+import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';
+import { UsageError } from './errors.js';
+import { colour, printJson, writeLine } from './output.js';
+import { packageVersion } from './version.js';
+
+interface ExportFlags extends CaptureFlags {
+  format: 'har' | 'curl' | 'fixture' | 'ndjson';
+  output?: string;
+  to?: string;
+}
+
+/** One capture on one line, as listen prints a delivery: time, type, event, verdict, status, duration, id. */
+export function captureLine(capture: Capture): string {
+  const time = new Date(capture.receivedAt).toTimeString().slice(0, 8);
+  const what = capture.envelope?.type
+    ? `${capture.envelope.type} [${capture.envelope.id.slice(0, 16)}]`
+    : `${capture.method} (not an envelope)`;
+  const replay = capture.source === 'replay' ? colour.cyan(' replay') : '';
+  const outcome = outcomeOf(capture);
+  const status = statusOf(capture) ?? 'no answer';
+  const shown = outcome === '2xx' ? colour.green(`[${status}]`) : colour.red(`[${status}]`);
+  const duration = capture.forward ? ` (${capture.forward.durationMs} ms)` : '';
+  return `${colour.grey(time)}${replay} ${what} signature ${capture.signature.status}  ${shown}${duration}  ${capture.id}`;
+}
+
+/** A body for people: pretty JSON when it is JSON, the text otherwise, base64 said as such. */
+function bodyText(body: Buffer): string {
+  const text = body.toString('utf8');
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return Buffer.from(text, 'utf8').equals(body) ? text : `(not UTF-8; base64) ${body.toString('base64')}`;
+  }
+}
+
+async function showCapture(reading: StoreReading, capture: Capture): Promise<string> {
+  const body = await reading.body(capture);
+  const headers = Object.entries(capture.headers).map(([name, value]) => `  ${name}: ${String(value)}`);
+  const { status, reason, hint } = capture.signature;
+  const forward = capture.forward;
+  const answer = capture.rejected
+    ? `clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code} (not forwarded)`
+    : forward === null
+      ? 'clockhook answered 200 (capture-only: no --forward-to)'
+      : forward
+        ? `${forward.target} answered ${forward.statusCode ?? 'nothing'}${forward.error ? ` (${forward.error})` : ''} in ${forward.durationMs} ms\n${bodyText(Buffer.from(forward.body, forward.bodyEncoding))}`
+        : 'no answer recorded yet';
+  return [
+    `${capture.id}  ${capture.receivedAt}  ${capture.source}${capture.replayOf ? ` of ${capture.replayOf}` : ''}`,
+    `${capture.method} ${capture.path}`,
+    ...headers,
+    '',
+    bodyText(body),
+    '',
+    `Signature: ${status}${reason ? ` (${reason})` : ''}${hint ? `: ${hint}` : ''}`,
+    `Answer: ${answer}`,
+  ].join('\n');
+}
+
+/** Every capture with its whole body (from its body file when it is over 16 KiB). */
+const withBodies = (reading: StoreReading, captures: Capture[]) =>
+  Promise.all(captures.map(async (capture) => ({ capture, body: await reading.body(capture) })));
+
+async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> {
+  const filter = filterOf(flags, ids);
+  const reading = await readStore(flags);
+  if (ids.length > 0) namedCaptures(reading, ids);
+  // In the order of the ids given, else oldest first, as the deliveries came.
+  const selected = selectCaptures(reading.captures, filter);
+  const captures = await withBodies(reading, ids.length > 0 ? selected : selected.reverse());
+  const out = flags.output;
+  if (flags.format === 'fixture' && out && !out.endsWith('.json')) {
+    await mkdir(out, { recursive: true });
+    for (const { capture, body } of captures)
+      await writeFile(join(out, `${capture.id}.json`), `${JSON.stringify(fixtureOf(capture, body), null, 2)}\n`);
+    console.error(`Wrote ${captures.length} fixtures to ${out}/.`);
+    return;
+  }
+  const text =
+    flags.format === 'har'
+      ? `${JSON.stringify(harOf(captures, packageVersion), null, 2)}\n`
+      : flags.format === 'curl'
+        ? await curlScript(captures, flags.to)
+        : flags.format === 'fixture'
+          ? `${JSON.stringify(
+              captures.map(({ capture, body }) => fixtureOf(capture, body)),
+              null,
+              2,
+            )}\n`
+          : captures.map(({ capture }) => `${JSON.stringify(capture)}\n`).join('');
+  if (out) {
+    await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined);
+    console.error(`Wrote ${captures.length} captures to ${out}.`);
+  } else process.stdout.write(text);
+}
+
+/** `clockhook captures list|show|export`: the capture store from the command line, read while listen runs. */
+export function registerCaptures(program: Command): void {
+  const captures = program.command('captures').description('list, show and export captured deliveries');
+  withCaptureFilters(captures.command('list').description('list captures, newest first'))
+    .option('--limit <n>', 'how many', '20')
+    .option('--json', 'one capture per line, as stored')
+    .action(async (flags: CaptureFlags) => {
+      const filter = filterOf(flags);
+      const chosen = selectCaptures((await readStore(flags)).captures, filter);
+      if (flags.json) for (const capture of chosen) writeLine(JSON.stringify(capture));
+      else if (chosen.length === 0) console.log('No captures. clockhook listen captures every delivery it receives.');
+      else for (const capture of chosen) writeLine(captureLine(capture));
+    });
+  captures
+    .command('show <capture-id>')
+    .description('show a whole capture: headers, body, signature verdict, the answer')
+    .option('--db <file>', 'the capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
+    .option('--json', 'the capture as stored, with its whole body')
+    .action(async (id: string, flags: CaptureFlags) => {
+      filterOf(flags, [id]);
+      const reading = await readStore(flags);
+      const [capture] = namedCaptures(reading, [id]);
+      if (flags.json) printJson({ ...capture, wholeBody: (await reading.body(capture)).toString('base64') });
+      else console.log(await showCapture(reading, capture));
+    });
+  withCaptureFilters(
+    captures.command('export [capture-ids...]').description('export captures as HAR, curl, fixtures or NDJSON'),
+  )
+    .addOption(
+      new Option('--format <format>', 'har, curl, fixture or ndjson')
+        .choices(['har', 'curl', 'fixture', 'ndjson'])
+        .makeOptionMandatory(),
+    )
+    .option('-o, --output <file>', 'write to this file (a folder for one fixture file per capture) instead of stdout')
+    .option('--to <url>', 'curl: send to this listener URL (default: the Host each capture arrived at)')
+    .action((ids: string[], flags: ExportFlags) => {
+      if (flags.to !== undefined && !URL.canParse(flags.to))
+        throw new UsageError(`--to ${flags.to} is not a URL, e.g. http://127.0.0.1:4300/`);
+      return exportCaptures(ids, flags);
+    });
+}

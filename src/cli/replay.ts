@@ -1,0 +1,119 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import {
+  connectToListen,
+  latestFailures,
+  replayDirect,
+  type ReplayOutcome,
+  selectCaptures,
+} from '../captures/index.js';
+import { readListenDiscovery } from '../listen/index.js';
+import type { Capture, StoreReading } from '../store/index.js';
+import {
+  type CaptureFlags,
+  filterOf,
+  namedCaptures,
+  readStore,
+  storePathOf,
+  withCaptureFilters,
+} from './capture-options.js';
+import { UsageError } from './errors.js';
+import { colour, printLine, writeLine } from './output.js';
+import { fromEnv } from './process.js';
+import { describeRecord, recordsOnFile } from './secret.js';
+
+interface ReplayFlags extends CaptureFlags {
+  failed?: boolean;
+  asIs?: boolean;
+  to?: string;
+  secret?: string;
+}
+
+/** The captures to send, oldest first. */
+function capturesToReplay(reading: StoreReading, ids: string[], flags: ReplayFlags): Capture[] {
+  const filter = filterOf(flags, ids);
+  if (ids.length > 0) return namedCaptures(reading, ids);
+  if (!flags.failed && filter.type === undefined && filter.since === undefined)
+    throw new UsageError(
+      'say what to replay: capture ids, --failed, --type or --since (see npx clockhook captures list).',
+    );
+  const pool = flags.failed ? latestFailures(reading.captures) : reading.captures;
+  return selectCaptures(pool, { ...filter, ids: undefined }).reverse();
+}
+
+/** The secret a direct replay is re-signed with: --secret, $CLOCKHOOK_SECRET, else the endpoint's on file. */
+async function secretForDirect(flags: ReplayFlags): Promise<string | null> {
+  const given = flags.secret ?? fromEnv('CLOCKHOOK_SECRET');
+  if (given || flags.asIs) return given ?? null;
+  const records = await recordsOnFile();
+  if (records.length === 1) return records[0].secret;
+  throw new UsageError(
+    records.length === 0
+      ? 'no listen runs here and no endpoint secret is on file to re-sign with: pass --secret whsec_…, or --as-is to send the original signature.'
+      : `several endpoint secrets are on file (${records.map(describeRecord).join('; ')}): pass --secret "$(npx clockhook secret <id>)".`,
+  );
+}
+
+function outcomeLine(capture: Capture, outcome: ReplayOutcome): string {
+  const what = capture.envelope?.type ? `${capture.envelope.type} [${capture.envelope.id}]` : capture.method;
+  const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+  const status = ok ? colour.green(`[${outcome.status}]`) : colour.red(`[${outcome.status ?? 'no answer'}]`);
+  const recorded = outcome.replayId ? ` as ${outcome.replayId}` : '';
+  const error = outcome.error ? colour.red(` ${outcome.error}`) : '';
+  return `replayed ${capture.id} ${what}${recorded}  <-- ${status} ${outcome.target} (${outcome.durationMs} ms)${error}`;
+}
+
+async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
+  if (flags.to !== undefined && !/^https?:$/.test(URL.canParse(flags.to) ? new URL(flags.to).protocol : ''))
+    throw new UsageError(`--to ${flags.to} is not an http(s) URL, e.g. http://localhost:3000/hooks`);
+  const reading = await readStore(flags);
+  const captures = capturesToReplay(reading, ids, flags);
+  if (captures.length === 0) {
+    console.error('Nothing to replay.');
+    return;
+  }
+  const listen = flags.to ? null : await readListenDiscovery(resolve('.clockhook', 'listen.json'));
+  const through =
+    listen?.inspector && listen.db === resolve(storePathOf(flags)) ? await connectToListen(listen.inspector) : null;
+  const secret = through ? null : await secretForDirect(flags);
+  let allTaken = true;
+  try {
+    for (const capture of captures) {
+      const target = flags.to ?? capture.forward?.target;
+      if (!through && !target)
+        throw new UsageError(
+          `${capture.id} was not forwarded anywhere: say where to send it with --to <your app's URL>.`,
+        );
+      const outcome = through
+        ? await through.replay(capture, { asIs: Boolean(flags.asIs) })
+        : await replayDirect(capture, await reading.body(capture), {
+            target: target as string,
+            secret,
+            asIs: Boolean(flags.asIs),
+          });
+      allTaken &&= outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+      if (flags.json) printLine({ event: 'replay', via: through ? 'listen' : 'direct', ...outcome });
+      else writeLine(outcomeLine(capture, outcome));
+    }
+  } finally {
+    through?.close();
+  }
+  // Exit 1 unless every replay was taken, so a CI step can replay failures against a fixed handler.
+  if (!allTaken) process.exitCode = 1;
+}
+
+/** `clockhook replay`: sends captures to the app again, through a running listen or straight to it. */
+export function registerReplay(program: Command): void {
+  withCaptureFilters(
+    program
+      .command('replay [capture-ids...]')
+      .description('send captures to your app again (through a running listen, else straight to it)'),
+    { status: false },
+  )
+    .option('--failed', 'the events whose latest delivery failed')
+    .option('--as-is', 'the original bytes and signature, not re-signed with the current time')
+    .option('--to <url>', 'send here instead (default: through listen, else where each was forwarded)')
+    .option('--secret <whsec>', "re-sign with this secret (default: $CLOCKHOOK_SECRET, else the endpoint's on file)")
+    .option('--json', 'one JSON line per replay')
+    .action((ids: string[], flags: ReplayFlags) => runReplay(ids, flags));
+}

@@ -1,0 +1,309 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Fixture, signedFixture } from '../../src/captures/index.js';
+import { verifySignature } from '../../src/contract/index.js';
+import { type ListenSession, startListen } from '../../src/listen/index.js';
+import type { Capture } from '../../src/store/index.js';
+import { runCli } from '../helpers/cli.js';
+import { connectClient } from '../helpers/inspector.js';
+import { post, postSigned } from '../helpers/listen.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+// One listen (embedded sandbox, inspector) and one app for the file; the commands run in its folder.
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let app: Receiver;
+let session: ListenSession;
+let secret: string;
+let failing = false;
+const cli = (...args: string[]) => runCli(args, { cwd: dir.path });
+const envelope = (id: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1_790_000_000,
+    data: { id: 1, ...extra },
+  });
+
+const UTF8 = envelope('evt_utf8', { note: 'Zoë → café' });
+const BYTES = Buffer.from([0x7b, 0xff, 0xfe, 0x00, 0x80, 0x7d]); // not UTF-8: stored as base64
+const LARGE = envelope('evt_large', { pad: 'x'.repeat(40 * 1024) }); // over 16 KiB: kept in a body file
+const ids: Record<string, string> = {};
+
+async function capturesNow(): Promise<Capture[]> {
+  return JSON.parse(
+    `[${(await cli('captures', 'list', '--limit', '1000', '--json')).stdout.trim().split('\n').join(',')}]`,
+  );
+}
+
+beforeAll(async () => {
+  dir = await tempDir();
+  app = await startReceiver((request, res) => {
+    res.writeHead(failing ? 500 : 200, { 'content-type': 'application/json' });
+    res.end(failing ? '{"error":"handler broken"}' : '{"ok":true}');
+  });
+  session = await startListen({
+    forwardTo: app.url,
+    port: 0,
+    sandboxPort: 0,
+    inspectorPort: 0,
+    stateDir: join(dir.path, '.clockhook'),
+  });
+  secret = session.secret as string;
+  for (const [name, body] of [
+    ['utf8', UTF8],
+    ['bytes', BYTES],
+    ['large', LARGE],
+  ] as const) {
+    const res = await postSigned(session.ready.listener, body, secret, { 'content-type': 'application/json' });
+    expect(res.status).toBe(200);
+    ids[name] = session.store.newest(1)[0].id;
+  }
+}, 30_000);
+
+afterAll(async () => {
+  await session?.close();
+  await app?.close();
+  await dir?.remove();
+});
+
+describe('captures list and show', () => {
+  it('list the store while listen runs, newest first, one line each for people', async () => {
+    const listed = await capturesNow();
+    expect(listed.slice(0, 3).map((c) => c.id)).toEqual([ids.large, ids.bytes, ids.utf8]);
+    const lines = (await cli('captures', 'list')).stdout.trim().split('\n');
+    expect(lines[2]).toMatch(
+      new RegExp(`punch\\.created \\[evt_utf8\\] signature valid  \\[200\\] \\(\\d+ ms\\)  ${ids.utf8}$`),
+    );
+  });
+
+  it('show a capture whole: pretty JSON, the body file read in full, the verdict and the answer', async () => {
+    const shown = (await cli('captures', 'show', ids.utf8)).stdout;
+    expect(shown).toContain('"note": "Zoë → café"');
+    expect(shown).toContain('Signature: valid');
+    expect(shown).toMatch(/Answer: http:\/\/127\.0\.0\.1:\d+\/ answered 200/);
+    const large = JSON.parse((await cli('captures', 'show', ids.large, '--json')).stdout);
+    expect(Buffer.from(large.wholeBody, 'base64').toString()).toBe(LARGE);
+  });
+
+  it('refuse what is given wrong with exit 2 and what to give instead', async () => {
+    const cases: [string[], RegExp][] = [
+      [['captures', 'show', 'cap_0000000000nothere'], /no capture cap_0000000000nothere .*npx clockhook captures list/],
+      [['captures', 'show', 'evt_utf8'], /is not a capture id/],
+      [['captures', 'list', '--status', 'broken'], /--status broken: give 2xx, failed, rejected/],
+      [['captures', 'list', '--since', 'yesterday'], /--since yesterday: give 30s, 10m/],
+      [['captures', 'list', '--type', 'punch.creatd'], /did you mean punch\.created\?/],
+      [['captures', 'list', '--limit', '0'], /--limit/],
+      [['replay'], /say what to replay/],
+    ];
+    for (const [args, message] of cases) {
+      const res = await cli(...args);
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stderr, args.join(' ')).toMatch(message);
+    }
+  }, 60_000);
+});
+
+describe('captures export', () => {
+  it('HAR 1.2: every required field, and postData holding the exact bytes of each body', async () => {
+    const res = await cli('captures', 'export', ids.utf8, ids.bytes, ids.large, '--format', 'har');
+    const har = JSON.parse(res.stdout);
+    expect(har.log).toMatchObject({ version: '1.2', creator: { name: 'clockhook' } });
+    expect(har.log.entries).toHaveLength(3);
+    const expected = [Buffer.from(UTF8), BYTES, Buffer.from(LARGE)];
+    for (const [i, entry] of har.log.entries.entries()) {
+      expect(Object.keys(entry)).toEqual(
+        expect.arrayContaining(['startedDateTime', 'time', 'request', 'response', 'cache', 'timings']),
+      );
+      expect(Number.isNaN(Date.parse(entry.startedDateTime))).toBe(false);
+      for (const field of [
+        'method',
+        'url',
+        'httpVersion',
+        'cookies',
+        'headers',
+        'queryString',
+        'headersSize',
+        'bodySize',
+      ])
+        expect(entry.request, field).toHaveProperty(field);
+      for (const field of [
+        'status',
+        'statusText',
+        'httpVersion',
+        'cookies',
+        'headers',
+        'content',
+        'redirectURL',
+        'headersSize',
+        'bodySize',
+      ])
+        expect(entry.response, field).toHaveProperty(field);
+      expect(entry.response.content).toHaveProperty('size');
+      expect(entry.response.content).toHaveProperty('mimeType');
+      for (const field of ['send', 'wait', 'receive']) expect(typeof entry.timings[field]).toBe('number');
+      const { text, encoding } = entry.request.postData;
+      expect(Buffer.from(text, encoding === 'base64' ? 'base64' : 'utf8').equals(expected[i])).toBe(true);
+      expect(entry._clockhook).toMatchObject({
+        captureId: [ids.utf8, ids.bytes, ids.large][i],
+        signature: { status: 'valid' },
+      });
+    }
+    expect(har.log.entries[1].request.postData.encoding).toBe('base64');
+    expect(res.stdout).not.toContain(secret);
+  });
+
+  it('curl: a bash script that sends the same bytes and headers again, byte for byte', async () => {
+    const target = await startReceiver();
+    try {
+      const out = join(dir.path, 'replay.sh');
+      const res = await cli(
+        'captures',
+        'export',
+        ids.utf8,
+        ids.bytes,
+        ids.large,
+        '--format',
+        'curl',
+        '--to',
+        `${target.url}/`,
+        '-o',
+        out,
+      );
+      expect(res.code).toBe(0);
+      expect(await readFile(out, 'utf8')).not.toContain(secret);
+      await promisify(execFile)('bash', [out], { maxBuffer: 16 * 1024 * 1024 });
+      await target.waitFor(3);
+      expect(target.received.map((r) => r.body)).toEqual([Buffer.from(UTF8), BYTES, Buffer.from(LARGE)]);
+      // The signature header each arrived with, which still verifies over the bytes.
+      for (const request of target.received) {
+        const check = verifySignature({
+          header: request.headers['x-service-signature'],
+          payload: request.body,
+          secret,
+          tolerance: 0,
+        });
+        expect(check.ok).toBe(true);
+      }
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('fixtures: one file per capture without the signature; re-signed and sent, the listener finds it valid', async () => {
+    const out = join(dir.path, 'fixtures');
+    expect((await cli('captures', 'export', ids.utf8, ids.large, '--format', 'fixture', '-o', out)).code).toBe(0);
+    expect((await readdir(out)).sort()).toEqual([`${ids.large}.json`, `${ids.utf8}.json`].sort());
+    const fixture = JSON.parse(await readFile(join(out, `${ids.large}.json`), 'utf8')) as Fixture;
+    expect(fixture).toMatchObject({
+      clockhookFixture: 1,
+      method: 'POST',
+      path: '/',
+      bodyEncoding: 'utf8',
+      envelope: { id: 'evt_large' },
+    });
+    expect(fixture.headers).not.toHaveProperty('x-service-signature');
+    expect(fixture.body).toBe(LARGE);
+    const request = signedFixture(fixture, { secret });
+    const res = await post(session.ready.listener, request.body, request.headers as Record<string, string>);
+    expect(res.status).toBe(200);
+    expect(session.store.newest(1)[0]).toMatchObject({ envelope: { id: 'evt_large' }, signature: { status: 'valid' } });
+  });
+
+  it('ndjson: one capture per line, as stored', async () => {
+    const lines = (await cli('captures', 'export', ids.utf8, ids.bytes, '--format', 'ndjson')).stdout
+      .trim()
+      .split('\n');
+    expect(lines.map((line) => JSON.parse(line).id)).toEqual([ids.utf8, ids.bytes]);
+  });
+});
+
+describe('replay and trigger --set', () => {
+  it('replay --failed after the handler is fixed goes through listen, exits 0, and the page shows the replays', async () => {
+    const page = await connectClient(
+      `ws://${new URL(session.ready.inspector as string).host}/ws?token=${new URL(session.ready.inspector as string).searchParams.get('token')}`,
+    );
+    try {
+      failing = true;
+      const first = JSON.parse((await cli('trigger', 'employee.created', '--json')).stdout);
+      const second = JSON.parse((await cli('trigger', 'employee.updated', '--json')).stdout);
+      await expect.poll(async () => (await capturesNow()).filter((c) => c.forward?.statusCode === 500).length).toBe(2);
+      const failed = await cli('replay', '--failed');
+      expect(failed.code).toBe(1); // still broken
+      failing = false;
+      const fixed = await cli('replay', '--failed', '--json');
+      expect(fixed.code, fixed.stderr).toBe(0);
+      const lines = fixed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(lines.map((l) => [l.via, l.status])).toEqual([
+        ['listen', 200],
+        ['listen', 200],
+      ]);
+      const replays = (await capturesNow()).filter(
+        (c) => c.source === 'replay' && lines.some((l) => l.replayId === c.id),
+      );
+      expect(replays.map((c) => c.envelope?.id).sort()).toEqual([first.id, second.id].sort());
+      await page.waitFor(
+        (m) => m.type === 'capture' && m.capture.id === lines[1].replayId && m.capture.source === 'replay',
+      );
+      // Nothing failed is left: a second run has nothing to do.
+      expect((await cli('replay', '--failed')).stderr).toContain('Nothing to replay.');
+    } finally {
+      failing = false;
+      page.close();
+    }
+  }, 60_000);
+
+  it('replay --to sends straight to the app, re-signed with the secret, and stores nothing', async () => {
+    const before = session.store.all().length;
+    const target = await startReceiver();
+    try {
+      const res = await cli('replay', ids.utf8, '--to', `${target.url}/direct`, '--secret', secret, '--json');
+      expect(res.code, res.stderr).toBe(0);
+      expect(JSON.parse(res.stdout)).toMatchObject({ via: 'direct', status: 200, replayId: null });
+      const [request] = target.received;
+      expect(request.url).toBe('/direct');
+      expect(request.body.toString()).toBe(UTF8);
+      expect(
+        verifySignature({ header: request.headers['x-service-signature'], payload: request.body, secret }).ok,
+      ).toBe(true);
+      expect(session.store.all()).toHaveLength(before);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('trigger --set and --unset change the data that reaches the app', async () => {
+    const event = JSON.parse(
+      (
+        await cli(
+          'trigger',
+          'punch.created',
+          '--set',
+          'note=late again',
+          '--set',
+          'employeeId=7',
+          '--set',
+          'tags[0]=night',
+          '--unset',
+          'locationId',
+          '--json',
+        )
+      ).stdout,
+    );
+    await expect.poll(() => app.received.some((r) => r.body.includes(event.id))).toBe(true);
+    const data = JSON.parse(app.received.find((r) => r.body.includes(event.id))!.body.toString()).data;
+    expect(data).toMatchObject({ note: 'late again', employeeId: 7, tags: ['night'] });
+    expect(data).not.toHaveProperty('locationId');
+    const missing = await cli('trigger', 'punch.created', '--unset', 'nothing.here');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--unset nothing.here: the data has nothing at nothing.here');
+  });
+});
