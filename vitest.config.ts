@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Test files run two at a time even on two cores, where vitest would run one (cores − 1): the suite mostly
@@ -19,6 +19,8 @@ const maxWorkers = Math.max(2, availableParallelism() - 1);
  */
 export default defineConfig({
   test: {
+    // The examples have tests of their own, run in their folder by test/examples/ once their packages are installed.
+    exclude: [...configDefaults.exclude, 'examples/**'],
     maxWorkers,
     testTimeout: 15_000,
     hookTimeout: 20_000,

@@ -6,11 +6,11 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { basePath: '..' },
-  { ignores: ['dist/**', 'node_modules/**', 'test-results/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'test-results/**', 'examples/*/node_modules/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'test/**/*.mjs', 'bin/**/*.js', 'scripts/**/*.mjs', '.ci/**/*.mjs'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'test/**/*.mjs', 'bin/**/*.js', 'scripts/**/*.mjs', 'examples/**/*.mjs', '.ci/**/*.mjs'],
     languageOptions: { globals: { ...globals.node } },
   },
   {

@@ -32,7 +32,7 @@ import {
   ROUTES,
   send,
 } from './requests.js';
-import { type AttemptReport, DeliveryWorker } from './worker.js';
+import { type AttemptReport, DeliveryWorker, realTimer, type SetTimer } from './worker.js';
 import { closeNow, listenOn } from '../net.js';
 
 export interface SandboxOptions {
@@ -54,6 +54,8 @@ export interface SandboxOptions {
   maxEvents?: number;
   /** @default Date.now */
   now?: () => number;
+  /** The timers of retries and of the receiver's time limit (a test's clock). @default the real clock's */
+  setTimer?: SetTimer;
   /** @default silent */
   logger?: Logger;
   /** Told about every completed delivery attempt. */
@@ -81,6 +83,7 @@ const DEFAULTS = {
   deliveryTimeoutMs: 30_000,
   maxEvents: 5000,
   now: Date.now,
+  setTimer: realTimer,
   logger: silentLogger,
   onAttempt: (_report: AttemptReport) => {},
 };
@@ -339,6 +342,7 @@ async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>)
     timeScale: config.timeScale,
     timeoutMs: config.deliveryTimeoutMs,
     now,
+    setTimer: config.setTimer,
     onAttempt: config.onAttempt,
   });
   const sandboxApi = new SandboxApi({ db, config, worker, persist });

@@ -34,8 +34,19 @@ export interface DeliveryWorkerOptions {
   /** The receiver's time limit per attempt (contract: 30 s). */
   timeoutMs: number;
   now: () => number;
+  /** Runs `callback` after `delayMs`; returns what cancels it. Tests put a clock they advance here. */
+  setTimer: SetTimer;
   onAttempt: (report: AttemptReport) => void;
 }
+
+/** A timer: `callback` after `delayMs`, and the function that cancels it. */
+export type SetTimer = (callback: () => void, delayMs: number) => () => void;
+
+/** Timers of the real clock. */
+export const realTimer: SetTimer = (callback, delayMs) => {
+  const timer = setTimeout(callback, delayMs);
+  return () => clearTimeout(timer);
+};
 
 interface PostResult {
   statusCode: number | null;
@@ -52,7 +63,7 @@ const USER_AGENT = 'clockhook-sandbox (time-tracking service emulator)';
  */
 export class DeliveryWorker {
   readonly #options: DeliveryWorkerOptions;
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #timers = new Map<string, () => void>();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #closing = new AbortController();
 
@@ -90,7 +101,7 @@ export class DeliveryWorker {
       if (delivery.endpointId !== endpointId || delivery.state !== 'pending') continue;
       delivery.state = 'cancelled';
       delivery.nextAttemptAt = null;
-      clearTimeout(this.#timers.get(delivery.id));
+      this.#timers.get(delivery.id)?.();
       this.#timers.delete(delivery.id);
     }
   }
@@ -98,19 +109,19 @@ export class DeliveryWorker {
   /** Stops scheduling, aborts attempts in flight (they stay pending and resume on the next start). */
   async close(): Promise<void> {
     this.#closing.abort();
-    for (const timer of this.#timers.values()) clearTimeout(timer);
+    for (const cancel of this.#timers.values()) cancel();
     this.#timers.clear();
     await Promise.allSettled([...this.#inFlight]);
   }
 
   #schedule(delivery: DeliveryRecord, delayMs: number): void {
     if (this.#closing.signal.aborted) return;
-    const timer = setTimeout(() => {
+    const cancel = this.#options.setTimer(() => {
       this.#timers.delete(delivery.id);
       const task = this.#attempt(delivery).finally(() => this.#inFlight.delete(task));
       this.#inFlight.add(task);
     }, delayMs);
-    this.#timers.set(delivery.id, timer);
+    this.#timers.set(delivery.id, cancel);
   }
 
   async #attempt(delivery: DeliveryRecord): Promise<void> {
@@ -202,7 +213,9 @@ export class DeliveryWorker {
       data: event.data,
     };
     const body = JSON.stringify(envelope);
-    const timeout = AbortSignal.timeout(this.#options.timeoutMs);
+    // The receiver's time limit runs on the worker's timers, so a test's clock can bring it about.
+    const timeout = new AbortController();
+    const cancelTimeout = this.#options.setTimer(() => timeout.abort(), this.#options.timeoutMs);
     const headers = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
@@ -216,7 +229,7 @@ export class DeliveryWorker {
     try {
       // A 3xx is an answer, and not a 2xx: a failed attempt, never followed.
       const answer = await postBytes(new URL(endpoint.url), headers, body, {
-        signal: AbortSignal.any([timeout, this.#closing.signal]),
+        signal: AbortSignal.any([timeout.signal, this.#closing.signal]),
         maxChars: LIMITS.storedResponseBodyChars,
       });
       return { statusCode: answer.status, body: answer.body, error: null };
@@ -224,8 +237,10 @@ export class DeliveryWorker {
       return {
         statusCode: null,
         body: '',
-        error: describeFailure(error as NodeJS.ErrnoException, timeout.aborted, this.#options.timeoutMs),
+        error: describeFailure(error as NodeJS.ErrnoException, timeout.signal.aborted, this.#options.timeoutMs),
       };
+    } finally {
+      cancelTimeout();
     }
   }
 }

@@ -112,6 +112,67 @@ async function listenAndTrigger(appDir: string): Promise<void> {
   }
 }
 
+/** A node:test file of the app imports clockhook/testing, and a strict TypeScript file compiles against it. */
+async function usesTestingEntry(appDir: string): Promise<void> {
+  await writeFile(
+    join(appDir, 'webhooks.test.mjs'),
+    `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { sendDelivery, startSandbox } from 'clockhook/testing';
+
+test('clockhook/testing in an app of its own', async () => {
+  const server = createServer((req, res) => { req.resume(); req.on('end', () => res.end('ok')); });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = 'http://127.0.0.1:' + server.address().port + '/';
+  const sandbox = await startSandbox();
+  try {
+    const { secret } = await sandbox.createEndpoint(url);
+    await sendDelivery(url, { secret, expect: 'accepted' });
+    const event = await sandbox.trigger('punch.created');
+    const delivery = await sandbox.waitForDelivery((d) => d.eventId === event.id);
+    assert.equal(delivery.statusCode, 200);
+  } finally {
+    await sandbox.close();
+    server.close();
+  }
+});
+`,
+  );
+  const { stdout } = await run(process.execPath, ['--test', 'webhooks.test.mjs'], { cwd: appDir });
+  expect(stdout).toMatch(/^# pass 1$/m);
+  await writeFile(
+    join(appDir, 'typed.ts'),
+    `import { type Delivery, sendDelivery, signDelivery, startSandbox, type TestSandbox } from 'clockhook/testing';
+const signed: { headers: Record<string, string>; body: Buffer } = signDelivery({ body: '{}', secret: 'whsec_x' });
+export async function typed(url: string): Promise<number | null> {
+  const sandbox: TestSandbox = await startSandbox();
+  const result = await sendDelivery(url, { secret: 'whsec_x', type: 'punch.created', expect: 'accepted' });
+  const delivery: Delivery = await sandbox.waitForDelivery((d) => d.attempt === 1, { timeout: 1000 });
+  await sandbox.close();
+  return result.status + signed.body.length + (delivery.statusCode ?? 0);
+}
+`,
+  );
+  await writeFile(
+    join(appDir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'es2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        skipLibCheck: true,
+        typeRoots: [join(ROOT, 'node_modules', '@types')],
+        types: ['node'],
+      },
+      files: ['typed.ts'],
+    }),
+  );
+  await run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir });
+}
+
 async function newApp(name: string): Promise<string> {
   const dir = join(work.path, name);
   await run('mkdir', ['-p', dir]);
@@ -137,6 +198,7 @@ describe('the packed package', () => {
     const { stdout } = await run('npx', ['--no-install', 'clockhook', '--version'], { cwd: appDir });
     expect(stdout.trim()).toBe(pkg.version);
     await listenAndTrigger(appDir);
+    await usesTestingEntry(appDir);
   }, 240_000);
 
   it('installs globally; clockhook runs from any folder', async () => {

@@ -1,0 +1,146 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient } from '../api/index.js';
+import { type DeliveryAttempt, type EventRecord, sampleData, setPath } from '../contract/index.js';
+import { startSandbox as startSandboxServer } from '../sandbox/index.js';
+import { ManualClock } from './clock.js';
+
+/** One delivery attempt as the service recorded it, with the event it was of. */
+export interface Delivery extends DeliveryAttempt {
+  eventId: string;
+  type: string;
+}
+
+export interface SandboxTestOptions {
+  /** `api_version` of the envelopes it sends. @default '2026-11-01' */
+  apiVersion?: string;
+  /** The receiver's time limit per attempt, in ms on the sandbox's clock (see `advance`). @default 30000 */
+  deliveryTimeoutMs?: number;
+}
+
+export interface TestSandbox {
+  /** The sandbox's REST API, for an ApiClient or your own calls. */
+  apiBase: string;
+  apiKey: string;
+  /** Registers an endpoint for `url` (plain http on 127.0.0.1 is allowed); returns its id and secret. */
+  createEndpoint(url: string, options?: { events?: string[] }): Promise<{ id: number; secret: string }>;
+  /** Emits an event: the type's sample data, or `data`, changed by `set` (paths as `trigger --set`). */
+  trigger(
+    type: string,
+    options?: { data?: Record<string, unknown>; set?: Record<string, unknown> },
+  ): Promise<EventRecord>;
+  /** Every delivery attempt so far, oldest first, as the service recorded them. */
+  deliveries(filter?: { eventId?: string; type?: string; endpointId?: number }): Promise<Delivery[]>;
+  /** Resolves with the first attempt `predicate` accepts, once there is one; the error says what came instead. */
+  waitForDelivery(predicate: (delivery: Delivery) => boolean, options?: { timeout?: number }): Promise<Delivery>;
+  /**
+   * Moves the sandbox's clock forward: retries (1, 5, 30 min, 2 h) and the receiver's 30 s limit come due
+   * without waiting for them.
+   */
+  advance(ms: number): Promise<void>;
+  /** Stops the sandbox and removes its state. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Says what the attempts were, for an error that says what the handler did. */
+function describeDeliveries(deliveries: Delivery[]): string {
+  if (deliveries.length === 0) return 'no delivery attempt was made';
+  return deliveries
+    .map((d) => {
+      const answer =
+        d.statusCode === null
+          ? `no answer (${d.error})`
+          : `${d.statusCode}${d.responseBody ? `: ${d.responseBody.slice(0, 200)}` : ''}`;
+      return `attempt ${d.attempt} of ${d.type} ${d.eventId} to endpoint ${d.endpointId}: ${answer}`;
+    })
+    .join('; ');
+}
+
+type DeliveryFilter = { eventId?: string; type?: string; endpointId?: number };
+
+async function readDeliveries(client: ApiClient, filter: DeliveryFilter = {}): Promise<Delivery[]> {
+  const events = (await client.listEvents({ limit: Number.POSITIVE_INFINITY, type: filter.type })).data.reverse();
+  return events
+    .filter((event) => filter.eventId === undefined || event.id === filter.eventId)
+    .flatMap((event) => event.delivery_attempts.map((attempt) => ({ ...attempt, eventId: event.id, type: event.type })))
+    .filter((d) => filter.endpointId === undefined || d.endpointId === filter.endpointId);
+}
+
+/** Reads the attempts again whenever one is made (and every second), until `predicate` takes one. */
+async function waitForDelivery(
+  client: ApiClient,
+  arrivals: Set<() => void>,
+  predicate: (delivery: Delivery) => boolean,
+  timeout: number,
+): Promise<Delivery> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const seen = await readDeliveries(client);
+    const found = seen.find(predicate);
+    if (found) return found;
+    const left = deadline - Date.now();
+    if (left <= 0)
+      throw new Error(`waitForDelivery: no matching delivery within ${timeout} ms; ${describeDeliveries(seen)}.`);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.min(left, 1000));
+      function done() {
+        clearTimeout(timer);
+        arrivals.delete(done);
+        resolve();
+      }
+      arrivals.add(done);
+    });
+  }
+}
+
+/**
+ * The service's webhook API and delivery worker in this process, on a free port, with its own temporary
+ * state (nothing in your `.clockhook/`), and a clock your test advances.
+ */
+export async function startSandbox(options: SandboxTestOptions = {}): Promise<TestSandbox> {
+  const dir = await mkdtemp(join(tmpdir(), 'clockhook-testing-'));
+  const clock = new ManualClock();
+  const arrivals = new Set<() => void>();
+  const sandbox = await startSandboxServer({
+    port: 0,
+    host: '127.0.0.1',
+    dbPath: join(dir, 'sandbox-db.json'),
+    discoveryPath: null,
+    apiVersion: options.apiVersion,
+    deliveryTimeoutMs: options.deliveryTimeoutMs,
+    setTimer: clock.setTimer,
+    onAttempt: () => {
+      for (const arrived of [...arrivals]) arrived();
+    },
+  }).catch(async (error: unknown) => {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  });
+  const client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey });
+  let closing: Promise<void> | undefined;
+
+  return {
+    apiBase: sandbox.apiBase,
+    apiKey: sandbox.apiKey,
+    async createEndpoint(url, { events = ['*'] } = {}) {
+      const endpoint = await client.createEndpoint({ url, enabledEvents: events, description: 'clockhook/testing' });
+      return { id: endpoint.id, secret: endpoint.secret as string };
+    },
+    async trigger(type, { data, set = {} } = {}) {
+      const changed = structuredClone(data ?? sampleData(type));
+      for (const [path, value] of Object.entries(set)) setPath(changed, path, value);
+      return client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data: changed } });
+    },
+    deliveries: (filter) => readDeliveries(client, filter),
+    waitForDelivery: (predicate, { timeout = 10_000 } = {}) => waitForDelivery(client, arrivals, predicate, timeout),
+    advance: (ms) => clock.advance(ms),
+    close() {
+      closing ??= (async () => {
+        await sandbox.close();
+        await rm(dir, { recursive: true, force: true });
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,169 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { randomBytes } from 'node:crypto';
+import { type Fixture, fixtureProblem, signedFixture } from '../captures/index.js';
+import { type CheckReport, runChecks } from '../check/index.js';
+import { type DeliveryEnvelope, sampleData, setPath, signPayload } from '../contract/index.js';
+
+/** A signed delivery: the headers the service sends with it, and its bytes. */
+export interface SignedDelivery {
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/**
+ * Signs a body as the service does (`X-Service-Signature: t=<unix>,v1=<hex>` over `<t>.<raw body>`);
+ * `timestamp` (Unix seconds) lets a test send a stale one.
+ */
+export function signDelivery({
+  body,
+  secret,
+  timestamp = Math.floor(Date.now() / 1000),
+}: {
+  body: string | Buffer | object;
+  secret: string;
+  timestamp?: number;
+}): SignedDelivery {
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  const type = (() => {
+    try {
+      return String((JSON.parse(bytes.toString('utf8')) as { type?: unknown }).type ?? '');
+    } catch {
+      return '';
+    }
+  })();
+  return {
+    headers: {
+      'content-type': 'application/json',
+      ...(type ? { 'x-service-event': type } : {}),
+      'x-service-signature': signPayload({ payload: bytes, secret, timestamp }),
+    },
+    body: bytes,
+  };
+}
+
+export interface SendOptions {
+  secret: string;
+  /** An envelope of this type with its sample data (or `data`). @default 'punch.created' */
+  type?: string;
+  data?: Record<string, unknown>;
+  /** Changes to the data by path, as `trigger --set`: `{ 'employee.name': 'Zoë' }`. */
+  set?: Record<string, unknown>;
+  /** A fixture exported by `captures export --format fixture` (re-signed), instead of a sample. */
+  fixture?: Fixture;
+  /** A body given as it is, instead of a sample. */
+  body?: string | Buffer | object;
+  /** Unix seconds of the signature: a stale one to test the replay window. @default now */
+  timestamp?: number;
+  /** Headers added to (or replacing) the signed ones. */
+  headers?: Record<string, string>;
+  /** Throws, saying what the handler did, unless it answered so. */
+  expect?: 'accepted' | 'refused';
+}
+
+export interface SendResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** The envelope sent, when it was one. */
+  envelope: DeliveryEnvelope | null;
+}
+
+/** An envelope as the service sends it, with a fresh event id. */
+export function envelopeOf(
+  type: string,
+  data?: Record<string, unknown>,
+  set: Record<string, unknown> = {},
+): DeliveryEnvelope {
+  const changed = structuredClone(data ?? sampleData(type));
+  for (const [path, value] of Object.entries(set)) setPath(changed, path, value);
+  const created = Math.floor(Date.now() / 1000);
+  return {
+    id: `evt_${randomBytes(12).toString('hex')}`,
+    object: 'event',
+    type,
+    api_version: '2026-11-01',
+    created,
+    data: changed,
+  };
+}
+
+function post(
+  url: URL,
+  headers: Record<string, string | string[]>,
+  body: Buffer,
+): Promise<Omit<SendResult, 'envelope'>> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': body.length }, rejectUnauthorized: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
+    req.on('error', (error) =>
+      reject(new Error(`sendDelivery: could not reach the handler at ${url.href}: ${error.message}`)),
+    );
+    req.end(body);
+  });
+}
+
+/**
+ * One signed POST to your handler: a sample envelope, a fixture (re-signed), or a body given. With
+ * `expect`, an answer other than that is an error that says what the handler did.
+ */
+export async function sendDelivery(url: string, options: SendOptions): Promise<SendResult> {
+  const target = new URL(url);
+  let request: { headers: Record<string, string | string[]>; body: Buffer; envelope: DeliveryEnvelope | null };
+  if (options.fixture) {
+    const problem = fixtureProblem(options.fixture);
+    if (problem) throw new TypeError(`sendDelivery: the fixture cannot be sent: ${problem}.`);
+    const signed = signedFixture(options.fixture, { secret: options.secret, timestamp: options.timestamp });
+    request = { headers: signed.headers, body: signed.body, envelope: null };
+  } else {
+    const envelope =
+      options.body === undefined ? envelopeOf(options.type ?? 'punch.created', options.data, options.set) : null;
+    const signed = signDelivery({
+      body: options.body ?? envelope!,
+      secret: options.secret,
+      timestamp: options.timestamp,
+    });
+    request = { ...signed, envelope };
+  }
+  const result = {
+    ...(await post(target, { ...request.headers, ...options.headers }, request.body)),
+    envelope: request.envelope,
+  };
+  const accepted = result.status >= 200 && result.status < 300;
+  if (options.expect && accepted !== (options.expect === 'accepted')) {
+    const what = result.envelope
+      ? `${result.envelope.type} ${result.envelope.id}`
+      : `a ${request.body.length}-byte body`;
+    const said = result.body.slice(0, 300);
+    throw new Error(
+      options.expect === 'accepted'
+        ? `the handler answered ${result.status} to a validly signed delivery of ${what}: ${said}`
+        : `the handler answered ${result.status} to a delivery of ${what} that it should have refused (its signature or timestamp is not valid): ${said}`,
+    );
+  }
+  return result;
+}
+
+/** `clockhook check` as a call: the whole conformance battery against your handler. */
+export function checkReceiver(
+  url: string,
+  options: { secret: string; events?: string[]; dedupeProbe?: string; timeoutMs?: number },
+): Promise<CheckReport> {
+  return runChecks({
+    target: new URL(url),
+    secret: options.secret,
+    events: options.events,
+    dedupeProbe: options.dedupeProbe ? new URL(options.dedupeProbe) : undefined,
+    timeoutMs: options.timeoutMs,
+  });
+}
