@@ -10,7 +10,15 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'test/**/*.mjs', 'bin/**/*.js', 'scripts/**/*.mjs', 'examples/**/*.mjs', '.ci/**/*.mjs'],
+    files: [
+      'src/**/*.ts',
+      'test/**/*.ts',
+      'test/**/*.mjs',
+      'bin/**/*.js',
+      'scripts/**/*.mjs',
+      'examples/**/*.mjs',
+      '.ci/**/*.mjs',
+    ],
     languageOptions: { globals: { ...globals.node } },
   },
   {
