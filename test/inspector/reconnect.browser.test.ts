@@ -39,6 +39,8 @@ describe('the inspector page across a restart of listen', () => {
     await deliver(first, 'evt_before_restart');
     await deliver(first, 'evt_large', { pad: 'p'.repeat(40_000), tail: 'END_OF_LARGE' });
     await page.locator('#captures .capture', { hasText: 'evt_before_restart' }).waitFor();
+    // Both rows are on the page before listen stops (on a busy machine the second one can still be on its way).
+    await page.locator('#captures .capture', { hasText: 'evt_large' }).waitFor();
 
     await first.close();
     await page.locator('#connection.conn-closed').waitFor();
