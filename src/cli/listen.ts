@@ -32,7 +32,7 @@ import {
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
-  forwardTo?: string;
+  forwardTo: string[];
   port: string;
   inspectorPort: string;
   sandboxPort: string;
@@ -80,7 +80,7 @@ function signatureText(report: DeliveryReport): string {
 export function deliveryLine(report: DeliveryReport): string {
   const replay = report.source === 'replay' ? colour.cyan(' replay') : '';
   const status = report.status < 300 ? colour.green(`[${report.status}]`) : colour.red(`[${report.status}]`);
-  const target = report.target ?? 'clockhook';
+  const target = report.target ?? (report.route === null ? 'clockhook (no route)' : 'clockhook');
   const error = report.error ? colour.red(` ${report.error}`) : '';
   const answer = report.answer ? colour.grey(` ${JSON.stringify(report.answer)}`) : '';
   // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
@@ -141,7 +141,11 @@ function printReady(
     colour.cyan('clockhook listen is ready'),
     `  Listening   ${ready.listener}`,
     ...(network.length > 0 ? [`  Network     ${network.join(', ')}`] : []),
-    `  Forwarding  ${ready.forwardTo ?? 'nowhere: capture-only mode, clockhook answers 200 itself (use --forward-to <port|url>)'}`,
+    ...(ready.routes
+      ? ready.routes.map((route, i) => `  ${i === 0 ? 'Routes    ' : '          '}  ${route}`)
+      : [
+          `  Forwarding  ${ready.forwardTo ?? 'nowhere: capture-only mode, clockhook answers 200 itself (use --forward-to <port|url>)'}`,
+        ]),
     `  API         ${ready.apiBase ? `${ready.apiBase}${ready.sandbox ? ' (sandbox)' : ''}` : 'none (offline)'}`,
   ];
   if (ready.endpointId !== null)
@@ -177,7 +181,12 @@ export function registerListen(program: Command): void {
   program
     .command('listen')
     .description('receive deliveries: verify, capture and forward them to your app')
-    .option('--forward-to <url>', 'your app: 3000, localhost:3000/hooks or a URL (default: capture-only)')
+    .option(
+      '--forward-to <[types=]url>',
+      'your app: 3000, localhost:3000/hooks or a URL; repeat with types= to route by event type (default: capture-only)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .option('--port <port>', 'listener port', '4300')
     .option('--inspector-port <port>', 'inspector port (127.0.0.1 only)', '4301')
     .option('--sandbox-port <port>', 'embedded sandbox port (a free one if taken)', '4302')
@@ -226,13 +235,15 @@ function deliveryJson(report: DeliveryReport): Record<string, unknown> {
     source,
     ...(error ? { error } : {}),
     ...(answer ? { answer } : {}),
+    ...(report.route !== undefined ? { route: report.route } : {}),
   };
 }
 
 /** The flags as ListenOptions; `say` prints a line once listen is ready (the ready line comes first). */
 function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): ListenOptions {
   return {
-    forwardTo: flags.forwardTo ?? null,
+    forwardTo: null,
+    ...(flags.forwardTo.length > 0 ? { routes: flags.forwardTo } : {}),
     port: parsePort(flags.port, '--port'),
     sandboxPort: parseFetchablePort(
       flags.sandboxPort,
@@ -271,7 +282,7 @@ function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): 
 
 /** `clockhook listen` itself: starts the session, prints its ready line, and runs until stopped. */
 async function runListen(flags: ListenFlags, args: string[]): Promise<void> {
-  if (args.length > 0) throw strayArgumentsError('listen', args, flags.forwardTo);
+  if (args.length > 0) throw strayArgumentsError('listen', args, flags.forwardTo[0]);
   // The ready line comes first (DESIGN: with --json, the first line is "ready"): what happens while
   // listen starts (the relay's first connection, a delivery that arrived meanwhile) is said after it.
   let beforeReady: (() => void)[] | null = [];

@@ -11,6 +11,11 @@ export type ListenMode = 'sandbox' | 'api' | 'offline';
 export interface ListenOptions {
   /** `3000`, `localhost:3000/hooks` or a URL; null for capture-only mode. */
   forwardTo?: string | null;
+  /**
+   * Routes by event type instead of `forwardTo`: each `[TYPES=]TARGET` (`punch.*,time_entry.*=3000/a`);
+   * the first whose types take a delivery forwards it, one none takes is answered 200 (see ListenerOptions).
+   */
+  routes?: string[];
   /** @default 4300 */
   port?: number;
   /** Port of the embedded sandbox; a free one is used when it is taken. @default 4302 */
@@ -78,6 +83,8 @@ export interface ReadyInfo {
   listener: string;
   inspector: string | null;
   forwardTo: string | null;
+  /** With routes by event type: each as `TYPES=TARGET` (or the target, for one that takes every type). */
+  routes?: string[];
   apiBase: string | null;
   sandbox: boolean;
   endpointId: number | null;

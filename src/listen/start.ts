@@ -3,7 +3,7 @@ import { ApiClient } from '../api/index.js';
 import { maskSecret } from '../contract/index.js';
 import { type Inspector, startInspector } from '../inspector/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { isListenerItself, Listener, normalizeBasePath, normalizeForwardTarget } from '../listener/index.js';
+import { Listener, normalizeBasePath } from '../listener/index.js';
 import { onPortOrFree, shownUrl } from '../net.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
@@ -11,21 +11,12 @@ import { CaptureStore } from '../store/index.js';
 import { writeListenDiscovery } from './discovery.js';
 import { setUpEndpoint } from './endpoint-setup.js';
 import { EndpointWatch } from './endpoint-watch.js';
-import {
-  type Api,
-  chooseMode,
-  type ListenOptions,
-  type ListenSession,
-  ListenUsageError,
-  type Setup,
-} from './options.js';
+import { type Api, chooseMode, type ListenOptions, type ListenSession, type Setup } from './options.js';
 import { watchSandbox } from './sandbox-watch.js';
+import { refuseOwnAddress, routeNames, type Targets, targetsOf } from './targets.js';
 import { warnAboutPublicPath, warnAboutSetup } from './warnings.js';
 
-async function startCapturing(
-  setup: Setup,
-  forwardTo: URL | null,
-): Promise<{ store: CaptureStore; listener: Listener }> {
+async function startCapturing(setup: Setup, targets: Targets): Promise<{ store: CaptureStore; listener: Listener }> {
   const { options, logger, stateDir, cleanups } = setup;
   const store = await CaptureStore.open({
     path: options.dbPath ?? join(stateDir, 'captures.json'),
@@ -36,7 +27,8 @@ async function startCapturing(
   cleanups.push(() => store.close());
   const listener = new Listener({
     store,
-    forwardTo,
+    forwardTo: targets.forwardTo,
+    routes: targets.routes,
     port: options.port ?? 4300,
     host: options.host,
     path: options.path,
@@ -53,11 +45,7 @@ async function startCapturing(
   });
   await listener.start();
   cleanups.push(() => listener.close());
-  if (forwardTo && (await isListenerItself(forwardTo, { host: options.host ?? '127.0.0.1', port: listener.port }))) {
-    throw new ListenUsageError(
-      `--forward-to ${shownUrl(forwardTo)} is this listener itself (port ${listener.port}): every delivery would come back to it. Give your app's port, such as --forward-to 3000, or move the listener with --port.`,
-    );
-  }
+  await refuseOwnAddress(targets, { host: options.host ?? '127.0.0.1', port: listener.port }, 'listener');
   return { store, listener };
 }
 
@@ -127,17 +115,17 @@ async function startPage(
     listener: Listener;
     api: Api | null;
     watch: EndpointWatch;
-    forwardTo: URL | null;
+    targets: Targets;
     secret: string | null;
   },
 ): Promise<Inspector> {
-  const { store, listener, api, watch, forwardTo, secret } = parts;
+  const { store, listener, api, watch, targets, secret } = parts;
   const inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
     store,
     listener,
     client: api?.client ?? null,
     mode,
-    forwardTo: forwardTo ? shownUrl(forwardTo) : null,
+    forwardTo: routeNames(targets)?.join('; ') ?? (targets.forwardTo ? shownUrl(targets.forwardTo) : null),
     secretHint: secret ? maskSecret(secret) : null,
     timeScale: api?.timeScale,
     tokenPath: join(stateDir, 'inspector-token'),
@@ -147,18 +135,14 @@ async function startPage(
     refreshEndpoint: () => watch.read(),
   });
   cleanups.push(() => inspector.close());
-  if (forwardTo && (await isListenerItself(forwardTo, { host: '127.0.0.1', port: inspector.port }))) {
-    throw new ListenUsageError(
-      `--forward-to ${shownUrl(forwardTo)} is this listen's inspector page (port ${inspector.port}), not your app: it would answer every delivery 404. Give your app's port, such as --forward-to 3000, or move the inspector with --inspector-port.`,
-    );
-  }
+  await refuseOwnAddress(targets, { host: '127.0.0.1', port: inspector.port }, 'inspector');
   return inspector;
 }
 
 /** The first steps of a session, before its page: what deliveries arrive through and are checked with. */
-async function startDeliveries(setup: Setup, forwardTo: URL | null, basePath: string) {
+async function startDeliveries(setup: Setup, targets: Targets, basePath: string) {
   const { options, mode } = setup;
-  const { store, listener } = await startCapturing(setup, forwardTo);
+  const { store, listener } = await startCapturing(setup, targets);
   const api = await connectApi(setup);
   const publicUrl = options.relay
     ? `${await startRelay(setup, options.relay, listener)}${basePath === '/' ? '' : basePath}`
@@ -198,7 +182,7 @@ function setupOf(options: ListenOptions, mode: Setup['mode'], deliveryFailed: ()
  */
 export async function startListen(options: ListenOptions): Promise<ListenSession> {
   const mode = chooseMode(options);
-  const forwardTo = options.forwardTo ? normalizeForwardTarget(options.forwardTo) : null;
+  const targets = targetsOf(options);
   // The relay's channel URL reaches the listener's root; deliveries must arrive under --path. A bad --path
   // is refused here, before anything starts.
   const basePath = normalizeBasePath(options.path ?? '/');
@@ -210,14 +194,14 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => logger.error(String(error)));
   };
   try {
-    const started = await startDeliveries(setup, forwardTo, basePath);
+    const started = await startDeliveries(setup, targets, basePath);
     const { store, listener, api, registered, watch } = started;
     endpointWatch = watch;
     const { secret } = registered;
     const inspector =
-      options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, forwardTo, secret });
+      options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, targets, secret });
     if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
-    await warnAboutSetup(logger, secret, registered.endpoint, forwardTo);
+    await warnAboutSetup(logger, secret, registered.endpoint, targets.all);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
     listener.release();
     const db = options.dbPath ?? join(setup.stateDir, 'captures.json');
@@ -231,7 +215,8 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
         event: 'ready',
         listener: listener.url,
         inspector: inspector?.url ?? null,
-        forwardTo: forwardTo ? shownUrl(forwardTo) : null,
+        forwardTo: targets.forwardTo ? shownUrl(targets.forwardTo) : null,
+        ...(targets.routes ? { routes: routeNames(targets) } : {}),
         apiBase: api?.client.baseUrl ?? null,
         sandbox: mode === 'sandbox',
         endpointId: registered.endpoint?.id ?? null,

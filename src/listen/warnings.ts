@@ -76,7 +76,7 @@ export async function warnAboutSetup(
   logger: Logger,
   secret: string | null,
   endpoint: WebhookEndpoint | null,
-  forwardTo: URL | null,
+  targets: { label: string; url: URL }[],
 ): Promise<void> {
   if (!secret)
     logger.warn(
@@ -87,9 +87,11 @@ export async function warnAboutSetup(
       `Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: npx clockhook endpoints enable ${endpoint.id}`,
     );
   }
-  if (forwardTo && !(await isAnswering(forwardTo))) {
+  for (const { label, url } of targets) {
+    if (await isAnswering(url)) continue;
+    const which = targets.length > 1 ? ` (${label})` : '';
     logger.warn(
-      `Nothing answers at ${shownUrl(forwardTo)} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`,
+      `Nothing answers at ${shownUrl(url)}${which} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`,
     );
   }
 }

@@ -47,6 +47,8 @@ export interface CaptureContext {
   refuseUnsigned: boolean;
   /** Whether there is an app to forward to. */
   forwarding: boolean;
+  /** With routes by event type: the route a type goes by (null: none); undefined without them. */
+  routeFor?: (type: string | null) => string | null | undefined;
   now: number;
 }
 
@@ -59,6 +61,9 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
   const isDelivery = replayOf === undefined;
   const firstId = parsed.envelope && isDelivery ? context.firstWithEventId(parsed.envelope.id) : undefined;
   const rejected = rejectionOf(body, signature, isDelivery && context.refuseUnsigned);
+  const route = context.routeFor?.(parsed.envelope?.type ?? null);
+  // A delivery no route takes is answered 200 by clockhook, as in capture-only mode.
+  const forwarding = context.forwarding && route !== null;
   return {
     id: newCaptureId(context.now),
     receivedAt: new Date(context.now).toISOString(),
@@ -74,7 +79,8 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
     ...parsed,
     duplicateOf: firstId ?? null,
     rejected,
-    ...(rejected === null && !context.forwarding ? { forward: null } : {}),
+    ...(route !== undefined ? { route } : {}),
+    ...(rejected === null && !forwarding ? { forward: null } : {}),
   };
 }
 

@@ -3,3 +3,4 @@ export { type DeliveryReport, type ListenerOptions, MAX_BODY_BYTES } from './opt
 export type { DirectAnswer, DirectRequest } from './direct.js';
 export type { ReplayRequest, ReplayResult } from './replay.js';
 export { isListenerItself, normalizeBasePath, normalizeForwardTarget, pathUnderBase } from './target.js';
+export { chooseRoute, parseRoute, routeTakes, type RouteSpec } from './routes.js';

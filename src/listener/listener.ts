@@ -17,7 +17,8 @@ import { type Capture, type CaptureForward, newCaptureId } from '../store/index.
 import { Advisor } from './advice.js';
 import { type Body, captureOf, rejectionMessage } from './capture.js';
 import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
-import { Forwarder } from './forward.js';
+import type { Forwarder } from './forward.js';
+import { chooseRoute, isRouted, type Route, routeOfCapture, routesOf } from './routes.js';
 import { Hold } from './hold.js';
 import { readFromSocket, wholeBody } from './read.js';
 import { busyReport, reportOf } from './report.js';
@@ -44,7 +45,10 @@ export interface Delivered {
 export class Listener {
   readonly #options: ListenerConfig;
   readonly #basePath: string;
-  readonly #forwarder: Forwarder | null;
+  /** Where deliveries go: one route per --forward-to (none: capture-only). */
+  readonly #routes: Route[];
+  /** Whether the routes are by event type (`TYPES=TARGET`, or several): captures then record their route. */
+  readonly #routed: boolean;
   /** Requests not answered yet, counted rather than kept (see docs/performance.md). */
   #inFlight = 0;
   /** The request bodies held now (see maxBufferedBytes). */
@@ -64,7 +68,8 @@ export class Listener {
     this.#budget = new ByteBudget(config.maxBufferedBytes);
     this.#basePath = normalizeBasePath(config.path);
     this.#secret = config.secret;
-    this.#forwarder = config.forwardTo ? new Forwarder(config.forwardTo, config.timeoutMs) : null;
+    this.#routes = routesOf(config);
+    this.#routed = isRouted(config.routes);
     this.#advisor = new Advisor(config.logger, this.#basePath);
     this.#hold = new Hold(config.held);
   }
@@ -134,11 +139,7 @@ export class Listener {
    * capture with `source: "replay"` and `replayOf`.
    */
   async replay({ captureId, mode, body }: ReplayRequest): Promise<ReplayResult> {
-    const original = replayable(
-      this.#options.store.get(captureId),
-      { captureId, mode, body },
-      this.#forwarder !== null,
-    );
+    const original = replayable(this.#options.store.get(captureId), { captureId, mode, body }, this.#routes.length > 0);
     const bytes = body === undefined ? await this.#storedBody(original) : Buffer.from(body, 'utf8');
     const request = replayRequest(original, bytes, { mode, secret: this.#secret, now: this.#options.now() });
     if (this.#closing)
@@ -179,7 +180,7 @@ export class Listener {
         server.closeAllConnections();
         await closed;
       }
-      this.#forwarder?.close();
+      for (const route of this.#routes) route.forwarder.close();
     })();
     return this.#closing;
   }
@@ -240,9 +241,10 @@ export class Listener {
       capture: stored,
     } = this.#options.store.insert(this.#capture(req, body, replayOf), body.bytes);
     if (!(await this.#reached(written, res, stored, started))) return stored;
-    if (stored.rejected || !this.#forwarder) await this.#answerItself(res, stored, durable, started);
+    const route = routeOfCapture(this.#routes, this.#routed, stored);
+    if (stored.rejected || !route) await this.#answerItself(res, stored, durable, started);
     else
-      await this.#forward(this.#forwarder, {
+      await this.#forward(route.forwarder, {
         req,
         res,
         capture: stored,
@@ -287,7 +289,8 @@ export class Listener {
       replayOf,
       firstWithEventId: (id) => store.firstWithEventId(id),
       refuseUnsigned: !skipVerify,
-      forwarding: this.#forwarder !== null,
+      routeFor: (type) => (this.#routed ? (chooseRoute(this.#routes, type)?.name ?? null) : undefined),
+      forwarding: this.#routes.length > 0,
       now: now(),
     });
   }

@@ -22,12 +22,19 @@ export interface DeliveryReport {
   error?: string;
   /** What the app said, when it answered other than 2xx (see answerExcerpt). */
   answer?: string;
+  /** With routes by event type: the route that took it, or null when none did. */
+  route?: string | null;
 }
 
 export interface ListenerOptions {
   store: CaptureStore;
   /** The app, or null for capture-only mode (the listener answers 200 itself). */
   forwardTo: URL | null;
+  /**
+   * Routes by event type instead (`--forward-to TYPES=TARGET`, repeated): the first whose types take a
+   * delivery's type forwards it; one no route takes is answered 200 and recorded with `route: null`.
+   */
+  routes?: { types: string[] | null; target: URL }[];
   /** @default 4300 */
   port?: number;
   /** @default '127.0.0.1' */
@@ -87,7 +94,7 @@ const DEFAULTS = {
   held: false,
 };
 
-export type ListenerConfig = typeof DEFAULTS & { store: CaptureStore; forwardTo: URL | null };
+export type ListenerConfig = typeof DEFAULTS & Pick<ListenerOptions, 'store' | 'forwardTo' | 'routes'>;
 
 /** The options over their defaults (an undefined field takes the default), checked. */
 export function listenerConfig(options: ListenerOptions): ListenerConfig {

@@ -22,6 +22,7 @@ export function reportOf(
     durationMs,
     ...(error ? { error } : {}),
     ...(answer ? { answer } : {}),
+    ...(capture.route !== undefined ? { route: capture.route } : {}),
   };
 }
 

@@ -69,6 +69,8 @@ export interface Capture {
   forward?: CaptureForward | null;
   /** Kept by "Clear" in the inspector. */
   pinned?: boolean;
+  /** With routes by event type (`--forward-to TYPES=TARGET`): the route that took it; null when none did. */
+  route?: string | null;
 }
 
 /**

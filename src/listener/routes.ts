@@ -1,0 +1,80 @@
+import { EVENT_TYPES, isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
+import type { Capture } from '../store/index.js';
+import { Forwarder } from './forward.js';
+
+/** `--forward-to [TYPES=]TARGET`: the event-type patterns a route takes (null: every type), and its target. */
+export interface RouteSpec {
+  types: string[] | null;
+  target: string;
+}
+
+/** A route as the listener uses it: its name (as the capture records it) and its forwarder. */
+export interface Route {
+  name: string;
+  types: string[] | null;
+  forwarder: Forwarder;
+}
+
+/** `punch.*`, `time_card.approved` or `*`: a type of the catalogue, a resource's types, or all. */
+function patternProblem(pattern: string): string | null {
+  if (pattern === '*' || isDomainEventType(pattern)) return null;
+  if (pattern.endsWith('.*') && EVENT_TYPES.some((type) => type.startsWith(pattern.slice(0, -1)))) return null;
+  return `unknown event type ${withSuggestion(pattern)}`;
+}
+
+/**
+ * Splits `punch.*,time_entry.*=3000/attendance` into its types and target. Without `TYPES=` (a target such
+ * as `3000`, or a URL whose query holds `=`) the route takes every type. Throws a TypeError naming the route.
+ */
+export function parseRoute(spec: string): RouteSpec {
+  const match = /^([a-z_*.]+(?:,[a-z_*.]+)*)=(.+)$/.exec(spec.trim());
+  if (!match) return { types: null, target: spec.trim() };
+  const types = match[1].split(',');
+  const problem = types.map(patternProblem).find(Boolean);
+  if (problem)
+    throw new TypeError(
+      `--forward-to ${spec}: ${problem}. A route is [TYPES=]TARGET, e.g. 'punch.*,time_entry.*=3000/attendance'.`,
+    );
+  return { types: types.includes('*') ? null : types, target: match[2] };
+}
+
+/** Whether a route's patterns take `type`. */
+export function routeTakes(types: string[] | null, type: string): boolean {
+  return (
+    types === null ||
+    types.some((pattern) => pattern === type || (pattern.endsWith('.*') && type.startsWith(pattern.slice(0, -1))))
+  );
+}
+
+/**
+ * The route a delivery of `type` goes to: the first whose patterns take it. A ping (or a body with no
+ * type) goes to the first route that takes every type, else the first route.
+ */
+export function chooseRoute<R extends { types: string[] | null }>(routes: readonly R[], type: string | null): R | null {
+  if (type === null || type === PING_EVENT_TYPE) return routes.find((r) => r.types === null) ?? routes[0] ?? null;
+  return routes.find((r) => routeTakes(r.types, type)) ?? null;
+}
+
+/** The listener's routes: one per route given, or the one `forwardTo`, or none (capture-only). */
+export function routesOf(config: {
+  forwardTo?: URL | null;
+  routes?: { types: string[] | null; target: URL }[];
+  timeoutMs: number;
+}): Route[] {
+  const specs = config.routes ?? (config.forwardTo ? [{ types: null, target: config.forwardTo }] : []);
+  return specs.map(({ types, target }) => ({
+    name: types === null ? target.href : `${types.join(',')}=${target.href}`,
+    types,
+    forwarder: new Forwarder(target, config.timeoutMs),
+  }));
+}
+
+/** Whether routes go by event type (`TYPES=TARGET`, or several): captures then record their route. */
+export const isRouted = (routes: { types: string[] | null }[] | undefined) =>
+  routes !== undefined && (routes.length > 1 || routes.some((r) => r.types !== null));
+
+/** The route a capture goes by: the one it recorded, or the only one there is. */
+export function routeOfCapture(routes: Route[], routed: boolean, capture: Capture): Route | null {
+  if (!routed) return routes[0] ?? null;
+  return routes.find((r) => r.name === capture.route) ?? null;
+}
