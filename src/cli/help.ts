@@ -43,6 +43,10 @@ const EXAMPLES: Record<string, [string, string][]> = {
   listen: [
     ['forward every verified delivery to your app on port 3000', 'npx clockhook listen --forward-to 3000'],
     [
+      'punches to one service, time cards to another, the rest to a third',
+      "npx clockhook listen --forward-to 'punch.*=3000/attendance' --forward-to 'time_card.*=4000/payroll' --forward-to 3000/hooks",
+    ],
+    [
       'deliveries arrive under /hooks, and go to the same path of your app',
       'npx clockhook listen --path /hooks --forward-to 3000/hooks',
     ],
@@ -136,6 +140,10 @@ const EXAMPLES: Record<string, [string, string][]> = {
     ['send it again now', 'npx clockhook events redeliver evt_…'],
   ],
   'events list': [['the next page', 'npx clockhook events list --cursor <the cursor printed last>']],
+  init: [
+    ['write clockhook.config.json here, then edit its routes', 'npx clockhook init'],
+    ['listen as the file says, with no flags', 'npx clockhook listen'],
+  ],
   completion: [
     [
       'bash: complete clockhook in this shell (put the line in ~/.bashrc to keep it)',

@@ -16,6 +16,7 @@ import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { RelayUnreachableError } from '../relay/index.js';
 import { isCertificateError, isEveryInterface } from '../net.js';
 import { parseEventList } from './api-options.js';
+import { applyConfigFile } from './config.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
 import {
@@ -32,6 +33,7 @@ import {
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
+  config?: string;
   forwardTo: string[];
   port: string;
   inspectorPort: string;
@@ -215,7 +217,8 @@ export function registerListen(program: Command): void {
     .addOption(new Option('--no-inspector', 'do not serve the inspector page'))
     .addOption(new Option('--no-open', 'do not open the inspector in a browser'))
     .allowExcessArguments()
-    .action((flags: ListenFlags, command: Command) => runListen(flags, command.args));
+    .option('--config <file>', 'the project config file (default: clockhook.config.json, when there is one)')
+    .action((flags: ListenFlags, command: Command) => runListen(flags, command));
 }
 
 /** A delivery's `--json` line: the report's fields, those without a value left out. */
@@ -281,8 +284,9 @@ function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): 
 }
 
 /** `clockhook listen` itself: starts the session, prints its ready line, and runs until stopped. */
-async function runListen(flags: ListenFlags, args: string[]): Promise<void> {
-  if (args.length > 0) throw strayArgumentsError('listen', args, flags.forwardTo[0]);
+async function runListen(flags: ListenFlags, command: Command): Promise<void> {
+  if (command.args.length > 0) throw strayArgumentsError('listen', command.args, flags.forwardTo[0]);
+  const config = await applyConfigFile(command, flags as unknown as Record<string, unknown>);
   // The ready line comes first (DESIGN: with --json, the first line is "ready"): what happens while
   // listen starts (the relay's first connection, a delivery that arrived meanwhile) is said after it.
   let beforeReady: (() => void)[] | null = [];
@@ -294,9 +298,14 @@ async function runListen(flags: ListenFlags, args: string[]): Promise<void> {
   stopRequested = () => session.close();
   const stopped = onShutdown('listen', () => session.close());
   if (flags.json)
-    printLine({ ...session.ready, ...(flags.printSecret && session.secret ? { secret: session.secret } : {}) });
+    printLine({
+      ...session.ready,
+      ...(config ? { config } : {}),
+      ...(flags.printSecret && session.secret ? { secret: session.secret } : {}),
+    });
   else {
     const endpoint = { kept: session.endpointKept, printedBy: session.secretCommand };
+    if (config) console.log(`Using ${config} (flags on the command line win over it)`);
     printReady(session.ready, session.secret, Boolean(flags.printSecret), endpoint, session.mode, flags.host);
   }
   for (const print of beforeReady.splice(0)) print();

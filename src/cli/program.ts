@@ -4,6 +4,7 @@ import { registerCheck } from './check.js';
 import { registerReplay } from './replay.js';
 import { packageVersion } from './version.js';
 import { registerCompletion } from './completion.js';
+import { registerInit } from './config.js';
 import { addExamples } from './help.js';
 import { UsageError } from './errors.js';
 import { registerEndpoints } from './endpoints.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerCaptures(program);
   registerReplay(program);
   registerCompletion(program);
+  registerInit(program);
   addExamples(program);
   program.hook('preAction', (_program, command) => refuseEmptyValues(command));
   return program;

@@ -19,3 +19,12 @@ export {
 } from './options.js';
 export { registerEndpoint, releaseEndpoint } from './register.js';
 export { startListen } from './start.js';
+export {
+  CONFIG_FILE,
+  ConfigError,
+  checkConfig,
+  LISTEN_KEYS,
+  type ListenConfigFile,
+  readConfigFile,
+  STARTING_CONFIG,
+} from './config.js';

@@ -27,7 +27,8 @@ let packed: string[];
 
 beforeAll(async () => {
   work = await tempDir('clockhook-install-');
-  const { stdout } = await npm(['pack', '--json', '--pack-destination', work.path], ROOT);
+  // --ignore-scripts: prepare would rebuild dist/ under the other test files' feet (npm test built it already).
+  const { stdout } = await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work.path], ROOT);
   const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   tarball = join(work.path, info.filename);
   packed = info.files.map((f) => f.path);
@@ -181,9 +182,15 @@ async function newApp(name: string): Promise<string> {
 }
 
 describe('the packed package', () => {
-  it('carries only what it runs: bin, dist, ui, README, LICENSE, CHANGELOG and package.json', () => {
+  it('carries only what it runs: bin, dist, ui, the config schema, README, LICENSE, CHANGELOG and package.json', () => {
     const outside = packed.filter((path) => !/^(bin|dist|ui)\//.test(path));
-    expect(outside.sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+    expect(outside.sort()).toEqual([
+      'CHANGELOG.md',
+      'LICENSE',
+      'README.md',
+      'clockhook.config.schema.json',
+      'package.json',
+    ]);
     expect(packed).toContain('bin/clockhook.js');
     expect(packed).toContain('dist/index.js');
     expect(packed).toContain('ui/index.html');

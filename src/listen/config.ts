@@ -1,0 +1,157 @@
+import { readFile } from 'node:fs/promises';
+import { parseRoute } from '../listener/index.js';
+
+/** `clockhook.config.json`'s `listen` part, as the schema shipped beside it (clockhook.config.schema.json) says. */
+export interface ListenConfigFile {
+  port?: number;
+  path?: string;
+  forwardTo?: string[];
+  events?: string[];
+  inspectorPort?: number;
+  maxCaptures?: number;
+  timeout?: number;
+  tolerance?: number;
+  db?: string;
+  relay?: string;
+  publicUrl?: string;
+}
+
+export const CONFIG_FILE = 'clockhook.config.json';
+
+/** A config file that cannot be used: exit 2, naming the file, the key path and what is allowed. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Check = (value: unknown) => string | null;
+const integer =
+  (min: number, max = Number.MAX_SAFE_INTEGER): Check =>
+  (v) =>
+    Number.isInteger(v) && (v as number) >= min && (v as number) <= max
+      ? null
+      : `an integer from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`;
+const text: Check = (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string');
+const strings: Check = (v) =>
+  Array.isArray(v) && v.length > 0 && v.every((item) => typeof item === 'string' && item.length > 0)
+    ? null
+    : 'a non-empty list of strings';
+
+/** Each key of `listen` with what it must be (kept equal to the schema's by a test). */
+export const LISTEN_KEYS: Record<keyof ListenConfigFile | '$comment', Check> = {
+  $comment: (v) => (typeof v === 'string' ? null : 'a string'),
+  port: integer(0, 65535),
+  path: (v) => (typeof v === 'string' && v.startsWith('/') ? null : 'a path beginning with /'),
+  forwardTo: strings,
+  events: strings,
+  inspectorPort: integer(0, 65535),
+  maxCaptures: integer(1),
+  timeout: integer(1),
+  tolerance: (v) => (typeof v === 'number' && v >= 0 ? null : 'a number of seconds, 0 or more'),
+  db: text,
+  relay: text,
+  publicUrl: text,
+};
+
+/** Keys people put in config files that clockhook reads from elsewhere, with where. */
+const NOT_HERE: Record<string, string> = {
+  secret: 'the secret comes from $CLOCKHOOK_SECRET or the endpoint listen registered (npx clockhook secret)',
+  apiKey: 'the API key comes from $CLOCKHOOK_API_KEY',
+  apiBase: 'the API base comes from $CLOCKHOOK_API_BASE',
+};
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    let diagonal = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j += 1) {
+      const next = Math.min(
+        row[j] + 1,
+        row[j - 1] + 1,
+        diagonal + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1),
+      );
+      diagonal = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.length];
+}
+
+function unknownKey(file: string, path: string, key: string, allowed: string[]): ConfigError {
+  if (NOT_HERE[key]) return new ConfigError(`${file}: ${path}${key} is not read from the file: ${NOT_HERE[key]}.`);
+  const near = allowed.filter((k) => !k.startsWith('$')).sort((a, b) => editDistance(key, a) - editDistance(key, b))[0];
+  const guess =
+    near && editDistance(key, near) <= Math.max(2, Math.floor(key.length / 3)) ? ` (did you mean ${near}?)` : '';
+  return new ConfigError(
+    `${file}: unknown key ${path}${key}${guess}. Allowed: ${allowed.filter((k) => !k.startsWith('$')).join(', ')}.`,
+  );
+}
+
+/** The `listen` part of a parsed config file, checked key by key. */
+export function checkConfig(value: unknown, file: string): ListenConfigFile {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ConfigError(
+      `${file}: the file holds ${JSON.stringify(value)?.slice(0, 40)}; it must be an object, such as { "listen": { "forwardTo": ["3000"] } }.`,
+    );
+  for (const key of Object.keys(value))
+    if (!['$schema', '$comment', 'listen'].includes(key)) throw unknownKey(file, '', key, ['listen']);
+  const listen = (value as { listen?: unknown }).listen ?? {};
+  if (typeof listen !== 'object' || listen === null || Array.isArray(listen))
+    throw new ConfigError(`${file}: listen must be an object of listen's settings, such as { "forwardTo": ["3000"] }.`);
+  for (const [key, item] of Object.entries(listen)) {
+    const check = LISTEN_KEYS[key as keyof typeof LISTEN_KEYS];
+    if (!check) throw unknownKey(file, 'listen.', key, Object.keys(LISTEN_KEYS));
+    const wanted = check(item);
+    if (wanted) throw new ConfigError(`${file}: listen.${key} must be ${wanted} (it is ${JSON.stringify(item)}).`);
+  }
+  const { $comment: _comment, ...settings } = listen as ListenConfigFile & { $comment?: string };
+  for (const [i, route] of (settings.forwardTo ?? []).entries()) {
+    try {
+      parseRoute(route);
+    } catch (error) {
+      throw new ConfigError(
+        `${file}: listen.forwardTo[${i}] ${(error as Error).message.replace(/^--forward-to /, '')}`,
+      );
+    }
+  }
+  return settings;
+}
+
+/** Reads a config file: null when `optional` and there is none; a ConfigError for any other trouble. */
+export async function readConfigFile(
+  file: string,
+  { optional }: { optional: boolean },
+): Promise<ListenConfigFile | null> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && optional) return null;
+    throw new ConfigError(`cannot read the config file ${file}: ${(error as Error).message}.`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${file} is not valid JSON: ${(error as Error).message}.`);
+  }
+  return checkConfig(value, file);
+}
+
+/** The starting file `clockhook init` writes. */
+export const STARTING_CONFIG = `${JSON.stringify(
+  {
+    $schema: './node_modules/clockhook/clockhook.config.schema.json',
+    $comment:
+      'How this project receives webhooks: `npx clockhook listen` with no flags reads this; a flag wins over it. Secrets and API keys do not go here: they come from the environment or .clockhook/.',
+    listen: {
+      $comment: 'forwardTo: one route per entry, [TYPES=]TARGET; the first whose types take a delivery forwards it.',
+      port: 4300,
+      path: '/',
+      forwardTo: ['3000'],
+      events: ['*'],
+    },
+  },
+  null,
+  2,
+)}\n`;

@@ -1,0 +1,110 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkConfig, LISTEN_KEYS } from '../../src/listen/index.js';
+import { runCli, spawnCli, type SpawnedCli } from '../helpers/cli.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+const FILE = 'clockhook.config.json';
+
+describe('checkConfig', () => {
+  it.each([
+    [
+      { listen: { forwardto: ['3000'] } },
+      /clockhook\.config\.json: unknown key listen\.forwardto \(did you mean forwardTo\?\)/,
+    ],
+    [{ listn: {} }, /unknown key listn \(did you mean listen\?\)/],
+    [{ listen: { port: '4300' } }, /listen\.port must be an integer from 0 to 65535 \(it is "4300"\)/],
+    [{ listen: { forwardTo: '3000' } }, /listen\.forwardTo must be a non-empty list of strings/],
+    [
+      { listen: { forwardTo: ['3000', 'punch.creatd=4000'] } },
+      /listen\.forwardTo\[1\] punch\.creatd=4000: unknown event type punch\.creatd \(did you mean punch\.created\?\)/,
+    ],
+    [
+      { listen: { secret: 'whsec_x' } },
+      /listen\.secret is not read from the file: the secret comes from \$CLOCKHOOK_SECRET/,
+    ],
+    [{ listen: { path: 'hooks' } }, /listen\.path must be a path beginning with \//],
+    [[1, 2], /it must be an object/],
+  ])('refuses %j, naming the key path and what is allowed', (value, message) => {
+    expect(() => checkConfig(value, FILE)).toThrow(message);
+  });
+
+  it('takes the settings of the schema shipped with the package, and no other', async () => {
+    const schema = JSON.parse(await readFile(new URL('../../clockhook.config.schema.json', import.meta.url), 'utf8'));
+    expect(Object.keys(schema.properties.listen.properties).sort()).toEqual(Object.keys(LISTEN_KEYS).sort());
+    expect(
+      checkConfig({ $schema: 'x', listen: { port: 0, forwardTo: ['punch.*=3000', '4000'], events: ['*'] } }, FILE),
+    ).toEqual({
+      port: 0,
+      forwardTo: ['punch.*=3000', '4000'],
+      events: ['*'],
+    });
+  });
+});
+
+describe('listen with clockhook.config.json', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let attendance: Receiver;
+  let other: Receiver;
+  const procs: SpawnedCli[] = [];
+  beforeAll(async () => {
+    dir = await tempDir();
+    [attendance, other] = await Promise.all([startReceiver(), startReceiver()]);
+  });
+  afterAll(async () => {
+    for (const proc of procs) await proc.stop();
+    await Promise.all([attendance.close(), other.close()]);
+    await dir.remove();
+  });
+  const start = async (args: string[]) => {
+    const proc = spawnCli(['listen', '--json', '--sandbox-port', '0', '--no-open', ...args], { cwd: dir.path });
+    procs.push(proc);
+    const ready = await proc.waitForLine((line) => line.event === 'ready');
+    await proc.stop();
+    return ready;
+  };
+
+  it('uses the routes of the file with no flags, says so in the ready line, and a flag wins over the file', async () => {
+    await writeFile(
+      join(dir.path, FILE),
+      JSON.stringify({ listen: { port: 0, inspectorPort: 0, forwardTo: [`punch.*=${attendance.url}/a`, other.url] } }),
+    );
+    const ready = await start([]);
+    expect(ready).toMatchObject({ config: FILE, routes: [`punch.*=${attendance.url}/a`, `${other.url}/`] });
+    const overridden = await start(['--forward-to', other.url]);
+    expect(overridden).toMatchObject({ config: FILE, forwardTo: `${other.url}/` });
+    expect(overridden).not.toHaveProperty('routes');
+  }, 60_000);
+
+  it('refuses a bad file with exit 2 before anything starts, and --config names another file', async () => {
+    await writeFile(join(dir.path, 'bad.json'), '{ "listen": { "prot": 4300 } }');
+    const bad = await runCli(['listen', '--config', 'bad.json'], { cwd: dir.path });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^clockhook: bad\.json: unknown key listen\.prot \(did you mean port\?\)/);
+    await writeFile(join(dir.path, 'broken.json'), '{ "listen": ');
+    expect((await runCli(['listen', '--config', 'broken.json'], { cwd: dir.path })).stderr).toMatch(
+      /broken\.json is not valid JSON/,
+    );
+    const missing = await runCli(['listen', '--config', 'missing.json'], { cwd: dir.path });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('cannot read the config file missing.json');
+  }, 60_000);
+
+  it('init writes a starting file that listen takes, and never over one', async () => {
+    const folder = await tempDir();
+    try {
+      const first = await runCli(['init'], { cwd: folder.path });
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain('Secrets and API keys do not go in it');
+      const written = JSON.parse(await readFile(join(folder.path, FILE), 'utf8'));
+      expect(checkConfig(written, FILE)).toMatchObject({ forwardTo: ['3000'] });
+      const again = await runCli(['init'], { cwd: folder.path });
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain(`${FILE} exists already; it is left as it is`);
+    } finally {
+      await folder.remove();
+    }
+  });
+});
