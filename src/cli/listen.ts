@@ -16,6 +16,7 @@ import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { RelayUnreachableError } from '../relay/index.js';
 import { isCertificateError, isEveryInterface } from '../net.js';
 import { parseEventList } from './api-options.js';
+import { reportMissed } from './catch-up.js';
 import { applyConfigFile } from './config.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
@@ -34,6 +35,8 @@ import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
   config?: string;
+  catchUp?: boolean;
+  yes?: boolean;
   forwardTo: string[];
   port: string;
   inspectorPort: string;
@@ -218,6 +221,8 @@ export function registerListen(program: Command): void {
     .addOption(new Option('--no-open', 'do not open the inspector in a browser'))
     .allowExcessArguments()
     .option('--config <file>', 'the project config file (default: clockhook.config.json, when there is one)')
+    .option('--catch-up', 'redeliver now, through the API, the events that came while listen was off')
+    .option('--yes', 'with --catch-up, go on when a redelivery also reaches other endpoints')
     .action((flags: ListenFlags, command: Command) => runListen(flags, command));
 }
 
@@ -310,6 +315,13 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
   }
   for (const print of beforeReady.splice(0)) print();
   beforeReady = null;
+  await reportMissed(session, {
+    json: Boolean(flags.json),
+    catchUp: Boolean(flags.catchUp),
+    yes: Boolean(flags.yes),
+  }).catch((error: unknown) =>
+    consoleLogger.warn(`Could not read what came while listen was off: ${(error as Error).message}`),
+  );
   // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
   if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
     open(session.ready.inspector).catch(() => {});

@@ -5,6 +5,15 @@ import type { Api, ListenMode, ListenOptions, Setup } from './options.js';
 import { registerEndpoint, releaseEndpoint } from './register.js';
 import { adviseOnOtherEndpoints, sameOrigin } from './warnings.js';
 
+/** The endpoint of a run, its secret and the command that prints it, and what becomes of it. */
+export interface EndpointSetUp {
+  endpoint: WebhookEndpoint | null;
+  secret: string | null;
+  secretCommand: string | null;
+  kept: boolean;
+  existed: boolean;
+}
+
 /**
  * The endpoint deliveries come through: the one named, or one registered for `url` (the public URL, or in
  * the sandbox this listener's own, `listenerUrl`); and its secret.
@@ -14,18 +23,19 @@ export async function setUpEndpoint(
   api: Api | null,
   url: string | null,
   listenerUrl: string,
-): Promise<{ endpoint: WebhookEndpoint | null; secret: string | null; secretCommand: string | null; kept: boolean }> {
+): Promise<EndpointSetUp> {
   const { options, logger, stateDir, cleanups } = setup;
   const given = options.secret ?? null;
-  if (!api) return { endpoint: null, secret: given, secretCommand: null, kept: false };
+  const none: EndpointSetUp = { endpoint: null, secret: given, secretCommand: null, kept: false, existed: false };
+  if (!api) return none;
   const { client, recordsBase } = api;
   if (options.endpointId !== undefined)
-    return { endpoint: await client.getEndpoint(options.endpointId), secret: given, secretCommand: null, kept: false };
+    return { ...none, endpoint: await client.getEndpoint(options.endpointId), existed: true };
   if (!url) {
     logger.warn(
       'No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.',
     );
-    return { endpoint: null, secret: given, secretCommand: null, kept: false };
+    return none;
   }
   const recordsPath = join(stateDir, 'endpoints.json');
   const kept = keepsEndpoint(options, setup.mode);
@@ -54,7 +64,13 @@ export async function setUpEndpoint(
     await adviseOnOtherEndpoints(client, recordsPath, registered.endpoint.id, listenerUrl, logger).catch(() => {});
   const secretCommand =
     given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
-  return { endpoint: registered.endpoint, secret: given ?? registered.secret, secretCommand, kept };
+  return {
+    endpoint: registered.endpoint,
+    secret: given ?? registered.secret,
+    secretCommand,
+    kept,
+    existed: registered.existed,
+  };
 }
 
 /**

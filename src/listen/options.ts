@@ -103,6 +103,10 @@ export interface ListenSession {
   secretCommand: string | null;
   /** Whether the endpoint this run registered stays, with its secret, for the next run (see keepsEndpoint). */
   endpointKept: boolean;
+  /** Whether the endpoint existed before this run (reused, moved, or --endpoint): deliveries may have been missed. */
+  endpointExisted: boolean;
+  /** What the contract's retry delays are multiplied by at this API (a sandbox's --time-scale), else 1. */
+  timeScale: number;
   /** The endpoint deliveries come to, as last read (see EndpointWatch); null offline. */
   readonly endpoint: WebhookEndpoint | null;
   listener: Listener;

@@ -22,6 +22,8 @@ export interface RegisteredEndpoint {
    * URL when another record has the same id on another API); null when it is the only record.
    */
   recordName: string | null;
+  /** Whether it existed before this run (reused or moved), so that deliveries may have been missed. */
+  existed: boolean;
 }
 
 export interface RegisterOptions extends Pick<
@@ -72,7 +74,7 @@ export async function registerEndpoint(options: RegisterOptions): Promise<Regist
       (r) => (isOfApi(input, r) && r.url === url) || leaves(r),
     );
     const { secret: _hidden, ...visible } = endpoint;
-    return { endpoint: visible as WebhookEndpoint, secret, recordName: recordName(recordsNow, record) };
+    return { endpoint: visible as WebhookEndpoint, secret, recordName: recordName(recordsNow, record), existed: false };
   } catch (error) {
     throw await explainConflict(error, client, url);
   }
@@ -93,7 +95,7 @@ async function reuse(
     : input.records.map((r) => (r === onFile ? record : r));
   if (onFile.url !== input.url)
     logger.info(`Endpoint ${endpoint.id} now points at ${input.url} (it was ${onFile.url}); its secret is the same.`);
-  return { endpoint, secret: onFile.secret, recordName: recordName(recordsNow, record) };
+  return { endpoint, secret: onFile.secret, recordName: recordName(recordsNow, record), existed: true };
 }
 
 /** A 409 for `url` (someone's own endpoint is there), said with what to do; any other error as it is. */

@@ -161,6 +161,45 @@ async function startDeliveries(setup: Setup, targets: Targets, basePath: string)
   return { store, listener, api, publicUrl, registered, watch };
 }
 
+/** The session a started listen is, from what its steps made. */
+function sessionOf(
+  parts: Awaited<ReturnType<typeof startDeliveries>> & {
+    mode: Setup['mode'];
+    targets: Targets;
+    inspector: Inspector | null;
+  },
+  close: () => Promise<void>,
+): ListenSession {
+  const { listener, api, registered, watch, targets, inspector, mode } = parts;
+  return {
+    ready: {
+      event: 'ready',
+      listener: listener.url,
+      inspector: inspector?.url ?? null,
+      forwardTo: targets.forwardTo ? shownUrl(targets.forwardTo) : null,
+      ...(targets.routes ? { routes: routeNames(targets) } : {}),
+      apiBase: api?.client.baseUrl ?? null,
+      sandbox: mode === 'sandbox',
+      endpointId: registered.endpoint?.id ?? null,
+      publicUrl: parts.publicUrl,
+    },
+    mode,
+    secret: registered.secret,
+    secretCommand: registered.secretCommand,
+    endpointKept: registered.kept,
+    endpointExisted: registered.existed,
+    timeScale: api?.timeScale ?? 1,
+    get endpoint() {
+      return watch.current;
+    },
+    listener,
+    store: parts.store,
+    inspector,
+    client: api?.client ?? null,
+    close,
+  };
+}
+
 /** What the set-up steps share; a delivery the sender was not told 2xx for calls `deliveryFailed`. */
 function setupOf(options: ListenOptions, mode: Setup['mode'], deliveryFailed: () => void): Setup {
   return {
@@ -210,31 +249,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       await writeListenDiscovery(discovery, { listener: listener.url, inspector: inspector?.url ?? null, db }),
     );
     let closing: Promise<void> | undefined;
-    return {
-      ready: {
-        event: 'ready',
-        listener: listener.url,
-        inspector: inspector?.url ?? null,
-        forwardTo: targets.forwardTo ? shownUrl(targets.forwardTo) : null,
-        ...(targets.routes ? { routes: routeNames(targets) } : {}),
-        apiBase: api?.client.baseUrl ?? null,
-        sandbox: mode === 'sandbox',
-        endpointId: registered.endpoint?.id ?? null,
-        publicUrl: started.publicUrl,
-      },
-      mode,
-      secret,
-      secretCommand: registered.secretCommand,
-      endpointKept: registered.kept,
-      get endpoint() {
-        return watch.current;
-      },
-      listener,
-      store,
-      inspector,
-      client: api?.client ?? null,
-      close: () => (closing ??= unwind()),
-    };
+    return sessionOf({ ...started, mode, targets, inspector }, () => (closing ??= unwind()));
   } catch (error) {
     await unwind();
     throw error;

@@ -1,0 +1,122 @@
+import { type ApiClient, type DeliveryOutlook, deliveryOutlook } from '../api/index.js';
+import { type EventRecord, matchesSubscription, PING_EVENT_TYPE, type WebhookEndpoint } from '../contract/index.js';
+
+/** How far back catch-up looks at most (hookdeck-cli #14: a laptop closed overnight). */
+const LOOK_BACK_MS = 24 * 3_600_000;
+
+/** An event that came while listen was off and has not reached this endpoint. */
+export interface MissedEvent {
+  eventId: string;
+  type: string;
+  /** Unix seconds, as the envelope's. */
+  created: number;
+  /** What the service does next for this endpoint; `none: no-attempt` while its first attempt is still to come. */
+  outlook: MissedOutlook;
+}
+
+/** `events get`'s outlook without the endpoint (it is this one), or the first attempt still to come. */
+export type MissedOutlook =
+  | (DeliveryOutlook extends infer O ? (O extends DeliveryOutlook ? Omit<O, 'endpointId'> : never) : never)
+  | { next: 'attempt'; attempt: 1 };
+
+const failed = (statusCode: number | null) => statusCode === null || statusCode < 200 || statusCode >= 300;
+
+/** The missed event an event is for this endpoint, or null when it reached it (or was never for it). */
+function missedOf(event: EventRecord, endpoint: WebhookEndpoint, timeScale: number): MissedEvent | null {
+  if (event.type === PING_EVENT_TYPE || !matchesSubscription(event.type, endpoint.enabledEvents)) return null;
+  const attempts = event.delivery_attempts.filter((a) => a.endpointId === endpoint.id);
+  const base = { eventId: event.id, type: event.type, created: Number(event.created) };
+  if (attempts.length === 0) return { ...base, outlook: { next: 'attempt', attempt: 1 } };
+  if (!failed(attempts[attempts.length - 1].statusCode)) return null;
+  const state = endpoint.status === 'disabled' ? 'disabled' : 'enabled';
+  const mine = { ...event, delivery_attempts: attempts };
+  const [outlook] = deliveryOutlook(mine, { timeScale, endpoints: new Map([[endpoint.id, state]]) });
+  if (!outlook) return null;
+  const { endpointId: _id, ...rest } = outlook;
+  return { ...base, outlook: rest };
+}
+
+/**
+ * The events that came while listen was off and did not reach `endpoint`: read from the service, newest
+ * first, a page at a time, back to the newest event listen captured (`captured`), or 24 hours at most.
+ * The API client waits out the contract's 429s (Retry-After) by itself.
+ */
+export async function findMissed(options: {
+  client: ApiClient;
+  endpoint: WebhookEndpoint;
+  captured: ReadonlySet<string>;
+  now?: number;
+  timeScale?: number;
+}): Promise<MissedEvent[]> {
+  const { client, endpoint, captured, now = Date.now(), timeScale = 1 } = options;
+  const missed: MissedEvent[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await client.listEvents({ limit: 100, cursor });
+    for (const event of page.data) {
+      if (captured.has(event.id) || Number(event.created) * 1000 < now - LOOK_BACK_MS) return missed;
+      const one = missedOf(event, endpoint, timeScale);
+      if (one) missed.push(one);
+    }
+    if (!page.hasMore || !page.nextCursor) return missed;
+    cursor = page.nextCursor;
+  }
+}
+
+/** One line for people: how many, what the service will do with them, and how to get them now. */
+export function missedSummary(missed: MissedEvent[], now = Date.now()): string {
+  const retried = missed.filter((m) => m.outlook.next === 'attempt');
+  const gaveUp = missed.filter((m) => m.outlook.next === 'none' && m.outlook.reason === 'gave-up');
+  const disabled = missed.filter((m) => m.outlook.next === 'none' && m.outlook.reason === 'disabled');
+  const due = retried
+    .map((m) => ('dueAt' in m.outlook ? m.outlook.dueAt : null))
+    .filter((at): at is number => at !== null)
+    .sort((a, b) => a - b)[0];
+  const next = due === undefined ? '' : `, the next in ${Math.max(0, Math.round((due - now) / 60_000))} min`;
+  const parts = [
+    ...(retried.length > 0 ? [`${retried.length} will be retried by the service${next}`] : []),
+    ...(gaveUp.length > 0
+      ? [`${gaveUp.length} ${gaveUp.length === 1 ? 'was' : 'were'} given up after 5 attempts`]
+      : []),
+    ...(disabled.length > 0 ? [`${disabled.length} will not come while the endpoint is disabled`] : []),
+  ];
+  const count = `${missed.length} event${missed.length === 1 ? '' : 's'} came while listen was off`;
+  return `${count}: ${parts.join('; ')}. Get them now: npx clockhook listen --catch-up (redelivers them through the API).`;
+}
+
+/** The endpoints a redelivery of `type` reaches: every enabled endpoint subscribed to it (contract rule 3). */
+export async function redeliveryReach(client: ApiClient, type: string): Promise<WebhookEndpoint[]> {
+  const endpoints = (await client.listEndpoints({ limit: Number.POSITIVE_INFINITY })).data;
+  return endpoints.filter((e) => e.status === 'enabled' && matchesSubscription(type, e.enabledEvents));
+}
+
+/**
+ * Redelivers the missed events now, re-enabling a disabled endpoint first. `confirm` is asked when a
+ * redelivery would reach other endpoints too (a colleague's, a staging one) and may say no.
+ */
+export async function catchUp(options: {
+  client: ApiClient;
+  endpoint: WebhookEndpoint;
+  missed: MissedEvent[];
+  confirm: (others: WebhookEndpoint[]) => Promise<boolean>;
+  say: (line: string) => void;
+}): Promise<{ redelivered: string[]; reenabled: boolean }> {
+  const { client, endpoint, missed, say } = options;
+  let reenabled = false;
+  if (endpoint.status === 'disabled') {
+    await client.updateEndpoint(endpoint.id, { status: 'enabled' });
+    reenabled = true;
+    say(`Re-enabled endpoint ${endpoint.id}, so that the redeliveries reach it.`);
+  }
+  const others = new Map<number, WebhookEndpoint>();
+  for (const type of new Set(missed.map((m) => m.type)))
+    for (const other of await redeliveryReach(client, type)) if (other.id !== endpoint.id) others.set(other.id, other);
+  if (others.size > 0 && !(await options.confirm([...others.values()]))) return { redelivered: [], reenabled };
+  const redelivered: string[] = [];
+  for (const { eventId } of missed) {
+    const ack = await client.redeliverEvent(eventId);
+    redelivered.push(eventId);
+    say(`Redelivered ${eventId} to ${ack.endpointsNotified} endpoint${ack.endpointsNotified === 1 ? '' : 's'}.`);
+  }
+  return { redelivered, reenabled };
+}

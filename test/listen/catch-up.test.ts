@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
+import { portForRestarts } from '../helpers/ports.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+// A sandbox runs on its own (clockhook sandbox, retries scaled to milliseconds); listen is stopped while
+// events are triggered, so that the service tries, fails and gives up; then listen starts again.
+describe('listen after downtime', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let app: Receiver;
+  let sandbox: SpawnedCli;
+  let port: number;
+  const procs: SpawnedCli[] = [];
+  const cli = (...args: string[]) => runCli(args, { cwd: dir.path });
+  const listen = async (...args: string[]) => {
+    const proc = spawnCli(
+      [
+        'listen',
+        '--json',
+        '--port',
+        String(port),
+        '--inspector-port',
+        '0',
+        '--no-open',
+        '--forward-to',
+        app.url,
+        ...args,
+      ],
+      { cwd: dir.path },
+    );
+    procs.push(proc);
+    await proc.waitForLine((line) => line.event === 'ready', 30_000);
+    return proc;
+  };
+  /** Triggers events while listen is stopped, and waits until the service gave each up (5 failed attempts). */
+  const missWhileStopped = async (count: number, endpoints = 1): Promise<string[]> => {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 1)
+      ids.push(JSON.parse((await cli('trigger', 'punch.created', '--json')).stdout).id);
+    for (const id of ids) {
+      await expect
+        .poll(async () => JSON.parse((await cli('events', 'get', id, '--json')).stdout).delivery_attempts.length, {
+          timeout: 20_000,
+        })
+        .toBe(5 * endpoints);
+    }
+    return ids;
+  };
+
+  beforeAll(async () => {
+    dir = await tempDir();
+    app = await startReceiver();
+    port = await portForRestarts();
+    sandbox = spawnCli(['sandbox', '--json', '--port', '0', '--time-scale', '0.0001'], { cwd: dir.path });
+    await sandbox.waitForLine((line) => line.event === 'ready', 30_000);
+    // A first run registers the endpoint, kept for the next run on this port.
+    await (await listen()).stop();
+  }, 60_000);
+  afterAll(async () => {
+    for (const proc of procs) await proc.stop();
+    await sandbox?.stop();
+    await app?.close();
+    await dir?.remove();
+  });
+
+  it('says what it missed (a missed line each), and --catch-up redelivers the given-up ones to the app', async () => {
+    const ids = await missWhileStopped(2);
+    const told = await listen();
+    for (const id of ids) {
+      const line = await told.waitForLine((l) => l.event === 'missed' && l.eventId === id);
+      expect(line).toMatchObject({ type: 'punch.created', outlook: { next: 'none', reason: 'gave-up' } });
+    }
+    expect(app.received.some((r) => ids.some((id) => r.body.includes(id)))).toBe(false);
+    await told.stop();
+    const caught = await listen('--catch-up', '--yes');
+    for (const id of ids)
+      await caught.waitForLine((l) => l.event === 'delivery' && l.eventId === id && l.status === 200);
+    expect(ids.every((id) => app.received.some((r) => r.body.includes(id)))).toBe(true);
+    await caught.stop();
+  }, 120_000);
+
+  it('asks before redelivering to other endpoints too, and re-enables a disabled endpoint first', async () => {
+    const other = JSON.parse(
+      (await cli('endpoints', 'create', '--url', 'http://127.0.0.1:9/elsewhere', '--json')).stdout,
+    );
+    const ids = await missWhileStopped(1, 2);
+    const unasked = await listen('--catch-up');
+    await unasked.waitForLine((l) => l.event === 'missed' && l.eventId === ids[0]);
+    await expect
+      .poll(() => unasked.stderr, { timeout: 15_000 })
+      .toContain(`also ${other.id} (http://127.0.0.1:9/elsewhere)`);
+    expect(unasked.stderr).toContain('Not redelivered: pass --yes to go on.');
+    await unasked.stop();
+    await cli('endpoints', 'delete', String(other.id));
+
+    const ready = JSON.parse((await cli('endpoints', 'list', '--json')).stdout).data[0];
+    await cli('endpoints', 'disable', String(ready.id));
+    const enabled = await listen('--catch-up', '--yes');
+    await expect.poll(() => enabled.stderr, { timeout: 15_000 }).toContain(`Re-enabled endpoint ${ready.id}`);
+    await enabled.waitForLine((l) => l.event === 'delivery' && l.eventId === ids[0] && l.status === 200);
+    await enabled.stop();
+  }, 120_000);
+});
