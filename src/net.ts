@@ -1,4 +1,4 @@
-import { request as httpRequest, type Server } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
@@ -114,10 +114,10 @@ export interface PostOptions {
  */
 export function postBytes(
   target: URL,
-  headers: Record<string, string>,
+  headers: Record<string, string | string[]>,
   body: string | Buffer,
   options: PostOptions,
-): Promise<{ status: number; body: string; location?: string }> {
+): Promise<{ status: number; body: string; headers: IncomingHttpHeaders; location?: string }> {
   return new Promise((resolve, reject) => {
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const sent = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
@@ -138,6 +138,7 @@ export function postBytes(
           resolve({
             status: res.statusCode ?? 0,
             body: (text + decoder.end()).slice(0, options.maxChars),
+            headers: res.headers,
             ...(location ? { location } : {}),
           });
         res.on('data', (chunk: Buffer) => {

@@ -1,8 +1,7 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import WebSocket from 'ws';
 import { signPayload } from '../contract/index.js';
 import { HOP_BY_HOP } from '../http/index.js';
+import { postBytes } from '../net.js';
 import type { Capture } from '../store/index.js';
 
 /** What one replay got. */
@@ -41,7 +40,6 @@ export function replayDirect(
 ): Promise<ReplayOutcome> {
   const headers = headersToSend(capture);
   if (!asIs && secret) headers['x-service-signature'] = signPayload({ payload: body, secret });
-  headers['content-length'] = String(body.length);
   const url = new URL(target);
   const started = performance.now();
   const done = (status: number | null, error?: string): ReplayOutcome => ({
@@ -52,17 +50,12 @@ export function replayDirect(
     target: url.href,
     ...(error ? { error } : {}),
   });
-  return new Promise((resolve) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    // Local apps use self-signed certificates, as for listen's --forward-to.
-    const req = send(url, { method: capture.method, headers, rejectUnauthorized: false, timeout: timeoutMs }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(done(res.statusCode ?? null)));
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (error) => resolve(done(null, error.message)));
-    req.end(body);
-  });
+  // Local apps use self-signed certificates, as for listen's --forward-to.
+  const options = { maxChars: 0, rejectUnauthorized: false, signal: AbortSignal.timeout(timeoutMs) };
+  return postBytes(url, headers, body, options).then(
+    (answer) => done(answer.status),
+    (error: Error) => done(null, options.signal.aborted ? `no answer within ${timeoutMs} ms` : error.message),
+  );
 }
 
 /**
