@@ -3,6 +3,35 @@
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    // The layers of DESIGN.md, lowest first: contract; http, store, api; the components; listen; cli.
+    {
+      name: 'contract-is-pure',
+      severity: 'error',
+      comment: 'contract/ holds pure functions and types: it imports nothing of clockhook but itself.',
+      from: { path: '^src/contract/' },
+      to: { path: '^src/', pathNot: '^src/contract/' },
+    },
+    {
+      name: 'shared-below-components',
+      severity: 'error',
+      comment: 'http/, store/ and api/ sit below every component: they never import one.',
+      from: { path: '^src/(http|store|api)/' },
+      to: { path: '^src/(listener|listen|inspector|relay|sandbox|check|captures|testing|cli)/' },
+    },
+    {
+      name: 'components-below-listen',
+      severity: 'error',
+      comment: 'The listener, inspector, relay, sandbox and check do not know the listen command or the CLI.',
+      from: { path: '^src/(listener|inspector|relay|sandbox|check)/' },
+      to: { path: '^src/(listen|cli|testing)/' },
+    },
+    {
+      name: 'cli-on-top',
+      severity: 'error',
+      comment: 'Only the CLI imports the CLI.',
+      from: { pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
     {
       name: 'no-circular',
       severity: 'error',
