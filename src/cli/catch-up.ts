@@ -1,7 +1,31 @@
 import { createInterface } from 'node:readline/promises';
 import { catchUp, findMissed, type ListenSession, missedSummary } from '../listen/index.js';
+import { join } from 'node:path';
+import type { ApiClient } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
+import { readCaptureStore } from '../store/index.js';
+import { endpointRecordOnFile } from './secret.js';
 import { colour, printLine, writeLine } from './output.js';
+
+/**
+ * Asks before a redelivery that reaches other endpoints too: yes with `--yes`, a question at a terminal,
+ * and no (saying why) without one.
+ */
+export function confirmOthers({ yes, say, count }: { yes: boolean; say: (line: string) => void; count: number }) {
+  return async (others: WebhookEndpoint[]): Promise<boolean> => {
+    const names = others.map((o) => `${o.id} (${o.url})`).join(', ');
+    const question = `A redelivery goes to every enabled endpoint subscribed to the event: also ${names}.`;
+    if (yes) return true;
+    if (!process.stdin.isTTY) {
+      say(`${question} Not redelivered: pass --yes to go on.`);
+      return false;
+    }
+    const prompt = createInterface({ input: process.stdin, output: process.stderr });
+    const answer = await prompt.question(`${question} Redeliver ${count} events? [y/N] `);
+    prompt.close();
+    return /^y(es)?$/i.test(answer.trim());
+  };
+}
 
 /**
  * After the ready line: the events that came while listen was off and did not reach its endpoint, said in
@@ -22,18 +46,35 @@ export async function reportMissed(
   if (missed.length === 0) return;
   if (!json) writeLine(colour.yellow(missedSummary(missed)));
   if (!redeliver) return;
-  const confirm = async (others: WebhookEndpoint[]) => {
-    const names = others.map((o) => `${o.id} (${o.url})`).join(', ');
-    const question = `A redelivery goes to every enabled endpoint subscribed to the event: also ${names}.`;
-    if (yes) return true;
-    if (!process.stdin.isTTY) {
-      say(`${question} Not redelivered: pass --yes to go on.`);
-      return false;
-    }
-    const prompt = createInterface({ input: process.stdin, output: process.stderr });
-    const answer = await prompt.question(`${question} Redeliver ${missed.length} events? [y/N] `);
-    prompt.close();
-    return /^y(es)?$/i.test(answer.trim());
-  };
+  const confirm = confirmOthers({ yes, say, count: missed.length });
   await catchUp({ client, endpoint, missed, confirm, say });
+}
+
+/**
+ * `events redeliver --missed`: what listen's endpoint in this folder missed while listen was off, redelivered
+ * now from another terminal, as `listen --catch-up` does.
+ */
+export async function redeliverMissed(
+  client: ApiClient,
+  { endpointId, yes, json }: { endpointId: string | undefined; yes: boolean; json: boolean },
+): Promise<void> {
+  const record = await endpointRecordOnFile(endpointId);
+  const endpoint = await client.getEndpoint(record.id);
+  const store = await readCaptureStore(join('.clockhook', 'captures.json'));
+  const captured = new Set(store.captures.flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
+  const missed = await findMissed({ client, endpoint, captured });
+  const say = (line: string) => (json ? process.stderr.write(`clockhook: ${line}\n`) : console.log(line));
+  if (missed.length === 0) {
+    say(`Endpoint ${endpoint.id} missed nothing: every event since the newest listen captured reached it.`);
+    return;
+  }
+  say(missedSummary(missed).replace(/ Get them now: .*$/, ''));
+  const result = await catchUp({
+    client,
+    endpoint,
+    missed,
+    confirm: confirmOthers({ yes, say, count: missed.length }),
+    say,
+  });
+  if (json) printLine({ redelivered: result.redelivered, reenabled: result.reenabled });
 }

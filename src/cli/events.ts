@@ -4,6 +4,8 @@ import { type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../con
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { textExcerpt } from '../http/index.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
+import { redeliverMissed } from './catch-up.js';
+import { UsageError } from './errors.js';
 import { parseEventType } from './help.js';
 import { parsePositiveInt } from './process.js';
 
@@ -132,10 +134,27 @@ export function registerEvents(program: Command): void {
   );
 
   withApiOptions(
-    events.command('redeliver <id>').description('send an event again to the endpoints subscribed now'),
-  ).action(async (id: string, flags: EventFlags) => {
-    const ack: RedeliveryAcknowledgement = await (await resolveApi(flags)).client.redeliverEvent(id);
-    if (flags.json) printJson(ack);
-    else console.log(`Redelivery of ${ack.eventId} queued for ${ack.endpointsNotified} endpoint(s).`);
-  });
+    events
+      .command('redeliver [id]')
+      .description('send an event again to the endpoints subscribed now; --missed: what listen missed while off')
+      .option('--missed', "the events listen's endpoint in this folder missed while listen was off")
+      .option('--endpoint <id>', 'with --missed: which endpoint on file, when there are several')
+      .option('--yes', 'with --missed: go on when a redelivery reaches other endpoints too'),
+  ).action(
+    async (id: string | undefined, flags: EventFlags & { missed?: boolean; endpoint?: string; yes?: boolean }) => {
+      if (flags.missed) {
+        if (id !== undefined) throw new UsageError('give an event id or --missed, not both.');
+        const { client } = await resolveApi(flags);
+        return redeliverMissed(client, {
+          endpointId: flags.endpoint,
+          yes: Boolean(flags.yes),
+          json: Boolean(flags.json),
+        });
+      }
+      if (id === undefined) throw new UsageError('give the id of the event to redeliver (evt_…), or --missed.');
+      const ack: RedeliveryAcknowledgement = await (await resolveApi(flags)).client.redeliverEvent(id);
+      if (flags.json) printJson(ack);
+      else console.log(`Redelivery of ${ack.eventId} queued for ${ack.endpointsNotified} endpoint(s).`);
+    },
+  );
 }

@@ -101,4 +101,16 @@ describe('listen after downtime', () => {
     await enabled.waitForLine((l) => l.event === 'delivery' && l.eventId === ids[0] && l.status === 200);
     await enabled.stop();
   }, 120_000);
+
+  it('events redeliver --missed does it from another terminal while listen runs', async () => {
+    const ids = await missWhileStopped(1);
+    const running = await listen();
+    await running.waitForLine((l) => l.event === 'missed' && l.eventId === ids[0]);
+    const res = await cli('events', 'redeliver', '--missed', '--yes');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain(`Redelivered ${ids[0]} to 1 endpoint.`);
+    await running.waitForLine((l) => l.event === 'delivery' && l.eventId === ids[0] && l.status === 200);
+    expect((await cli('events', 'redeliver')).stderr).toContain('or --missed');
+    await running.stop();
+  }, 120_000);
 });
