@@ -1,6 +1,7 @@
 import { BulkReplay } from './bulk.js';
 import { ClearCaptures } from './clear.js';
 import { drawChart, outcome } from './chart.js';
+import { renderMissed } from './missed.js';
 import { curlCommand } from './curl.js';
 import { clear, el, jsonTree } from './render.js';
 import { capturePlace, Drafts, editingBefore, rememberEditing, showPlace } from './tab-memory.js';
@@ -144,6 +145,7 @@ function receive(message) {
       state.mode = message.mode;
       state.forwardTo = message.forwardTo;
       state.listener = message.listener;
+      renderMissed($('missed'), message.missed ?? [], act);
       // Captures may have gone (Clear, retention, a restart): a search in the box is asked again.
       if (searchText()) searchStore(searchText());
       if (state.selected && !heldCapture(state.selected)) select(null);
@@ -166,6 +168,9 @@ function receive(message) {
       state.oldestLoaded = message.captures.at(-1)?.id ?? state.oldestLoaded;
       restorePlace();
       scheduleRender({});
+      break;
+    case 'missed':
+      renderMissed($('missed'), message.missed, act);
       break;
     case 'endpoint':
       state.endpoint = message.endpoint;

@@ -77,3 +77,18 @@ export async function readDeliveryOutlook(
   );
   return deliveryOutlook(event, { timeScale, endpoints: new Map(ids.map((id, i) => [id, states[i]])) });
 }
+
+/** An event that came while listen was off and has not reached this endpoint. */
+export interface MissedEvent {
+  eventId: string;
+  type: string;
+  /** Unix seconds, as the envelope's. */
+  created: number;
+  /** What the service does next for this endpoint; `none: no-attempt` while its first attempt is still to come. */
+  outlook: MissedOutlook;
+}
+
+/** `events get`'s outlook without the endpoint (it is this one), or the first attempt still to come. */
+export type MissedOutlook =
+  | (DeliveryOutlook extends infer O ? (O extends DeliveryOutlook ? Omit<O, 'endpointId'> : never) : never)
+  | { next: 'attempt'; attempt: 1 };

@@ -36,18 +36,13 @@ export async function reportMissed(
   session: ListenSession,
   { json, catchUp: redeliver, yes }: { json: boolean; catchUp: boolean; yes: boolean },
 ): Promise<void> {
-  const { client, endpoint } = session;
-  if (!session.endpointExisted || !client || !endpoint || endpoint.status === 'deleted') return;
-  const captured = new Set(session.store.all().flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
-  const missed = await findMissed({ client, endpoint, captured, timeScale: session.timeScale });
+  const missed = await session.findMissed();
   // With --json, stdout holds only NDJSON: what is said for people goes to stderr.
   const say = (line: string) => (json ? process.stderr.write(`clockhook: ${line}\n`) : writeLine(line));
   if (json) for (const m of missed) printLine({ event: 'missed', ...m });
   if (missed.length === 0) return;
   if (!json) writeLine(colour.yellow(missedSummary(missed)));
-  if (!redeliver) return;
-  const confirm = confirmOthers({ yes, say, count: missed.length });
-  await catchUp({ client, endpoint, missed, confirm, say });
+  if (redeliver) await session.catchUp(confirmOthers({ yes, say, count: missed.length }), say);
 }
 
 /**

@@ -83,6 +83,11 @@ const ACTIONS: Record<string, Action> = {
     if (query.trim() === '') throw new ActionError('parameter_invalid', 'query must hold something to search for.');
     return searchCaptures(ctx.store, query);
   },
+  async 'catch-up'(message, ctx) {
+    if (!ctx.catchUp)
+      throw new ActionError('no_catch_up', 'Nothing to catch up on: listen has no endpoint of an earlier run.');
+    return ctx.catchUp(message.yes === true);
+  },
   async pin(message, ctx) {
     const capture = await ctx.store.update(requireString(message, 'captureId'), { pinned: message.pinned !== false });
     if (!capture) throw gone();

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../api/index.js';
+import type { ApiClient, MissedEvent } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import type { Listener } from '../listener/index.js';
 import type { Capture, CaptureStore } from '../store/index.js';
@@ -20,6 +20,13 @@ export interface ActionContext {
   setEndpoint(endpoint: WebhookEndpoint): void;
   /** What the API's retry delays are multiplied by: a sandbox's --time-scale. @default 1 */
   timeScale?: number;
+  /** The events that came while listen was off and did not reach its endpoint (see listen's catch-up). */
+  getMissed?(): MissedEvent[];
+  /**
+   * Redelivers them now; without `yes`, resolves with the other endpoints a redelivery would reach
+   * instead of going on (the page asks first).
+   */
+  catchUp?(yes: boolean): Promise<{ needsConfirm: { id: number; url: string }[] } | { redelivered: string[] }>;
 }
 
 export type InspectorMessage =
@@ -32,10 +39,12 @@ export type InspectorMessage =
       forwardTo: string | null;
       listener: string;
       resync?: boolean;
+      missed: MissedEvent[];
     }
   | { type: 'capture'; capture: Capture }
   | { type: 'history'; captures: Capture[]; hasMore: boolean }
   | { type: 'endpoint'; endpoint: PublicEndpoint | null }
+  | { type: 'missed'; missed: MissedEvent[] }
   | { type: 'result'; id: unknown; ok: true; data: unknown }
   | { type: 'result'; id: unknown; ok: false; error: ErrorBody };
 
@@ -63,5 +72,6 @@ export function snapshotMessage(ctx: ActionContext): Extract<InspectorMessage, {
     mode: ctx.mode,
     forwardTo: ctx.forwardTo,
     listener: ctx.listener.url,
+    missed: ctx.getMissed?.() ?? [],
   };
 }

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { answerOnSocket } from '../http/index.js';
+import type { MissedEvent } from '../api/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
 import { handleAction } from './actions.js';
@@ -34,6 +35,8 @@ export interface Inspector {
   port: number;
   /** Number of connected pages. */
   readonly clients: number;
+  /** Tells every page of the events missed while listen was off (none: the list is gone). */
+  showMissed(missed: MissedEvent[]): void;
   close(): Promise<void>;
 }
 
@@ -190,6 +193,10 @@ class PageHub {
    * Whether a page is too slow is decided before the flush, from what the kernel has not taken yet:
    * a page gets a whole flush or, once it is behind, no more captures until a resync.
    */
+  broadcast(...messages: InspectorMessage[]): void {
+    this.#broadcast(messages);
+  }
+
   #broadcast(messages: InspectorMessage[]): void {
     const texts = messages.map((message) => JSON.stringify(message));
     for (const client of this.#clients) {
@@ -284,6 +291,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     get clients() {
       return pages.size;
     },
+    showMissed: (missed) => pages.broadcast({ type: 'missed', missed }),
     close() {
       closing ??= (async () => {
         pages.close();

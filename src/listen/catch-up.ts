@@ -1,23 +1,8 @@
-import { type ApiClient, type DeliveryOutlook, deliveryOutlook } from '../api/index.js';
+import { type ApiClient, deliveryOutlook, type MissedEvent } from '../api/index.js';
 import { type EventRecord, matchesSubscription, PING_EVENT_TYPE, type WebhookEndpoint } from '../contract/index.js';
 
 /** How far back catch-up looks at most (hookdeck-cli #14: a laptop closed overnight). */
 const LOOK_BACK_MS = 24 * 3_600_000;
-
-/** An event that came while listen was off and has not reached this endpoint. */
-export interface MissedEvent {
-  eventId: string;
-  type: string;
-  /** Unix seconds, as the envelope's. */
-  created: number;
-  /** What the service does next for this endpoint; `none: no-attempt` while its first attempt is still to come. */
-  outlook: MissedOutlook;
-}
-
-/** `events get`'s outlook without the endpoint (it is this one), or the first attempt still to come. */
-export type MissedOutlook =
-  | (DeliveryOutlook extends infer O ? (O extends DeliveryOutlook ? Omit<O, 'endpointId'> : never) : never)
-  | { next: 'attempt'; attempt: 1 };
 
 const failed = (statusCode: number | null) => statusCode === null || statusCode < 200 || statusCode >= 300;
 

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../api/index.js';
+import type { ApiClient, MissedEvent } from '../api/index.js';
 import { apiBaseProblem } from '../api/index.js';
 import { validateSubscription, type WebhookEndpoint } from '../contract/index.js';
 import type { Inspector } from '../inspector/index.js';
@@ -114,6 +114,19 @@ export interface ListenSession {
   inspector: Inspector | null;
   /** The API client (sandbox or service), null when offline. */
   client: ApiClient | null;
+  /**
+   * Reads the events that came while listen was off and did not reach the endpoint (none for an endpoint
+   * new to this run), and shows them on the page until they are redelivered.
+   */
+  findMissed(): Promise<MissedEvent[]>;
+  /**
+   * Redelivers the missed events through the API (re-enabling a disabled endpoint first); `confirm` is
+   * asked when other endpoints would get them too. The page's list goes once they are redelivered.
+   */
+  catchUp(
+    confirm: (others: WebhookEndpoint[]) => Promise<boolean>,
+    say: (line: string) => void,
+  ): Promise<{ redelivered: string[]; reenabled: boolean }>;
   /** Finishes in-flight forwards, flushes the store, deletes the endpoint it created unless kept. Safe to call twice. */
   close(): Promise<void>;
 }

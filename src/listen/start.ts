@@ -12,6 +12,7 @@ import { writeListenDiscovery } from './discovery.js';
 import { setUpEndpoint } from './endpoint-setup.js';
 import { EndpointWatch } from './endpoint-watch.js';
 import { type Api, chooseMode, type ListenOptions, type ListenSession, type Setup } from './options.js';
+import { MissedList } from './missed-list.js';
 import { watchSandbox } from './sandbox-watch.js';
 import { refuseOwnAddress, routeNames, type Targets, targetsOf } from './targets.js';
 import { warnAboutPublicPath, warnAboutSetup } from './warnings.js';
@@ -117,9 +118,10 @@ async function startPage(
     watch: EndpointWatch;
     targets: Targets;
     secret: string | null;
+    missed: MissedList;
   },
 ): Promise<Inspector> {
-  const { store, listener, api, watch, targets, secret } = parts;
+  const { store, listener, api, watch, targets, secret, missed } = parts;
   const inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
     store,
     listener,
@@ -131,6 +133,8 @@ async function startPage(
     tokenPath: join(stateDir, 'inspector-token'),
     logger,
     getEndpoint: () => watch.current,
+    getMissed: () => missed.list,
+    catchUp: (yes) => missed.fromPage(yes),
     setEndpoint: (next) => watch.set(next),
     refreshEndpoint: () => watch.read(),
   });
@@ -167,6 +171,7 @@ function sessionOf(
     mode: Setup['mode'];
     targets: Targets;
     inspector: Inspector | null;
+    missed: MissedList;
   },
   close: () => Promise<void>,
 ): ListenSession {
@@ -196,6 +201,8 @@ function sessionOf(
     store: parts.store,
     inspector,
     client: api?.client ?? null,
+    findMissed: () => parts.missed.find(),
+    catchUp: (confirm, say) => parts.missed.catchUp(confirm, say),
     close,
   };
 }
@@ -237,8 +244,11 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const { store, listener, api, registered, watch } = started;
     endpointWatch = watch;
     const { secret } = registered;
+    const missed = new MissedList();
     const inspector =
-      options.inspector === false ? null : await startPage(setup, { store, listener, api, watch, targets, secret });
+      options.inspector === false
+        ? null
+        : await startPage(setup, { store, listener, api, watch, targets, secret, missed });
     if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
     await warnAboutSetup(logger, secret, registered.endpoint, targets.all);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
@@ -249,7 +259,11 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       await writeListenDiscovery(discovery, { listener: listener.url, inspector: inspector?.url ?? null, db }),
     );
     let closing: Promise<void> | undefined;
-    return sessionOf({ ...started, mode, targets, inspector }, () => (closing ??= unwind()));
+    const timeScale = api?.timeScale ?? 1;
+    const { existed } = registered;
+    const client = api?.client ?? null;
+    missed.attach({ client, endpoint: () => watch.current, existed, timeScale, store, inspector, logger });
+    return sessionOf({ ...started, mode, targets, inspector, missed }, () => (closing ??= unwind()));
   } catch (error) {
     await unwind();
     throw error;

@@ -1,0 +1,54 @@
+import { clear, el } from './render.js';
+
+/** What the service does next with a missed event, for one line of the list. */
+function outlookText(outlook) {
+  if (outlook.next === 'none') {
+    return outlook.reason === 'gave-up'
+      ? 'the service gave up after 5 attempts'
+      : 'not sent while the endpoint is disabled';
+  }
+  if (outlook.attempt === 1) return 'its first attempt is still to come';
+  const due = outlook.dueAt ? ` at ${new Date(outlook.dueAt).toLocaleTimeString()}` : '';
+  return `the service tries again${due} (attempt ${outlook.attempt} of 5)`;
+}
+
+/**
+ * "Missed while away": the events that came while listen was off and did not reach its endpoint, apart
+ * from the captures until they arrive, with Redeliver (through the API, as `listen --catch-up`).
+ * `act` sends an action to listen and resolves with its result.
+ */
+export function renderMissed(node, missed, act) {
+  clear(node);
+  node.hidden = missed.length === 0;
+  if (missed.length === 0) return;
+  const said = el('p', { className: 'muted', role: 'status' });
+  const redeliver = async (yes) => {
+    button.disabled = true;
+    const result = await act({ type: 'catch-up', yes });
+    button.disabled = false;
+    if (!result.ok) {
+      said.textContent = `Could not redeliver: ${result.error.message}`;
+      return;
+    }
+    if (result.data.needsConfirm) {
+      const others = result.data.needsConfirm.map((o) => `${o.id} (${o.url})`).join(', ');
+      // A redelivery goes to every enabled endpoint subscribed to the event (contract, rule 3).
+      if (window.confirm(`A redelivery also reaches endpoint ${others}. Redeliver anyway?`)) await redeliver(true);
+      return;
+    }
+    said.textContent = `Redelivered ${result.data.redelivered.length}: they arrive as deliveries.`;
+  };
+  const button = el('button', { type: 'button', onclick: () => redeliver(false) }, `Redeliver ${missed.length}`);
+  node.append(
+    el('h2', {}, `Missed while away (${missed.length})`),
+    el(
+      'ul',
+      {},
+      ...missed.map((m) =>
+        el('li', {}, el('strong', {}, m.type), ' ', el('code', {}, m.eventId), ` · ${outlookText(m.outlook)}`),
+      ),
+    ),
+    button,
+    said,
+  );
+}
