@@ -7,7 +7,8 @@ import {
   type ReplayOutcome,
   selectCaptures,
 } from '../captures/index.js';
-import { readListenDiscovery } from '../listen/index.js';
+import { CONFIG_FILE, ConfigError, readConfigFile, readListenDiscovery } from '../listen/index.js';
+import { chooseRoute, normalizeForwardTarget, parseRoute } from '../listener/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import {
   type CaptureFlags,
@@ -27,6 +28,23 @@ interface ReplayFlags extends CaptureFlags {
   asIs?: boolean;
   to?: string;
   secret?: string;
+}
+
+/** The target clockhook.config.json's routes give a type, when there is such a file. */
+async function configuredTarget(): Promise<((type: string | null) => string | undefined) | null> {
+  let config;
+  try {
+    config = await readConfigFile(CONFIG_FILE, { optional: true });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  const routes = (config?.forwardTo ?? []).map(parseRoute);
+  if (routes.length === 0) return null;
+  return (type) => {
+    const route = chooseRoute(routes, type);
+    return route ? normalizeForwardTarget(route.target).href : undefined;
+  };
 }
 
 /** The captures to send, oldest first. */
@@ -76,10 +94,12 @@ async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
   const through =
     listen?.inspector && listen.db === resolve(storePathOf(flags)) ? await connectToListen(listen.inspector) : null;
   const secret = through ? null : await secretForDirect(flags);
+  // A capture forwarded nowhere (capture-only, refused) goes to the project's app, as clockhook.config.json routes it.
+  const configured = through || flags.to ? null : await configuredTarget();
   let allTaken = true;
   try {
     for (const capture of captures) {
-      const target = flags.to ?? capture.forward?.target;
+      const target = flags.to ?? capture.forward?.target ?? configured?.(capture.envelope?.type ?? null);
       if (!through && !target)
         throw new UsageError(
           `${capture.id} was not forwarded anywhere: say where to send it with --to <your app's URL>.`,

@@ -1,7 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifySignature } from '../../src/contract/index.js';
 import { checkConfig, LISTEN_KEYS } from '../../src/listen/index.js';
+import { CaptureStore } from '../../src/store/index.js';
+import { sampleCapture } from '../helpers/capture.js';
 import { runCli, spawnCli, type SpawnedCli } from '../helpers/cli.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
@@ -103,6 +106,34 @@ describe('listen with clockhook.config.json', () => {
       const again = await runCli(['init'], { cwd: folder.path });
       expect(again.code).toBe(1);
       expect(again.stderr).toContain(`${FILE} exists already; it is left as it is`);
+    } finally {
+      await folder.remove();
+    }
+  });
+
+  it('replay, with no listen running, sends a capture forwarded nowhere to the route the file gives its type', async () => {
+    const folder = await tempDir();
+    try {
+      const store = await CaptureStore.open({ path: join(folder.path, '.clockhook', 'captures.json') });
+      const capture = sampleCapture('evt_configured', { forward: null, body: '{"id":"evt_configured"}' });
+      await store.add(capture);
+      await store.close();
+      await writeFile(
+        join(folder.path, FILE),
+        JSON.stringify({ listen: { forwardTo: [`punch.*=${attendance.url}/p`, other.url] } }),
+      );
+      const res = await runCli(['replay', capture.id, '--secret', 'whsec_configured'], { cwd: folder.path });
+      expect(res.code, res.stderr).toBe(0);
+      await attendance.waitFor(1);
+      const [request] = attendance.received;
+      expect(request.url).toBe('/p');
+      expect(
+        verifySignature({
+          header: request.headers['x-service-signature'],
+          payload: request.body,
+          secret: 'whsec_configured',
+        }).ok,
+      ).toBe(true);
     } finally {
       await folder.remove();
     }
