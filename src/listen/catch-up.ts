@@ -31,15 +31,20 @@ export async function findMissed(options: {
   endpoint: WebhookEndpoint;
   captured: ReadonlySet<string>;
   now?: number;
+  /** When listen started (ms): an event made since then came while it ran, not while it was off. */
+  startedAt?: number;
   timeScale?: number;
 }): Promise<MissedEvent[]> {
   const { client, endpoint, captured, now = Date.now(), timeScale = 1 } = options;
+  const startedAt = options.startedAt ?? now;
   const missed: MissedEvent[] = [];
   let cursor: string | undefined;
   for (;;) {
     const page = await client.listEvents({ limit: 100, cursor });
     for (const event of page.data) {
       if (captured.has(event.id) || Number(event.created) * 1000 < now - LOOK_BACK_MS) return missed;
+      // Created while this listen runs: its first attempt may be on its way right now.
+      if (Number(event.created) * 1000 >= Math.floor(startedAt / 1000) * 1000) continue;
       const one = missedOf(event, endpoint, timeScale);
       if (one) missed.push(one);
     }

@@ -11,6 +11,8 @@ interface Parts {
   /** Whether the endpoint existed before this run: a new one cannot have missed anything. */
   existed: boolean;
   timeScale: number;
+  /** When this listen started (ms since the epoch). */
+  startedAt: number;
   store: CaptureStore;
   inspector: Inspector | null;
   logger: { info(line: string): void };
@@ -30,7 +32,8 @@ export class MissedList {
     const endpoint = parts?.endpoint();
     if (!parts?.existed || !parts.client || !endpoint || endpoint.status === 'deleted') return [];
     const captured = new Set(parts.store.all().flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
-    this.#show(await findMissed({ client: parts.client, endpoint, captured, timeScale: parts.timeScale }));
+    const { client, timeScale, startedAt } = parts;
+    this.#show(await findMissed({ client, endpoint, captured, timeScale, startedAt }));
     return this.list;
   }
 

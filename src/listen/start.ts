@@ -227,6 +227,7 @@ function setupOf(options: ListenOptions, mode: Setup['mode'], deliveryFailed: ()
  * the API (or an embedded sandbox), registers the endpoint and resolves once all of it is ready.
  */
 export async function startListen(options: ListenOptions): Promise<ListenSession> {
+  const startedAt = (options.now ?? Date.now)();
   const mode = chooseMode(options);
   const targets = targetsOf(options);
   // The relay's channel URL reaches the listener's root; deliveries must arrive under --path. A bad --path
@@ -262,7 +263,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const timeScale = api?.timeScale ?? 1;
     const { existed } = registered;
     const client = api?.client ?? null;
-    missed.attach({ client, endpoint: () => watch.current, existed, timeScale, store, inspector, logger });
+    missed.attach({ client, endpoint: () => watch.current, existed, timeScale, startedAt, store, inspector, logger });
     return sessionOf({ ...started, mode, targets, inspector, missed }, () => (closing ??= unwind()));
   } catch (error) {
     await unwind();

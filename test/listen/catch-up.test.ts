@@ -114,3 +114,30 @@ describe('listen after downtime', () => {
     await running.stop();
   }, 120_000);
 });
+
+describe('findMissed', () => {
+  it('leaves out an event made since listen started: its first attempt may be on its way', async () => {
+    const { ApiClient } = await import('../../src/api/index.js');
+    const { findMissed } = await import('../../src/listen/index.js');
+    const { startTestSandbox } = await import('../helpers/sandbox.js');
+    const sandbox = await startTestSandbox();
+    try {
+      const client = new ApiClient({ baseUrl: sandbox.sandbox.apiBase, apiKey: sandbox.sandbox.apiKey });
+      const endpoint = await client.createEndpoint({ url: 'http://127.0.0.1:9/nowhere', enabledEvents: ['*'] });
+      const before = Date.now() - 2000;
+      const event = await client.request<{ id: string }>('POST', '/sandbox/events', {
+        body: { type: 'punch.created' },
+      });
+      const since = (startedAt: number) => findMissed({ client, endpoint, captured: new Set(), startedAt });
+      // Listen started before the event: it came while listen ran.
+      expect(await since(before)).toEqual([]);
+      // Listen started after it: missed while listen was off.
+      expect((await since(Date.now() + 1000)).map((m) => m.eventId)).toEqual([event.id]);
+      expect(
+        await findMissed({ client, endpoint, captured: new Set([event.id]), startedAt: Date.now() + 1000 }),
+      ).toEqual([]);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
