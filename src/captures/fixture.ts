@@ -1,5 +1,5 @@
 import { signPayload } from '../contract/index.js';
-import { HOP_BY_HOP } from '../http/index.js';
+import { withoutHopByHop } from '../http/index.js';
 import { type Capture, encodeBody } from '../store/index.js';
 
 /**
@@ -16,12 +16,15 @@ export interface Fixture {
   envelope: Capture['envelope'];
 }
 
-/** Headers a fixture leaves out: the signature (made anew), and what belongs to one connection. */
-const LEFT_OUT = new Set(['x-service-signature', 'host', 'content-length', ...HOP_BY_HOP]);
-
 /** A fixture of a capture and its whole body. */
 export function fixtureOf(capture: Capture, body: Buffer): Fixture {
-  const headers = Object.fromEntries(Object.entries(capture.headers).filter(([name]) => !LEFT_OUT.has(name)));
+  // Left out: the signature (made anew at each send), and what belongs to one connection.
+  const {
+    'x-service-signature': _signature,
+    host: _host,
+    'content-length': _length,
+    ...headers
+  } = withoutHopByHop(capture.headers);
   return {
     clockhookFixture: 1,
     method: capture.method,

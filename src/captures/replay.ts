@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { signPayload } from '../contract/index.js';
-import { HOP_BY_HOP } from '../http/index.js';
+import { withoutHopByHop } from '../http/index.js';
 import { postBytes } from '../net.js';
 import type { Capture } from '../store/index.js';
 
@@ -16,11 +16,9 @@ export interface ReplayOutcome {
   error?: string;
 }
 
-/** Headers of a captured request as they go out again: not those of its connection, nor its length. */
+/** Headers of a captured request as they go out again: not those of its connection, its length or host. */
 function headersToSend(capture: Capture): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(capture.headers))
-    if (!HOP_BY_HOP.has(name) && name !== 'content-length' && name !== 'host') headers[name] = value;
+  const { 'content-length': _length, host: _host, ...headers } = withoutHopByHop(capture.headers);
   return headers;
 }
 

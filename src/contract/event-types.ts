@@ -61,7 +61,7 @@ export function matchesSubscription(type: string, subscription: readonly string[
 }
 
 /** Edits (insert, delete, replace one character) that turn `a` into `b`. */
-function editDistance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i += 1) {
     const current = [i];

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { editDistance } from '../contract/index.js';
 import { parseRoute } from '../listener/index.js';
 
 /** `clockhook.config.json`'s `listen` part, as the schema shipped beside it (clockhook.config.schema.json) says. */
@@ -59,29 +60,14 @@ const NOT_HERE: Record<string, string> = {
   apiBase: 'the API base comes from $CLOCKHOOK_API_BASE',
 };
 
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    let diagonal = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j += 1) {
-      const next = Math.min(
-        row[j] + 1,
-        row[j - 1] + 1,
-        diagonal + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1),
-      );
-      diagonal = row[j];
-      row[j] = next;
-    }
-  }
-  return row[b.length];
-}
+/** Edits between two key names, whatever their case: `forwardto` is forwardTo mistyped. */
+const distance = (a: string, b: string) => editDistance(a.toLowerCase(), b.toLowerCase());
 
 function unknownKey(file: string, path: string, key: string, allowed: string[]): ConfigError {
   if (NOT_HERE[key]) return new ConfigError(`${file}: ${path}${key} is not read from the file: ${NOT_HERE[key]}.`);
-  const near = allowed.filter((k) => !k.startsWith('$')).sort((a, b) => editDistance(key, a) - editDistance(key, b))[0];
+  const near = allowed.filter((k) => !k.startsWith('$')).sort((a, b) => distance(key, a) - distance(key, b))[0];
   const guess =
-    near && editDistance(key, near) <= Math.max(2, Math.floor(key.length / 3)) ? ` (did you mean ${near}?)` : '';
+    near && distance(key, near) <= Math.max(2, Math.floor(key.length / 3)) ? ` (did you mean ${near}?)` : '';
   return new ConfigError(
     `${file}: unknown key ${path}${key}${guess}. Allowed: ${allowed.filter((k) => !k.startsWith('$')).join(', ')}.`,
   );
