@@ -1,4 +1,4 @@
-import { access, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { CONFIG_FILE, ConfigError, type ListenConfigFile, readConfigFile, STARTING_CONFIG } from '../listen/index.js';
 import { CliError, UsageError } from './errors.js';
@@ -46,15 +46,13 @@ export function registerInit(program: Command): void {
     .command('init')
     .description(`write a starting ${CONFIG_FILE} for this project (listen reads it)`)
     .action(async () => {
-      const exists = await access(CONFIG_FILE).then(
-        () => true,
-        () => false,
-      );
-      if (exists)
+      // 'wx' refuses a file that is there already, in the same step as the write.
+      await writeFile(CONFIG_FILE, STARTING_CONFIG, { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
         throw new CliError(
           `${CONFIG_FILE} exists already; it is left as it is. Edit it, or delete it and run init again.`,
         );
-      await writeFile(CONFIG_FILE, STARTING_CONFIG, { flag: 'wx' });
+      });
       console.log(`Wrote ${CONFIG_FILE}: npx clockhook listen reads it (a flag on the command line wins over it).`);
       console.log(
         'Secrets and API keys do not go in it: they come from the environment ($CLOCKHOOK_SECRET, $CLOCKHOOK_API_KEY) or .clockhook/.',
