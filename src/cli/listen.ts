@@ -13,7 +13,7 @@ import {
 import { type DeliveryReport, MAX_BODY_BYTES } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
 import { ForeignPathError, StoreLockedError } from '../store/index.js';
-import { RelayUnreachableError } from '../relay/index.js';
+import { RelayRefusedError, RelayUnreachableError } from '../relay/index.js';
 import { isCertificateError, isEveryInterface } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { reportMissed } from './catch-up.js';
@@ -55,6 +55,7 @@ interface ListenFlags {
   publicUrl?: string;
   relay?: string;
   relayGiveUp?: string;
+  relayKey?: string;
   events: string;
   endpoint?: string;
   keepEndpoint?: boolean;
@@ -209,6 +210,7 @@ export function registerListen(program: Command): void {
     .option('--public-url <url>', 'public URL (your tunnel) to register as the endpoint')
     .option('--relay <url>', 'get a public URL from a clockhook relay and register it')
     .option('--relay-give-up <seconds>', 'exit 1 after this long without the relay (default: never)')
+    .option('--relay-key <key>', "the relay's access key, when it has keys (default: $CLOCKHOOK_RELAY_KEY)")
     .option('--events <types>', 'comma-separated event types to subscribe to, or *', '*')
     .option('--endpoint <id>', 'use this existing endpoint (with --secret); create nothing')
     .option(
@@ -271,11 +273,12 @@ function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): 
     apiBase: flags.apiBase ?? fromEnv('CLOCKHOOK_API_BASE'),
     publicUrl: flags.publicUrl,
     relay: flags.relay,
+    relayKey: flags.relayKey ?? fromEnv('CLOCKHOOK_RELAY_KEY'),
     relayMaxDisconnectedMs:
       flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,
     onRelayEvent: (event: RelayEvent) => {
       if (flags.json) say(() => printLine({ event: 'relay', ...event }));
-      if (event.state === 'replaced' || event.state === 'gave-up') stopWith(event);
+      if (event.state === 'replaced' || event.state === 'refused' || event.state === 'gave-up') stopWith(event);
     },
     events: parseEventList(flags.events),
     endpointId: flags.endpoint === undefined ? undefined : parsePositiveInt(flags.endpoint, '--endpoint'),
@@ -336,7 +339,9 @@ function stopWith(event: RelayEvent): void {
   const message =
     event.state === 'replaced'
       ? `${event.message} This listener stops; the other one now receives the deliveries.`
-      : 'Gave up on the relay (--relay-give-up): it could not be reached for too long.';
+      : event.state === 'refused'
+        ? `The relay let this listener go: ${event.message}`
+        : 'Gave up on the relay (--relay-give-up): it could not be reached for too long.';
   process.stderr.write(`clockhook: ${message}\n`);
   const stop = stopRequested ?? (() => Promise.resolve());
   stop().finally(() => {
@@ -359,6 +364,7 @@ function explainStartFailure(error: unknown, host: string, port: number): unknow
   if (error instanceof ListenUsageError || error instanceof TypeError || error instanceof ForeignPathError)
     return new UsageError(error.message);
   if (error instanceof StoreLockedError || error instanceof EndpointRecordsError) return new CliError(error.message);
+  if (error instanceof RelayRefusedError) return new CliError(`the relay refused this listener: ${error.message}`);
   if (error instanceof RelayUnreachableError) return new CliError(`${error.message}. ${relayAdvice(error.code)}`);
   if (error instanceof ApiError) {
     if (error.status === 401 || error.status === 403) {

@@ -3,8 +3,9 @@ import { consoleLogger } from '../logger.js';
 import { type RelayRequestLog, startRelayServer } from '../relay/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
-import { bindFailure, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
+import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
 import { formatSizeFlag } from '../size.js';
+import { registerRelayKeys } from './relay-keys.js';
 
 interface RelayFlags {
   port: string;
@@ -15,6 +16,10 @@ interface RelayFlags {
   maxBody: string;
   maxBuffer: string;
   maxChannels: string;
+  redis?: string;
+  keys?: string;
+  keyMaxChannels: string;
+  keyMaxInFlight: string;
   json?: boolean;
 }
 
@@ -25,7 +30,7 @@ function requestLine(log: RelayRequestLog): string {
 
 /** `clockhook relay`: the public end of the tunnel, for a small host behind TLS. */
 export function registerRelay(program: Command): void {
-  program
+  const relay = program
     .command('relay')
     .description('run the public relay that gives listeners a URL (listen --relay)')
     .option('--port <port>', 'port to listen on', '8080')
@@ -36,8 +41,13 @@ export function registerRelay(program: Command): void {
     .option('--max-body <size>', 'largest body relayed: bytes, or kb/mb', '5mb')
     .option('--max-buffer <size>', 'most body bytes held at once, a quarter of it per channel (then 503)', '256mb')
     .option('--max-channels <n>', 'most channels at once', '1000')
+    .option('--redis <url>', 'share channels with the other instances on this Redis (default: $CLOCKHOOK_RELAY_REDIS)')
+    .option('--keys <file>', 'without Redis: admit only listeners with a key from this file (relay keys add)')
+    .option('--key-max-channels <n>', 'channels one access key may hold at once', '20')
+    .option('--key-max-in-flight <n>', "requests in flight on one key's channels, per instance", '256')
     .option('--json', 'print NDJSON: a ready line, then one line per relayed request')
     .action((flags: RelayFlags) => runRelay(flags));
+  registerRelayKeys(relay);
 }
 
 /** --max-body and --max-buffer, checked together. */
@@ -81,7 +91,18 @@ async function runRelay(flags: RelayFlags): Promise<void> {
   const { maxBody, maxBuffered } = relaySizes(flags);
   if (flags.publicUrl !== undefined) checkPublicUrl(flags.publicUrl);
   const port = parsePort(flags.port, '--port');
+  const redis = flags.redis ?? fromEnv('CLOCKHOOK_RELAY_REDIS');
+  if (redis && flags.keys)
+    throw new UsageError(
+      '--keys is for a relay without Redis: with --redis the keys are kept in Redis (relay keys add … --redis).',
+    );
+  if (redis && !/^rediss?:\/\//.test(redis))
+    throw new UsageError(`--redis takes a Redis URL, e.g. redis://127.0.0.1:6379/0 (got ${redis}).`);
   const relay = await startRelayServer({
+    redis,
+    keysFile: flags.keys,
+    maxChannelsPerKey: parsePositiveInt(flags.keyMaxChannels, '--key-max-channels'),
+    maxInFlightPerKey: parsePositiveInt(flags.keyMaxInFlight, '--key-max-in-flight'),
     port,
     host: flags.host,
     publicUrl: flags.publicUrl,
@@ -98,6 +119,8 @@ async function runRelay(flags: RelayFlags): Promise<void> {
         `cannot read the TLS file ${error.path}: ${error.code === 'ENOENT' ? 'no such file' : 'permission denied'}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`,
       );
     }
+    if (/could not reach Redis/.test(String(error.message)))
+      throw new CliError(`${error.message}. Is Redis running, and is --redis its URL?`);
     throw bindFailure(error, flags.host, port, 'another relay') ?? error;
   });
   // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.

@@ -47,6 +47,8 @@ export interface ListenOptions {
   events?: string[];
   /** A clockhook relay to get a public URL from (registered as the endpoint and kept between runs). */
   relay?: string;
+  /** The access key of a relay with keys (`clockhook relay keys add`). */
+  relayKey?: string;
   /** Give up (onRelayEvent 'gave-up') after this long without the relay. @default never */
   relayMaxDisconnectedMs?: number;
   /** Told when the relay connection changes; 'replaced' and 'gave-up' mean listen should stop. */
@@ -76,6 +78,8 @@ export type RelayEvent =
   | { state: 'connected'; publicUrl: string }
   | { state: 'disconnected'; reason: string }
   | { state: 'replaced'; message: string }
+  /** The relay refused the access key (revoked while connected): listen should stop. */
+  | { state: 'refused'; message: string }
   | { state: 'gave-up' };
 
 export interface ReadyInfo {

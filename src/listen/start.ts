@@ -94,12 +94,14 @@ async function startRelay(
   const relay = connectRelay({
     relayUrl,
     token: record.token,
+    relayKey: options.relayKey,
     handle: (request) => listener.handleDirect(request),
     logger,
     maxDisconnectedMs: options.relayMaxDisconnectedMs,
     onConnected: (url) => onRelayEvent({ state: 'connected', publicUrl: url }),
     onDisconnected: (reason) => onRelayEvent({ state: 'disconnected', reason }),
     onReplaced: (message) => onRelayEvent({ state: 'replaced', message }),
+    onRefused: (message) => onRelayEvent({ state: 'refused', message }),
     onGiveUp: () => onRelayEvent({ state: 'gave-up' }),
   });
   cleanups.push(() => relay.close());

@@ -58,6 +58,16 @@ export interface Channel {
   budget: ByteBudget;
   pending: InFlight<Pending>;
   alive: boolean;
+  /** The access key its listener presented (its id), null on a relay without keys. */
+  keyId: string | null;
+}
+
+export interface ChannelLimits {
+  maxChannels: number;
+  maxInFlight: number;
+  maxBufferedPerChannel: number;
+  /** Requests in flight on all the channels of one access key, on this instance. */
+  maxInFlightPerKey: number;
 }
 
 /**
@@ -66,10 +76,62 @@ export interface Channel {
  */
 export class Channels {
   readonly #channels = new Map<string, Channel>();
-  readonly #limits: { maxChannels: number; maxInFlight: number; maxBufferedPerChannel: number };
+  readonly #limits: ChannelLimits;
+  readonly #keyInFlight = new Map<string, number>();
+  /** Told when a channel's listener left (on Redis, the channel's claim is let go). */
+  readonly #onLeft: (channel: Channel) => void;
 
-  constructor(limits: { maxChannels: number; maxInFlight: number; maxBufferedPerChannel: number }) {
+  constructor(limits: ChannelLimits, onLeft: (channel: Channel) => void = () => {}) {
     this.#limits = limits;
+    this.#onLeft = onLeft;
+  }
+
+  /** The channels with a listener here, for renewing their claims. */
+  held(): { channel: string; keyId: string | null }[] {
+    return [...this.#channels.values()].flatMap((c) => (c.socket ? [{ channel: c.id, keyId: c.keyId }] : []));
+  }
+
+  /** Channels with a listener here that presented key `keyId`. */
+  heldBy(keyId: string): number {
+    return this.held().filter((held) => held.keyId === keyId).length;
+  }
+
+  /** Requests in flight here, all channels together. */
+  get inFlight(): number {
+    let count = 0;
+    for (const value of this.#keyInFlight.values()) count += value;
+    return count;
+  }
+
+  /** Counts a request of key `keyId` in flight; false when the key has its most already. */
+  startRequest(keyId: string | null): boolean {
+    const key = keyId ?? '';
+    const count = this.#keyInFlight.get(key) ?? 0;
+    if (keyId !== null && count >= this.#limits.maxInFlightPerKey) return false;
+    this.#keyInFlight.set(key, count + 1);
+    return true;
+  }
+
+  endRequest(keyId: string | null): void {
+    const key = keyId ?? '';
+    const count = (this.#keyInFlight.get(key) ?? 1) - 1;
+    if (count > 0) this.#keyInFlight.set(key, count);
+    else this.#keyInFlight.delete(key);
+  }
+
+  /** Lets the listener of channel `id` go, telling it why (`frame`), e.g. taken over on another instance. */
+  letGo(id: string, frame: ControlFrame, code: number): void {
+    const socket = this.#channels.get(id)?.socket;
+    if (!socket) return;
+    socket.send(JSON.stringify(frame));
+    socket.close(code, frame.type);
+  }
+
+  /** Lets go every listener whose key is no longer valid. */
+  letGoUnless(valid: (keyId: string) => boolean, message: string): void {
+    for (const channel of this.#channels.values()) {
+      if (channel.keyId !== null && !valid(channel.keyId)) this.letGo(channel.id, { type: 'refused', message }, 4003);
+    }
   }
 
   get(id: string): Channel | undefined {
@@ -96,7 +158,7 @@ export class Channels {
   }
 
   /** Gives channel `id` to the listener on `socket`; one that held it before is told, and let go. */
-  attach(socket: WebSocket, id: string, binary: boolean, publicUrl: string): void {
+  attach(socket: WebSocket, id: string, binary: boolean, publicUrl: string, keyId: string | null = null): void {
     let channel = this.#channels.get(id);
     if (!channel) {
       const { maxBufferedPerChannel, maxInFlight } = this.#limits;
@@ -107,6 +169,7 @@ export class Channels {
         budget: new ByteBudget(maxBufferedPerChannel),
         pending: new InFlight(maxInFlight),
         alive: true,
+        keyId,
       };
       this.#channels.set(id, channel);
     }
@@ -125,6 +188,7 @@ export class Channels {
     current.socket = socket;
     current.binary = binary;
     current.alive = true;
+    current.keyId = keyId;
     socket.send(
       JSON.stringify({ type: 'ready', channel: id, publicUrl: `${publicUrl}/c/${id}` } satisfies ControlFrame),
     );
@@ -144,6 +208,7 @@ export class Channels {
       if (current.socket !== socket) return;
       current.socket = null;
       for (const pending of current.pending.values()) pending.resolve(null);
+      this.#onLeft(current);
     });
     socket.on('error', () => socket.terminate());
   }

@@ -8,6 +8,7 @@ import {
   channelFor,
   decodeFrame,
   encodeFrame,
+  KEY_HEADER,
   parseRequestFrame,
   PROTOCOL_HEADER,
   PROTOCOL_VERSION,
@@ -36,6 +37,8 @@ export interface RelayClientOptions {
   /** The relay's base URL, e.g. https://hooks.example.com */
   relayUrl: string;
   token: string;
+  /** The access key a relay with keys asks of its listeners (`clockhook relay keys add`). */
+  relayKey?: string;
   /** Where relayed requests go: the local listener (`Listener.handleDirect`). */
   handle: (request: DirectRequest) => Promise<DirectAnswer>;
   logger?: Logger;
@@ -52,6 +55,8 @@ export interface RelayClientOptions {
   onDisconnected?: (reason: string) => void;
   /** Another listener took the channel: this one must stop. */
   onReplaced?: (message: string) => void;
+  /** The relay refused this listener's access key (none, unknown, revoked): it must stop. */
+  onRefused?: (message: string) => void;
   onGiveUp?: () => void;
 }
 
@@ -64,6 +69,11 @@ export class RelayUnreachableError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The relay refused this listener's access key: none given, not known, or revoked. */
+export class RelayRefusedError extends Error {
+  override readonly name = 'RelayRefusedError';
 }
 
 export interface RelayClient {
@@ -136,8 +146,11 @@ function websocketUrl(relayUrl: string): string {
   return url.href;
 }
 
-/** The outcome of one connection: it got as far as ready, it did not, or another listener took the channel. */
-type ConnectionEnd = 'connected' | 'failed' | 'replaced';
+/**
+ * The outcome of one connection: it got as far as ready, it did not, another listener took the channel,
+ * or the relay refused the access key (trying again would not help).
+ */
+type ConnectionEnd = 'connected' | 'failed' | 'replaced' | 'refused';
 
 /**
  * Keeps one WebSocket to the relay open: reconnects with capped exponential backoff and jitter,
@@ -192,6 +205,11 @@ class RelayConnection implements RelayClient {
     while (!this.#closed) {
       const outcome = await this.#connectOnce();
       if (this.#closed || outcome === 'replaced') return;
+      if (outcome === 'refused') {
+        this.#rejectReady(new RelayRefusedError(this.#lastFailure.reason));
+        if (everConnected) this.#options.onRefused?.(this.#lastFailure.reason);
+        return;
+      }
       if (outcome === 'connected') {
         attempt = 0;
         everConnected = true;
@@ -226,6 +244,7 @@ class RelayConnection implements RelayClient {
           authorization: `Bearer ${token}`,
           'x-clockhook-channel': this.#channel,
           [PROTOCOL_HEADER]: PROTOCOL_VERSION,
+          ...(this.#options.relayKey ? { [KEY_HEADER]: this.#options.relayKey } : {}),
         },
         maxPayload: 64 * 1024 * 1024,
         handshakeTimeout: 10_000,
@@ -234,6 +253,7 @@ class RelayConnection implements RelayClient {
       const state = {
         wasReady: false,
         replaced: false,
+        refused: '',
         failure: '',
         code: undefined as string | undefined,
         hop: undefined as string | undefined,
@@ -248,7 +268,14 @@ class RelayConnection implements RelayClient {
           this.#logger.error(
             `The relay at ${relayUrl} refused the channel token (401). Remove its record ("relay": "${relayUrl.replace(/\/+$/, '')}") from .clockhook/relay.json to make a new one; the others there keep their relays' public URLs.`,
           );
-        ws.terminate();
+        // 403: the access key; its message says how to get one. Read it before the connection ends.
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.length < 16 && chunks.push(chunk));
+        res.on('end', () => {
+          if (res.statusCode === 403) state.refused = Buffer.concat(chunks).toString('utf8').slice(0, 1000);
+          ws.terminate();
+        });
+        res.on('error', () => ws.terminate());
       });
       ws.on('message', (data, isBinary) => this.#onMessage(ws, state, decodeFrame(data, isBinary), isBinary));
       ws.on('error', (error) => {
@@ -284,7 +311,7 @@ class RelayConnection implements RelayClient {
 
   #onMessage(
     ws: WebSocket,
-    state: { wasReady: boolean; replaced: boolean; hop: string | undefined },
+    state: { wasReady: boolean; replaced: boolean; refused: string; hop: string | undefined },
     frame: ReturnType<typeof decodeFrame>,
     isBinary: boolean,
   ): void {
@@ -297,6 +324,8 @@ class RelayConnection implements RelayClient {
     } else if (frame?.type === 'replaced') {
       state.replaced = true;
       this.#options.onReplaced?.(String(frame.message));
+    } else if (frame?.type === 'refused') {
+      state.refused = String(frame.message);
     } else if (frame?.type === 'request' || isBinary) {
       const request = frame && parseRequestFrame(frame);
       if (request) this.#forward(request, ws, state.hop, isBinary);
@@ -308,8 +337,15 @@ class RelayConnection implements RelayClient {
   }
 
   /** What a closed connection means for the loop, said to the user when it had been ready. */
-  #ended(state: { wasReady: boolean; replaced: boolean; failure: string; code?: string }, code: number): ConnectionEnd {
+  #ended(
+    state: { wasReady: boolean; replaced: boolean; refused: string; failure: string; code?: string },
+    code: number,
+  ): ConnectionEnd {
     if (this.#closed) return 'failed';
+    if (state.refused) {
+      this.#lastFailure = { reason: state.refused, code: 'refused' };
+      return 'refused';
+    }
     if (state.replaced || code === 4001) {
       if (!state.replaced) this.#options.onReplaced?.('Another clockhook listen connected with this channel token.');
       return 'replaced';

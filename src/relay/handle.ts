@@ -1,10 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
-import { answerError, type BodyRead, type ByteBudget, leaseFrom, readBody, withoutHopByHop } from '../http/index.js';
+import {
+  answerError,
+  type BodyRead,
+  type ByteBudget,
+  leaseFrom,
+  lingerAfterAnswer,
+  readBody,
+  withoutHopByHop,
+} from '../http/index.js';
 import { sendInTurn } from '../net.js';
 import { formatMiB } from '../size.js';
+import type { RelayBus, RemoteOutcome, RemoteRequest } from './bus.js';
 import type { Channel, Channels, Pending } from './channels.js';
-import { encodeFrame, type ResponseFrame } from './protocol.js';
+import type { KeyGate } from './gate.js';
+import { outcomeOf, type RelayMetrics } from './metrics.js';
+import { encodeFrame } from './protocol.js';
 
 export interface RelayRequestLog {
   event: 'request';
@@ -16,10 +27,10 @@ export interface RelayRequestLog {
   durationMs: number;
 }
 
+type HeaderMap = Record<string, string | string[]>;
+
 /** Hop-by-hop headers never cross the relay; content-length is set anew for the bytes relayed. */
-function headersWithout(
-  headers: IncomingMessage['headers'] | Record<string, string | string[]>,
-): Record<string, string | string[]> {
+function headersWithout(headers: IncomingMessage['headers'] | HeaderMap): HeaderMap {
   const { 'content-length': _length, ...rest } = withoutHopByHop(headers);
   return rest;
 }
@@ -32,44 +43,78 @@ export interface RelayContext {
   maxBody: number;
   maxChannels: number;
   maxInFlight: number;
+  maxInFlightPerKey: number;
   timeoutMs: number;
   retryAfter: string;
   onRequest: (log: RelayRequestLog) => void;
+  /** Shared state with the other instances, when the relay runs on Redis. */
+  bus: RelayBus | null;
+  gate: KeyGate;
+  metrics: RelayMetrics;
+  /** Requests being answered by this instance now. */
+  inFlight: { count: number };
+  /** Renews this instance's claims on Redis now (set once its timers run). */
+  renew?: () => Promise<void>;
+}
+
+/** The request as it travels to the listener: method, path under the channel, headers to pass on. */
+function outgoing(req: IncomingMessage, path: string): Omit<RemoteRequest, 'channel' | 'body'> {
+  const headers = headersWithout(req.headers);
+  const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
+  if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
+  return { method: req.method ?? 'GET', path, headers };
 }
 
 /**
- * Sends one request over the channel's WebSocket and waits for its answer: the response frame; null
- * when the listener went away first; 'timeout'; or 'full' when the channel has no request slot free.
+ * Sends one request over the channel's WebSocket (on this instance) and waits for the outcome: the
+ * listener's answer, or why there is none.
  */
 function exchange(
+  relay: RelayContext,
   channel: Channel,
   socket: WebSocket,
-  req: IncomingMessage,
-  path: string,
+  request: Omit<RemoteRequest, 'channel' | 'body'>,
   body: Buffer[],
-  timeoutMs: number,
-): Promise<ResponseFrame | null | 'timeout' | 'full'> {
+): Promise<RemoteOutcome> {
+  if (!relay.channels.startRequest(channel.keyId)) return Promise.resolve({ kind: 'key-full' });
   const pending: Pending = { resolve: () => {} };
   const requestId = channel.pending.add(pending);
-  if (requestId === undefined) return Promise.resolve('full');
+  if (requestId === undefined) {
+    relay.channels.endRequest(channel.keyId);
+    return Promise.resolve({ kind: 'full' });
+  }
+  relay.gate.count(channel.keyId);
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      channel.pending.delete(requestId);
-      resolve('timeout');
-    }, timeoutMs);
-    pending.resolve = (frame) => {
+    const finish = (outcome: RemoteOutcome) => {
       clearTimeout(timer);
       channel.pending.delete(requestId);
-      resolve(frame);
+      relay.channels.endRequest(channel.keyId);
+      resolve(outcome);
     };
-    const headers = headersWithout(req.headers);
-    const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
-    if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
-    sendInTurn(
-      socket,
-      encodeFrame({ type: 'request', id: requestId, method: req.method ?? 'GET', path, headers, body }, channel.binary),
-    );
+    const timer = setTimeout(() => finish({ kind: 'timeout' }), relay.timeoutMs);
+    pending.resolve = (frame) =>
+      finish(
+        frame ? { kind: 'answered', status: frame.status, headers: frame.headers, body: frame.body } : { kind: 'gone' },
+      );
+    sendInTurn(socket, encodeFrame({ type: 'request', id: requestId, ...request, body }, channel.binary));
   });
+}
+
+/**
+ * A request another instance received for a channel whose listener is connected here: relayed like one
+ * received here, its body counted against this channel's budget while it is in flight.
+ */
+export async function handleRemote(relay: RelayContext, request: RemoteRequest): Promise<RemoteOutcome> {
+  const channel = relay.channels.get(request.channel);
+  if (!channel?.socket) return { kind: 'gone' };
+  const lease = leaseFrom(relay.budget, channel.budget);
+  try {
+    if (!lease.take(request.body.length)) return { kind: 'busy' };
+    const { channel: _id, body, ...rest } = request;
+    return await exchange(relay, channel, channel.socket, rest, [body]);
+  } finally {
+    lease.giveBack();
+  }
 }
 
 /** An answer the relay makes itself, in the contract's error envelope. */
@@ -80,81 +125,175 @@ interface Refusal {
   headers?: Record<string, string>;
 }
 
-/** Why a request whose body was read is not sent to its listener; null when it goes. */
-function refusalOf(relay: RelayContext, channel: Channel, read: BodyRead): Refusal | null {
-  const retry = { 'retry-after': relay.retryAfter };
+function tooLarge(relay: RelayContext): Refusal {
+  return {
+    status: 413,
+    code: 'payload_too_large',
+    message: `The body is over ${relay.maxBody} bytes, the relay's limit.`,
+  };
+}
+
+/** Why a body that was read is not relayed: over the size or the budget; null when it goes. */
+function refusalOf(relay: RelayContext, read: BodyRead): Refusal | null {
   if (read === 'busy') {
-    const limits = `${formatMiB(relay.budget.limit)} in all, ${formatMiB(channel.budget.limit)} per channel`;
-    const message = `The relay holds as many request bodies as it may (${limits}); retry later.`;
-    return { status: 503, code: 'relay_busy', message, headers: { ...retry, connection: 'close' } };
+    const message = `The relay holds as many request bodies as it may (${formatMiB(relay.budget.limit)} in all, a quarter per channel); retry later.`;
+    return { status: 503, code: 'relay_busy', message, headers: { 'retry-after': relay.retryAfter } };
   }
-  if (read.truncated) {
-    const message = `The body is over ${relay.maxBody} bytes, the relay's limit.`;
-    return { status: 413, code: 'payload_too_large', message, headers: { connection: 'close' } };
-  }
-  // The service retries on its own schedule; the listener may be back by then.
-  const message = 'The listener of this channel is not connected; retry later.';
-  return channel.socket ? null : { status: 503, code: 'listener_unavailable', message, headers: retry };
+  return read.truncated ? tooLarge(relay) : null;
 }
 
 /** What the sender gets when the exchange with the listener did not bring an answer. */
-function failedExchange(relay: RelayContext, outcome: 'full' | 'timeout' | null): Refusal {
-  if (outcome === 'full') {
-    const message = `More than ${relay.maxInFlight} requests in flight on this channel.`;
-    return { status: 429, code: 'too_many_requests', message, headers: { 'retry-after': '1' } };
+function failedExchange(relay: RelayContext, outcome: Exclude<RemoteOutcome['kind'], 'answered'>): Refusal {
+  const retry = { 'retry-after': relay.retryAfter };
+  switch (outcome) {
+    case 'full':
+      return {
+        status: 429,
+        code: 'too_many_requests',
+        message: `More than ${relay.maxInFlight} requests in flight on this channel.`,
+        headers: { 'retry-after': '1' },
+      };
+    case 'key-full':
+      return {
+        status: 429,
+        code: 'too_many_requests',
+        message: `The listeners of this channel's access key have ${relay.maxInFlightPerKey} requests in flight already.`,
+        headers: { 'retry-after': '1' },
+      };
+    case 'timeout':
+      return {
+        status: 504,
+        code: 'listener_timeout',
+        message: `The listener did not answer within ${relay.timeoutMs / 1000} s.`,
+      };
+    case 'busy':
+      return refusalOf(relay, 'busy') as Refusal;
+    case 'unreachable':
+      return unavailable(relay);
+    default:
+      return {
+        status: 503,
+        code: 'listener_unavailable',
+        message: 'The listener went away before it answered; retry later.',
+        headers: retry,
+      };
   }
-  if (outcome === 'timeout') {
-    const message = `The listener did not answer within ${relay.timeoutMs / 1000} s.`;
-    return { status: 504, code: 'listener_timeout', message };
-  }
-  const message = 'The listener went away before it answered; retry later.';
+}
+
+function unavailable(relay: RelayContext): Refusal {
+  const message = 'The relay cannot reach the state it shares with its other instances; retry later.';
+  return { status: 503, code: 'relay_unavailable', message, headers: { 'retry-after': relay.retryAfter } };
+}
+
+function notConnected(relay: RelayContext): Refusal {
+  // The service retries on its own schedule; the listener may be back by then.
+  const message = 'The listener of this channel is not connected; retry later.';
   return { status: 503, code: 'listener_unavailable', message, headers: { 'retry-after': relay.retryAfter } };
 }
 
-/** An HTTP request to the relay: the health check, or a delivery to `/c/<channel>/…` for its listener. */
+const NOT_FOUND: Refusal = {
+  status: 404,
+  code: 'channel_not_found',
+  message: 'No listener has connected to this channel lately.',
+};
+
+/** Where a request for channel `id` goes: a listener here, one on another instance, or a refusal. */
+async function routeOf(relay: RelayContext, id: string): Promise<Channel | { holder: string } | Refusal> {
+  const channel = relay.channels.get(id);
+  if (relay.bus && !relay.bus.up) return unavailable(relay);
+  if (channel?.socket) return channel;
+  if (!relay.bus) return channel ? notConnected(relay) : NOT_FOUND;
+  if (!/^[A-Za-z0-9_-]{32}$/.test(id)) return NOT_FOUND;
+  const found = await relay.bus.holderOf(id).catch(() => null);
+  if (!found) return unavailable(relay);
+  if (found.holder && found.holder !== relay.bus.id) return { holder: found.holder };
+  return found.seen || channel ? notConnected(relay) : NOT_FOUND;
+}
+
+/** The health check: with Redis, whether it is reachable (503 when not, so a balancer can tell). */
+function health(relay: RelayContext, res: ServerResponse): void {
+  const redis = relay.bus ? (relay.bus.up ? 'up' : 'down') : 'off';
+  const ok = redis !== 'down';
+  const body = JSON.stringify({ ok, channels: relay.channels.connected, redis });
+  res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
+}
+
+async function metrics(relay: RelayContext, res: ServerResponse): Promise<void> {
+  const text = await relay.metrics.registry.metrics();
+  res.writeHead(200, { 'content-type': relay.metrics.registry.contentType }).end(text);
+}
+
+/** An HTTP request to the relay: health, metrics, or a delivery to `/c/<channel>/…` for its listener. */
 export async function handle(relay: RelayContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://relay');
-  if (url.pathname === '/healthz') {
-    const health = JSON.stringify({ ok: true, channels: relay.channels.connected });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(health);
-    return;
-  }
+  if (url.pathname === '/healthz') return health(relay, res);
+  if (url.pathname === '/metrics') return metrics(relay, res);
   const match = /^\/c\/([^/]+)(\/.*)?$/.exec(url.pathname);
   if (!match) {
     const message = 'Deliveries go to /c/<channel>/…; see the public URL clockhook listen --relay printed.';
     answerError(res, 404, 'not_found', message);
+    lingerAfterAnswer(req);
     return;
   }
   const [, id, rest = '/'] = match;
   const started = performance.now();
-  const method = req.method ?? '';
+  relay.inFlight.count += 1;
   const answer = (status: number, refusal?: Refusal) => {
-    if (refusal) answerError(res, status, refusal.code, refusal.message, { headers: refusal.headers });
-    const durationMs = Math.round(performance.now() - started);
-    relay.onRequest({ event: 'request', channel: id, method, path: rest, status, durationMs });
+    if (refusal) {
+      answerError(res, status, refusal.code, refusal.message, { headers: refusal.headers });
+      lingerAfterAnswer(req);
+    }
+    const durationMs = performance.now() - started;
+    relay.metrics.requests.labels(outcomeOf(status, !refusal)).inc();
+    relay.metrics.answerSeconds.observe(durationMs / 1000);
+    relay.onRequest({
+      event: 'request',
+      channel: id,
+      method: req.method ?? '',
+      path: rest,
+      status,
+      durationMs: Math.round(durationMs),
+    });
   };
-  const channel = relay.channels.get(id);
-  if (!channel) {
-    req.resume();
-    const message = 'No listener has connected to this channel since the relay started.';
-    answer(404, { status: 404, code: 'channel_not_found', message });
-    return;
+  try {
+    await relayRequest(relay, req, res, { id, path: rest + url.search }, answer);
+  } finally {
+    relay.inFlight.count -= 1;
   }
+}
+
+/** A delivery to channel `id`: routed, its body read under the limits, relayed, and answered. */
+async function relayRequest(
+  relay: RelayContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  { id, path }: { id: string; path: string },
+  answer: (status: number, refusal?: Refusal) => void,
+): Promise<void> {
+  const route = await routeOf(relay, id);
+  if ('status' in route) return answer(route.status, route);
+  if (Number(req.headers['content-length']) > relay.maxBody) return answer(413, tooLarge(relay));
+  const local = 'socket' in route ? route : null;
   // Every byte of the body counts against the relay's budget until the sender has its answer, or
   // until the body is refused and its bytes dropped.
-  const lease = leaseFrom(relay.budget, channel.budget);
+  const lease = local ? leaseFrom(relay.budget, local.budget) : leaseFrom(relay.budget);
   try {
-    const read = await readBody(req, { limit: relay.maxBody, lease, excess: 'drain' });
-    const refusal = refusalOf(relay, channel, read);
-    if (refusal || read === 'busy' || !channel.socket) return answer(refusal?.status ?? 503, refusal ?? undefined);
-    const response = await exchange(channel, channel.socket, req, rest + url.search, read.chunks, relay.timeoutMs);
-    if (response === 'full' || response === 'timeout' || response === null) {
-      const failed = failedExchange(relay, response);
+    const read = await readBody(req, { limit: relay.maxBody, lease, excess: 'stop' });
+    const refusal = refusalOf(relay, read);
+    if (refusal || read === 'busy') return answer(refusal?.status ?? 503, refusal ?? undefined);
+    const request = outgoing(req, path);
+    const outcome = local?.socket
+      ? await exchange(relay, local, local.socket, request, read.chunks)
+      : 'holder' in route && relay.bus
+        ? await relay.bus.exchange(route.holder, { ...request, channel: id }, read.chunks, relay.timeoutMs + 1000)
+        : ({ kind: 'gone' } as const);
+    if (outcome.kind !== 'answered') {
+      const failed = failedExchange(relay, outcome.kind);
       return answer(failed.status, failed);
     }
-    res.writeHead(response.status, { ...headersWithout(response.headers), 'content-length': response.body.length });
-    res.end(response.body);
-    answer(response.status);
+    res.writeHead(outcome.status, { ...headersWithout(outcome.headers), 'content-length': outcome.body.length });
+    res.end(outcome.body);
+    answer(outcome.status);
   } finally {
     lease.giveBack();
   }

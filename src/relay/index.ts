@@ -4,8 +4,19 @@ export {
   type RelayClient,
   type RelayClientOptions,
   type RelayRecord,
+  RelayRefusedError,
   RelayUnreachableError,
   saveRelayRecord,
 } from './client.js';
 export { channelFor } from './protocol.js';
 export { type RelayRequestLog, type RelayServer, type RelayServerOptions, startRelayServer } from './server.js';
+export {
+  addKey,
+  FileKeyStore,
+  KeyError,
+  type KeyStore,
+  type KeyUsage,
+  type RelayKey,
+  redisKeyStore,
+  revokeKey,
+} from './keys.js';

@@ -3,7 +3,7 @@ import type WebSocket from 'ws';
 
 /**
  * The relay's wire protocol, over one WebSocket per listener.
- *   relay → listener: ready, request, replaced
+ *   relay → listener: ready, request, replaced, refused
  *   listener → relay: response
  * ready and replaced are JSON text messages. A request or a response is a binary message: a 4-byte
  * big-endian length, the frame without its body as JSON, then the body's bytes as they are (version 1's
@@ -35,7 +35,10 @@ export interface ResponseFrame {
 }
 
 export type ControlFrame =
-  { type: 'ready'; channel: string; publicUrl: string } | { type: 'replaced'; message: string };
+  | { type: 'ready'; channel: string; publicUrl: string }
+  | { type: 'replaced'; message: string }
+  /** The listener's access key was revoked: it must stop (close code 4003). */
+  | { type: 'refused'; message: string };
 
 /** At least 128 random bits, url-safe. */
 export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,128}$/;
@@ -51,6 +54,9 @@ export function channelFor(token: string): string {
 
 export const CONNECT_PATH = '/connect';
 
+/** Header in which listen presents its access key in the WebSocket handshake (never in a URL). */
+export const KEY_HEADER = 'x-clockhook-relay-key';
+
 function isHeaders(value: unknown): value is HeaderMap {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   return Object.values(value).every(
@@ -61,13 +67,12 @@ function isHeaders(value: unknown): value is HeaderMap {
 type Unsent<T extends RequestFrame | ResponseFrame> = Omit<T, 'body'> & { body: Buffer | Buffer[] };
 
 /**
- * A request or response as a binary (version 2) message, or as a version-1 text message. The body
- * may be the chunks it arrived in: they are copied into the message, never joined first.
+ * Fields and a body as one binary message: a 4-byte big-endian length, the fields as JSON, then the body's
+ * bytes. The body may be the chunks it arrived in: they are copied into the message, never joined first.
+ * Used on the WebSocket (version 2) and between relay instances over Redis.
  */
-export function encodeFrame(frame: Unsent<RequestFrame> | Unsent<ResponseFrame>, binary: boolean): Buffer | string {
-  const { body, ...fields } = frame;
+export function packBinary(fields: object, body: Buffer | Buffer[]): Buffer {
   const chunks = Array.isArray(body) ? body : [body];
-  if (!binary) return JSON.stringify({ ...fields, body: Buffer.concat(chunks).toString('base64') });
   const json = Buffer.from(JSON.stringify(fields));
   const message = Buffer.allocUnsafe(chunks.reduce((length, chunk) => length + chunk.length, 4 + json.length));
   message.writeUInt32BE(json.length, 0);
@@ -76,30 +81,48 @@ export function encodeFrame(frame: Unsent<RequestFrame> | Unsent<ResponseFrame>,
   return message;
 }
 
+/** The fields and body of a `packBinary` message; null when it is not one. */
+export function unpackBinary(bytes: Buffer): { fields: Record<string, unknown>; body: Buffer } | null {
+  try {
+    const length = bytes.readUInt32BE(0);
+    if (4 + length > bytes.length) return null;
+    const fields: unknown = JSON.parse(bytes.toString('utf8', 4, 4 + length));
+    if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return null;
+    return { fields: fields as Record<string, unknown>, body: bytes.subarray(4 + length) };
+  } catch {
+    return null;
+  }
+}
+
+/** A request or response as a binary (version 2) message, or as a version-1 text message. */
+export function encodeFrame(frame: Unsent<RequestFrame> | Unsent<ResponseFrame>, binary: boolean): Buffer | string {
+  const { body, ...fields } = frame;
+  if (binary) return packBinary(fields, body);
+  const bytes = Array.isArray(body) ? Buffer.concat(body) : body;
+  return JSON.stringify({ ...fields, body: bytes.toString('base64') });
+}
+
 /**
  * A message's fields, with a request's or response's body as bytes (from a binary message, or from
  * base64 in a version-1 text one); null when it is not a JSON object or its length is wrong.
  */
 export function decodeFrame(data: WebSocket.RawData, isBinary: boolean): Record<string, unknown> | null {
   const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+  if (isBinary) {
+    const unpacked = unpackBinary(bytes);
+    return unpacked && { ...unpacked.fields, body: unpacked.body };
+  }
   let fields: unknown;
-  let body: Buffer | undefined;
   try {
-    if (isBinary) {
-      const length = bytes.readUInt32BE(0);
-      if (4 + length > bytes.length) return null;
-      fields = JSON.parse(bytes.toString('utf8', 4, 4 + length));
-      body = bytes.subarray(4 + length);
-    } else {
-      fields = JSON.parse(bytes.toString('utf8'));
-      const text = (fields as { body?: unknown } | null)?.body;
-      if (typeof text === 'string') body = Buffer.from(text, 'base64');
-    }
+    fields = JSON.parse(bytes.toString('utf8'));
   } catch {
     return null;
   }
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return null;
-  return body === undefined ? (fields as Record<string, unknown>) : { ...fields, body };
+  const text = (fields as { body?: unknown }).body;
+  return typeof text === 'string'
+    ? { ...fields, body: Buffer.from(text, 'base64') }
+    : (fields as Record<string, unknown>);
 }
 
 /** A request frame from the relay; null for anything malformed (the listener then ignores it). */

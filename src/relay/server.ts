@@ -6,9 +6,13 @@ import { WebSocketServer } from 'ws';
 import { answerClientError, answerError, answerOnSocket, ByteBudget, hardenedServerOptions } from '../http/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { closeNow, isEveryInterface, listenOn } from '../net.js';
+import { type BusHandlers, CLAIM_MS, REDIS_KEYS, RelayBus } from './bus.js';
 import { Channels } from './channels.js';
-import { handle, type RelayContext, type RelayRequestLog } from './handle.js';
-import { CONNECT_PATH, channelFor, PROTOCOL_HEADER, PROTOCOL_VERSION, TOKEN_PATTERN } from './protocol.js';
+import { KeyGate } from './gate.js';
+import { handle, handleRemote, type RelayContext, type RelayRequestLog } from './handle.js';
+import { FileKeyStore, RedisKeyStore } from './keys.js';
+import { relayMetrics } from './metrics.js';
+import { CONNECT_PATH, channelFor, KEY_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION, TOKEN_PATTERN } from './protocol.js';
 
 export type { RelayRequestLog };
 
@@ -41,6 +45,14 @@ export interface RelayServerOptions {
   requestTimeoutMs?: number;
   /** Retry-After seconds on 503. @default 10 */
   retryAfterSeconds?: number;
+  /** A Redis URL: instances that share it share their channels (see docs/relay.md). */
+  redis?: string;
+  /** Without Redis, a file of access keys (`clockhook relay keys`): listeners must present one. */
+  keysFile?: string;
+  /** Channels one access key may hold at once, on all instances. @default 20 */
+  maxChannelsPerKey?: number;
+  /** Requests in flight on one access key's channels, per instance. @default 256 */
+  maxInFlightPerKey?: number;
   logger?: Logger;
   /** Told about each relayed request (never bodies, tokens or secrets). */
   onRequest?: (log: RelayRequestLog) => void;
@@ -85,33 +97,144 @@ function channelOfUpgrade(req: IncomingMessage): { id: string } | { status: numb
   return { id };
 }
 
+const REVOKED = 'The access key of this listener was revoked on the relay. Ask its operator for a new one.';
+
 /** The relay's limits and what it shares with each request, from its options. */
-function relayContext(options: RelayServerOptions): RelayContext {
+function relayContext(options: RelayServerOptions, logger: Logger): RelayContext {
   const budget = new ByteBudget(options.maxBuffered ?? 256 * 1024 * 1024);
   const maxChannels = options.maxChannels ?? 1000;
   const maxInFlight = options.maxInFlight ?? 256;
-  const channels = new Channels({ maxChannels, maxInFlight, maxBufferedPerChannel: Math.floor(budget.limit / 4) });
+  const maxInFlightPerKey = options.maxInFlightPerKey ?? 256;
+  const inFlight = { count: 0 };
+  const metrics = relayMetrics({ channels: () => channels.connected, inFlight: () => inFlight.count });
+  const bus = options.redis ? new RelayBus(options.redis, logger, metrics) : null;
+  const limits = { maxChannels, maxInFlight, maxInFlightPerKey, maxBufferedPerChannel: Math.floor(budget.limit / 4) };
+  const channels = new Channels(limits, (channel) => {
+    bus?.release(channel.id, channel.keyId).catch(() => {});
+  });
+  const store = bus ? new RedisKeyStore(bus) : options.keysFile ? new FileKeyStore(options.keysFile) : null;
+  const gate = new KeyGate(store, logger, (valid) => channels.letGoUnless(valid, REVOKED));
   return {
     channels,
     budget,
     maxBody: options.maxBody ?? 5 * 1024 * 1024,
     maxChannels,
     maxInFlight,
+    maxInFlightPerKey,
     timeoutMs: options.responseTimeoutMs ?? 30_000,
     retryAfter: String(options.retryAfterSeconds ?? 10),
     onRequest: options.onRequest ?? (() => {}),
+    bus,
+    gate,
+    metrics,
+    inFlight,
   };
+}
+
+/** Whether a listener's handshake opens its channel here: token, access key, limits, and on Redis the claim. */
+async function admitListener(
+  relay: RelayContext,
+  req: IncomingMessage,
+  maxChannelsPerKey: number,
+): Promise<{ id: string; keyId: string | null } | { status: number; message: string }> {
+  const claim = channelOfUpgrade(req);
+  if ('status' in claim) return claim;
+  const header = req.headers[KEY_HEADER];
+  const admission = relay.gate.admit(typeof header === 'string' ? header : undefined);
+  if ('status' in admission) return admission;
+  const { bus, channels } = relay;
+  if (bus && !bus.up) return { status: 503, message: 'The relay cannot reach Redis now; retry in a moment.' };
+  if (!channels.makeRoomFor(claim.id))
+    return { status: 503, message: `The relay holds its maximum of ${relay.maxChannels} channels.` };
+  const { keyId } = admission;
+  if (keyId !== null) {
+    const held = bus ? await keyChannelsOnRedis(bus, keyId, claim.id) : channels.heldBy(keyId);
+    if (held >= maxChannelsPerKey)
+      return {
+        status: 429,
+        message: `This access key holds its ${maxChannelsPerKey} channels already; stop one of its listens, or ask the relay's operator for a key of your own.`,
+      };
+  }
+  await bus?.claim(claim.id, keyId);
+  return { id: claim.id, keyId };
+}
+
+/** Channels key `keyId` holds on every instance now, besides `except`. */
+async function keyChannelsOnRedis(bus: RelayBus, keyId: string, except: string): Promise<number> {
+  const held = await bus.call((c) => c.zRangeByScore(REDIS_KEYS.keyChannels(keyId), Date.now(), '+inf'));
+  return held.filter((channel) => String(channel) !== except).length;
+}
+
+/** The timers of a relay: claims renewed on Redis, keys read again, key use written. */
+function startTimers(relay: RelayContext, heartbeatMs: number): () => void {
+  const { bus, channels, gate } = relay;
+  const renew = async () => {
+    if (!bus?.up) return;
+    const lost = await bus.renew(channels.held()).catch(() => []);
+    const message = 'Another clockhook listen connected with this channel token.';
+    for (const channel of lost) channels.letGo(channel, { type: 'replaced', message }, 4001);
+  };
+  const timers = [
+    setInterval(() => channels.beat(), heartbeatMs),
+    setInterval(() => void renew(), CLAIM_MS / 3),
+    setInterval(() => void gate.refresh(), 2000),
+    setInterval(() => void gate.flush(bus, (keyId) => channels.heldBy(keyId)).catch(() => {}), 5000),
+  ];
+  for (const timer of timers) timer.unref();
+  relay.renew = renew;
+  return () => timers.forEach(clearInterval);
+}
+
+/** What this instance does with what the other instances send it over Redis. */
+function busHandlers(relay: RelayContext): BusHandlers {
+  const message = 'Another clockhook listen connected with this channel token.';
+  return {
+    request: (request) => handleRemote(relay, request),
+    replaced: (channel) => relay.channels.letGo(channel, { type: 'replaced', message }, 4001),
+    keysChanged: () => void relay.gate.refresh(),
+    recovered: () => {
+      void relay.renew?.();
+      void relay.gate.refresh();
+    },
+  };
+}
+
+/** Listeners' handshakes: each admitted (token, key, limits, claim) gets its channel, or a refusal. */
+function acceptListeners(
+  server: Server,
+  wss: WebSocketServer,
+  relay: RelayContext,
+  maxChannelsPerKey: number,
+  publicUrl: () => string,
+): void {
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    admitListener(relay, req, maxChannelsPerKey).then(
+      (admitted) => {
+        if ('status' in admitted) return answerOnSocket(socket, admitted.status, admitted.message);
+        if (socket.destroyed) return;
+        const binary = req.headers[PROTOCOL_HEADER] === PROTOCOL_VERSION;
+        wss.handleUpgrade(req, socket, head, (ws) =>
+          relay.channels.attach(ws, admitted.id, binary, publicUrl(), admitted.keyId),
+        );
+      },
+      () => answerOnSocket(socket, 503, 'The relay cannot reach Redis now; retry in a moment.'),
+    );
+  });
 }
 
 /**
  * The public side of the tunnel. Listeners connect out to it over one WebSocket and claim a channel
  * with a token; requests to `/c/<channel>/…` travel to that listener and its answer comes back.
- * Nothing is stored: no bodies, no tokens, no state that a restart would lose.
+ * Nothing is stored: no bodies, no tokens, no state that a restart would lose. With `redis`, several
+ * instances share their channels: a request that comes in on one travels to the instance holding its
+ * listener over Redis pub/sub, and the answer comes back the same way.
  */
 export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
   const logger = options.logger ?? silentLogger;
-  const relay = relayContext(options);
-  const { channels, maxBody, maxChannels } = relay;
+  const relay = relayContext(options, logger);
+  const { channels, maxBody, bus } = relay;
+  await bus?.start(busHandlers(relay));
+  await relay.gate.refresh();
   const { server, tls } = await createRelayHttpServer(options, (req, res) => {
     handle(relay, req, res).catch((error) => {
       logger.error(`relay: ${error instanceof Error ? error.message : error}`);
@@ -119,18 +242,16 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
     });
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
-  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-    const claim = channelOfUpgrade(req);
-    if ('status' in claim) return answerOnSocket(socket, claim.status, claim.message);
-    if (!channels.makeRoomFor(claim.id))
-      return answerOnSocket(socket, 503, `The relay holds its maximum of ${maxChannels} channels.`);
-    wss.handleUpgrade(req, socket, head, (ws) =>
-      channels.attach(ws, claim.id, req.headers[PROTOCOL_HEADER] === PROTOCOL_VERSION, publicUrl),
-    );
-  });
-  const heartbeat = setInterval(() => channels.beat(), options.heartbeatMs ?? 15_000).unref();
+  acceptListeners(server, wss, relay, options.maxChannelsPerKey ?? 20, () => publicUrl);
+  const stopTimers = startTimers(relay, options.heartbeatMs ?? 15_000);
 
-  await listenOn(server, options.port ?? 8080, options.host ?? '0.0.0.0');
+  try {
+    await listenOn(server, options.port ?? 8080, options.host ?? '0.0.0.0');
+  } catch (error) {
+    stopTimers();
+    await bus?.close();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const bound = options.host && !isEveryInterface(options.host) ? options.host : '127.0.0.1';
   const url = `${tls ? 'https' : 'http'}://${bound.includes(':') ? `[${bound}]` : bound}:${port}`;
@@ -146,10 +267,14 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
     },
     close() {
       closing ??= (async () => {
-        clearInterval(heartbeat);
+        stopTimers();
+        // Let this instance's channels go on Redis first: the other instances then say 503, not route here.
+        if (bus?.up)
+          await Promise.all(channels.held().map(({ channel, keyId }) => bus.release(channel, keyId))).catch(() => {});
         channels.closeAll();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
         await closeNow(server);
+        await bus?.close();
       })();
       return closing;
     },

@@ -1,0 +1,42 @@
+import type { IncomingMessage } from 'node:http';
+
+/** How long and how much of a refused body is read and dropped after the answer. */
+export interface LingerLimits {
+  maxBytes: number;
+  maxMs: number;
+}
+
+/** 10 s and 32 MiB: enough for a sender on a slow link to finish sending and read the answer. */
+export const LINGER: LingerLimits = { maxBytes: 32 * 1024 * 1024, maxMs: 10_000 };
+
+/**
+ * Lingering close, as nginx does it: after an early answer (413, 429, 503) to a request whose body is
+ * still arriving, read and drop the rest for a bounded time and size, then close. Closing at once would
+ * make the sender's kernel get a reset while it is still writing: it reports EPIPE or ECONNRESET and
+ * never reads the answer. Call it right after the answer is written, which must not say
+ * `connection: close` (Node would destroy the socket as soon as the answer is out).
+ */
+export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits = LINGER): void {
+  const socket = req.socket;
+  if (req.complete) return;
+  let read = 0;
+  const cut = () => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    socket.destroy();
+  };
+  const timer = setTimeout(cut, limits.maxMs);
+  timer.unref();
+  const onData = (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > limits.maxBytes) cut();
+  };
+  req.on('data', onData);
+  req.once('end', () => {
+    clearTimeout(timer);
+    // The sender has sent everything and has its answer: close behind it, as `connection: close` would.
+    socket.end();
+  });
+  req.once('error', cut);
+  req.resume();
+}

@@ -1,0 +1,336 @@
+import { randomBytes } from 'node:crypto';
+import { createClient } from '@redis/client';
+import type { Logger } from '../logger.js';
+import type { RelayMetrics } from './metrics.js';
+import { packBinary, unpackBinary } from './protocol.js';
+
+/** A Redis connection that fails commands at once while Redis is away (no offline queue). */
+export function redisClient(url: string, reconnect: boolean) {
+  const reconnectStrategy = (retries: number) => Math.min(100 * 2 ** retries, 2000) * (0.5 + Math.random() / 2);
+  return createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: { reconnectStrategy: reconnect ? reconnectStrategy : false, connectTimeout: 3000 },
+  });
+}
+
+type Redis = ReturnType<typeof redisClient>;
+type HeaderMap = Record<string, string | string[]>;
+
+/**
+ * What Redis holds for a relay of several instances. Key names carry channel ids (public: they are in the
+ * channel URLs), instance ids and key ids, never a token, an access key or a body.
+ */
+const PREFIX = 'clockhook:relay:';
+export const REDIS_KEYS = {
+  /** Which instance holds a channel's listener now; it renews the expiry while the listener stays. */
+  holder: (channel: string) => `${PREFIX}holder:${channel}`,
+  /** A listener has held the channel lately: senders get 503 (retry), not 404, while it is away. */
+  seen: (channel: string) => `${PREFIX}seen:${channel}`,
+  /** An instance is alive; requests waiting on a dead one are answered 503 once this expires. */
+  instance: (id: string) => `${PREFIX}instance:${id}`,
+  /** Pub/sub: requests and answers for one instance. */
+  inbox: (id: string) => `${PREFIX}inbox:${id}`,
+  /** Pub/sub: the access keys changed. */
+  broadcast: `${PREFIX}broadcast`,
+  /** Hash: access key id -> its record (name, hash of the key, dates). */
+  keys: `${PREFIX}keys`,
+  /** Sorted set: the channels an access key holds now, scored by when their claim runs out. */
+  keyChannels: (keyId: string) => `${PREFIX}key-channels:${keyId}`,
+  /** Counter: requests to an access key's channels in one minute. */
+  keyRequests: (keyId: string, minute: number) => `${PREFIX}key-requests:${keyId}:${minute}`,
+};
+
+/** How long a claim lasts without renewal; renewed every third of it. */
+export const CLAIM_MS = 6000;
+const SEEN_MS = 24 * 60 * 60 * 1000;
+
+/** Renews a claim unless another instance holds the channel now: 1 renewed, 0 lost. */
+const RENEW = `
+local current = redis.call('GET', KEYS[1])
+if current and current ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+if KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
+return 1`;
+
+/** Deletes a claim if this instance still holds it. */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[2]) end
+return 1`;
+
+/** A request sent to the instance that holds its channel. */
+export interface RemoteRequest {
+  channel: string;
+  method: string;
+  path: string;
+  headers: HeaderMap;
+  body: Buffer;
+}
+
+/** What came back from the holder: its listener's answer, or why there is none. */
+export type RemoteOutcome =
+  | { kind: 'answered'; status: number; headers: HeaderMap; body: Buffer }
+  | { kind: 'gone' | 'timeout' | 'full' | 'busy' | 'key-full' | 'unreachable' };
+
+export interface BusHandlers {
+  /** A request from another instance for a channel this one holds. */
+  request(request: RemoteRequest): Promise<RemoteOutcome>;
+  /** Another instance took this channel's listener over. */
+  replaced(channel: string): void;
+  /** Access keys were added or revoked. */
+  keysChanged(): void;
+  /** Redis came back after an outage (the claims were renewed). */
+  recovered(): void;
+}
+
+interface Waiting {
+  holder: string;
+  resolve(outcome: RemoteOutcome): void;
+}
+
+/**
+ * The instances' shared state and messages, on Redis: who holds each channel, and requests and answers
+ * between instances over pub/sub (bodies only in flight, never in a key). Two connections: one for
+ * commands, one subscribed to this instance's inbox and the broadcast. Commands fail at once while Redis
+ * is away (no offline queue), so a sender gets 503 then instead of waiting.
+ */
+export class RelayBus {
+  readonly id = randomBytes(6).toString('hex');
+  readonly #client: Redis;
+  readonly #subscriber: Redis;
+  readonly #logger: Logger;
+  readonly #metrics: RelayMetrics;
+  readonly #url: string;
+  readonly #waiting = new Map<number, Waiting>();
+  #handlers: BusHandlers | null = null;
+  #nextId = 0;
+  #up = false;
+  #everUp = false;
+  #watchdog: NodeJS.Timeout | undefined;
+
+  constructor(url: string, logger: Logger, metrics: RelayMetrics) {
+    this.#url = url;
+    this.#logger = logger;
+    this.#metrics = metrics;
+    this.#client = redisClient(url, true);
+    this.#subscriber = this.#client.duplicate();
+    for (const client of [this.#client, this.#subscriber]) {
+      client.on('error', () => this.#down());
+      client.on('end', () => this.#down());
+      client.on('ready', () => this.#ready());
+    }
+  }
+
+  /** Redis is reachable on both connections. */
+  get up(): boolean {
+    return this.#up;
+  }
+
+  /** A command, counted as a round trip, and as an error when it fails. */
+  async call<T>(command: (client: Redis) => Promise<T>): Promise<T> {
+    this.#metrics.redisRoundTrips.inc();
+    try {
+      return await command(this.#client);
+    } catch (error) {
+      this.#metrics.redisErrors.inc();
+      throw error;
+    }
+  }
+
+  /** Connects both connections and subscribes; rejects when Redis cannot be reached at start. */
+  async start(handlers: BusHandlers): Promise<void> {
+    this.#handlers = handlers;
+    try {
+      await Promise.all([this.#client.connect(), this.#subscriber.connect()]);
+      await this.#subscriber.subscribe(REDIS_KEYS.inbox(this.id), (message) => this.#onInbox(message), true);
+      await this.#subscriber.subscribe(REDIS_KEYS.broadcast, () => handlers.keysChanged());
+    } catch (error) {
+      await this.close();
+      throw new Error(`could not reach Redis at ${redact(this.#url)}: ${(error as Error).message}`);
+    }
+    this.#ready();
+    this.#watchdog = setInterval(() => this.#checkHolders(), 1000);
+    this.#watchdog.unref();
+  }
+
+  #ready(): void {
+    if (this.#up || !this.#client.isReady || !this.#subscriber.isReady) return;
+    this.#up = true;
+    if (this.#everUp) {
+      this.#logger.info(`Redis at ${redact(this.#url)} is back; relaying again.`);
+      this.#handlers?.recovered();
+    }
+    this.#everUp = true;
+  }
+
+  #down(): void {
+    if (!this.#up) return;
+    this.#up = false;
+    this.#logger.warn(
+      `Lost Redis at ${redact(this.#url)}; requests get 503 with Retry-After until it is back (reconnecting).`,
+    );
+    // No answer can come back through Redis now: nobody waits for one.
+    for (const [id, waiting] of this.#waiting) {
+      this.#waiting.delete(id);
+      waiting.resolve({ kind: 'unreachable' });
+    }
+  }
+
+  /**
+   * Claims a channel for a listener connected here (the newest listener wins): the instance that held it
+   * before, if another, is told to let its listener go.
+   */
+  async claim(channel: string, keyId: string | null): Promise<void> {
+    const previous = await this.call((c) =>
+      c.set(REDIS_KEYS.holder(channel), this.id, { expiration: { type: 'PX', value: CLAIM_MS }, GET: true }),
+    );
+    await this.renew([{ channel, keyId }]);
+    if (previous && previous !== this.id) {
+      const message = packBinary({ type: 'replaced', channel }, []);
+      await this.call((c) => c.publish(REDIS_KEYS.inbox(String(previous)), message));
+    }
+  }
+
+  /** Renews this instance's liveness and the claims of its listeners; returns the channels it lost. */
+  async renew(held: { channel: string; keyId: string | null }[]): Promise<string[]> {
+    const expiry = String(Date.now() + CLAIM_MS);
+    const results = await Promise.all([
+      this.call((c) => c.set(REDIS_KEYS.instance(this.id), '1', { expiration: { type: 'PX', value: CLAIM_MS } })),
+      ...held.map(({ channel, keyId }) =>
+        this.call((c) =>
+          c.eval(RENEW, {
+            keys: [
+              REDIS_KEYS.holder(channel),
+              REDIS_KEYS.seen(channel),
+              ...(keyId ? [REDIS_KEYS.keyChannels(keyId)] : []),
+            ],
+            arguments: [this.id, String(CLAIM_MS), String(SEEN_MS), expiry, channel],
+          }),
+        ),
+      ),
+    ]);
+    return held.filter((_, i) => results[i + 1] === 0).map(({ channel }) => channel);
+  }
+
+  /** Lets a channel go when its listener left this instance. */
+  async release(channel: string, keyId: string | null): Promise<void> {
+    await this.call((c) =>
+      c.eval(RELEASE, {
+        keys: [REDIS_KEYS.holder(channel), ...(keyId ? [REDIS_KEYS.keyChannels(keyId)] : [])],
+        arguments: [this.id, channel],
+      }),
+    );
+  }
+
+  /** The instance holding a channel, and whether one has lately. */
+  async holderOf(channel: string): Promise<{ holder: string | null; seen: boolean }> {
+    const [holder, seen] = await Promise.all([
+      this.call((c) => c.get(REDIS_KEYS.holder(channel))),
+      this.call((c) => c.exists(REDIS_KEYS.seen(channel))),
+    ]);
+    return { holder: holder === null ? null : String(holder), seen: seen === 1 || holder !== null };
+  }
+
+  /** Sends a request to the instance holding its channel and waits for the outcome. */
+  exchange(
+    holder: string,
+    request: Omit<RemoteRequest, 'body'>,
+    body: Buffer[],
+    timeoutMs: number,
+  ): Promise<RemoteOutcome> {
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs);
+      const finish = (outcome: RemoteOutcome) => {
+        clearTimeout(timer);
+        if (this.#waiting.delete(id)) resolve(outcome);
+      };
+      this.#waiting.set(id, { holder, resolve: finish });
+      const { channel, method, path, headers } = request;
+      const message = packBinary({ type: 'request', id, from: this.id, channel, method, path, headers }, body);
+      this.call((c) => c.publish(REDIS_KEYS.inbox(holder), message)).then(
+        // Nobody subscribed to its inbox: the holder is gone.
+        (receivers) => receivers === 0 && finish({ kind: 'gone' }),
+        () => finish({ kind: 'unreachable' }),
+      );
+    });
+  }
+
+  /** Tells every instance that the access keys changed. */
+  async announceKeys(): Promise<void> {
+    await this.call((c) => c.publish(REDIS_KEYS.broadcast, 'keys'));
+  }
+
+  /** Answers waiting on an instance whose liveness key ran out: it died before answering. */
+  async #checkHolders(): Promise<void> {
+    if (!this.#up) return;
+    const holders = new Set([...this.#waiting.values()].map((waiting) => waiting.holder));
+    for (const holder of holders) {
+      const alive = await this.call((c) => c.exists(REDIS_KEYS.instance(holder))).catch(() => 1);
+      if (alive) continue;
+      for (const [id, waiting] of this.#waiting) {
+        if (waiting.holder !== holder) continue;
+        this.#waiting.delete(id);
+        waiting.resolve({ kind: 'gone' });
+      }
+    }
+  }
+
+  #onInbox(message: Buffer): void {
+    const unpacked = unpackBinary(message);
+    if (!unpacked) return;
+    const { fields, body } = unpacked;
+    if (fields.type === 'replaced' && typeof fields.channel === 'string') this.#handlers?.replaced(fields.channel);
+    else if (fields.type === 'answer' && typeof fields.id === 'number') this.#answered(fields, body);
+    else if (fields.type === 'request') this.#requested(fields, body);
+  }
+
+  #answered(fields: Record<string, unknown>, body: Buffer): void {
+    const waiting = this.#waiting.get(fields.id as number);
+    if (!waiting) return;
+    const kind = fields.kind as RemoteOutcome['kind'];
+    waiting.resolve(
+      kind === 'answered'
+        ? { kind, status: fields.status as number, headers: fields.headers as HeaderMap, body }
+        : ({ kind } as RemoteOutcome),
+    );
+  }
+
+  #requested(fields: Record<string, unknown>, body: Buffer): void {
+    const { id, from, channel, method, path, headers } = fields;
+    if (typeof from !== 'string' || typeof channel !== 'string' || typeof method !== 'string') return;
+    if (typeof path !== 'string' || typeof headers !== 'object' || headers === null || !this.#handlers) return;
+    const request = { channel, method, path, headers: headers as HeaderMap, body };
+    this.#handlers
+      .request(request)
+      .catch((): RemoteOutcome => ({ kind: 'gone' }))
+      .then((outcome) => {
+        const { body: answerBody = Buffer.alloc(0), ...rest } = outcome as RemoteOutcome & { body?: Buffer };
+        const answer = packBinary({ ...rest, type: 'answer', id }, answerBody);
+        return this.call((c) => c.publish(REDIS_KEYS.inbox(from), answer));
+      })
+      .catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#watchdog);
+    this.#handlers = null;
+    for (const client of [this.#subscriber, this.#client]) {
+      client.removeAllListeners('end');
+      client.removeAllListeners('error');
+      client.on('error', () => {});
+      if (client.isOpen) await client.close().catch(() => client.destroy());
+      else if (client.isOpen === false) client.destroy();
+    }
+  }
+}
+
+/** A Redis URL as it may be logged: without its password. */
+export function redact(url: string): string {
+  if (!URL.canParse(url)) return 'the given URL';
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.href;
+}

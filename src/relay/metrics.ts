@@ -1,0 +1,67 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** How a request to a channel URL ended, the `outcome` label of `clockhook_relay_requests_total`. */
+export type RequestOutcome = 'relayed' | '404' | '413' | '429' | '503' | '504';
+
+/**
+ * The relay's metrics for `GET /metrics` (Prometheus text format), in a registry of its own so that
+ * several relays in one process (tests) do not share counts. No label carries a channel id: the
+ * channel URLs are the only secret a sender needs.
+ */
+export function relayMetrics(gauges: { channels: () => number; inFlight: () => number }) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'clockhook_relay_' });
+  const requests = new Counter({
+    name: 'clockhook_relay_requests_total',
+    help: 'Requests to channel URLs, by outcome: relayed (the listener answered), or the status the relay gave.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of ['relayed', '404', '413', '429', '503', '504'] satisfies RequestOutcome[])
+    requests.labels(outcome).inc(0);
+  return {
+    registry,
+    requests,
+    answerSeconds: new Histogram({
+      name: 'clockhook_relay_answer_seconds',
+      help: 'Time from a request to its answer, in seconds.',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    channels: new Gauge({
+      name: 'clockhook_relay_channels',
+      help: 'Channels whose listener is connected to this instance.',
+      registers: [registry],
+      collect() {
+        this.set(gauges.channels());
+      },
+    }),
+    inFlight: new Gauge({
+      name: 'clockhook_relay_requests_in_flight',
+      help: 'Requests this instance is answering now.',
+      registers: [registry],
+      collect() {
+        this.set(gauges.inFlight());
+      },
+    }),
+    redisRoundTrips: new Counter({
+      name: 'clockhook_relay_redis_round_trips_total',
+      help: 'Commands sent to Redis.',
+      registers: [registry],
+    }),
+    redisErrors: new Counter({
+      name: 'clockhook_relay_redis_errors_total',
+      help: 'Commands to Redis that failed.',
+      registers: [registry],
+    }),
+  };
+}
+
+export type RelayMetrics = ReturnType<typeof relayMetrics>;
+
+/** The outcome label of a status the sender got. */
+export function outcomeOf(status: number, relayed: boolean): RequestOutcome {
+  if (relayed) return 'relayed';
+  const known: RequestOutcome[] = ['404', '413', '429', '503', '504'];
+  return known.find((outcome) => outcome === String(status)) ?? '503';
+}
