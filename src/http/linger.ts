@@ -18,7 +18,8 @@ export const LINGER: LingerLimits = { maxBytes: 32 * 1024 * 1024, maxMs: 10_000 
  */
 export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits = LINGER): void {
   const socket = req.socket;
-  if (req.complete) return;
+  // A request handed over inside the process (a relayed one) has no socket of its own.
+  if (req.complete || !socket) return;
   let read = 0;
   const cut = () => {
     clearTimeout(timer);

@@ -10,6 +10,7 @@ import {
   errorMessage,
   hardenedServerOptions,
   leaseFrom,
+  lingerAfterAnswer,
 } from '../http/index.js';
 import { isEveryInterface, listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
@@ -323,10 +324,10 @@ export class Listener {
     if (!(await this.#reached(durable, res, capture, started))) return;
     const { rejected } = capture;
     if (rejected) {
-      // The rest of an oversized body is never read: close the connection behind the answer.
-      const headers: Record<string, string> = capture.bodyTruncated ? { connection: 'close' } : {};
       const message = rejectionMessage(capture, this.#options.maxBodyBytes);
-      answerError(res, rejected.statusCode, rejected.code, message, { requestId: capture.id, headers });
+      answerError(res, rejected.statusCode, rejected.code, message, { requestId: capture.id });
+      // The rest of an oversized body is read and dropped for a bounded while, then the connection closes.
+      if (capture.bodyTruncated && res.req) lingerAfterAnswer(res.req);
       this.#report(capture, rejected.statusCode, started, rejected.code);
       return;
     }
@@ -364,10 +365,8 @@ export class Listener {
     const budget = formatMiB(this.#options.maxBufferedBytes);
     this.#advisor.busy(budget);
     const message = `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`;
-    answerError(res, 503, 'listener_busy', message, {
-      requestId: newCaptureId(),
-      headers: { connection: 'close', 'retry-after': '10' },
-    });
+    answerError(res, 503, 'listener_busy', message, { requestId: newCaptureId(), headers: { 'retry-after': '10' } });
+    lingerAfterAnswer(req);
     const durationMs = Math.round(performance.now() - started);
     this.#options.onDelivery(
       busyReport(req.method ?? 'POST', replayOf === undefined ? 'delivery' : 'replay', durationMs),
