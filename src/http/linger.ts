@@ -10,16 +10,19 @@ export interface LingerLimits {
 export const LINGER: LingerLimits = { maxBytes: 32 * 1024 * 1024, maxMs: 10_000 };
 
 /**
- * Lingering close, as nginx does it: after an early answer (413, 429, 503) to a request whose body is
- * still arriving, read and drop the rest for a bounded time and size, then close. Closing at once would
- * make the sender's kernel get a reset while it is still writing: it reports EPIPE or ECONNRESET and
- * never reads the answer. Call it right after the answer is written, which must not say
- * `connection: close` (Node would destroy the socket as soon as the answer is out).
+ * Lingering close, as nginx does it: after an early answer (413, 429, 503, with `connection: close`) to
+ * a request whose body is still arriving, close only our side for writing, read and drop the rest for a
+ * bounded time and size, then close. Closing at once would make the sender's kernel get a reset while
+ * it is still writing: it reports EPIPE or ECONNRESET and never reads the answer. Call it right after
+ * the answer is written.
  */
 export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits = LINGER): void {
   const socket = req.socket;
   // A request handed over inside the process (a relayed one) has no socket of its own.
   if (req.complete || !socket) return;
+  // Node ends a `connection: close` answer with destroySoon(), which closes the socket for reading too;
+  // without it Node only ends the writing side (socket.end()), which is the half-close wanted here.
+  Object.defineProperty(socket, 'destroySoon', { value: undefined, configurable: true });
   let read = 0;
   const cut = () => {
     clearTimeout(timer);
@@ -32,12 +35,8 @@ export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits = L
     read += chunk.length;
     if (read > limits.maxBytes) cut();
   };
+  // Counted on the request: Node's HTTP parser reads the socket itself, so the socket emits no 'data'.
   req.on('data', onData);
-  req.once('end', () => {
-    clearTimeout(timer);
-    // The sender has sent everything and has its answer: close behind it, as `connection: close` would.
-    socket.end();
-  });
-  req.once('error', cut);
+  socket.once('close', () => clearTimeout(timer));
   req.resume();
 }

@@ -325,7 +325,8 @@ export class Listener {
     const { rejected } = capture;
     if (rejected) {
       const message = rejectionMessage(capture, this.#options.maxBodyBytes);
-      answerError(res, rejected.statusCode, rejected.code, message, { requestId: capture.id });
+      const headers: Record<string, string> = capture.bodyTruncated ? { connection: 'close' } : {};
+      answerError(res, rejected.statusCode, rejected.code, message, { requestId: capture.id, headers });
       // The rest of an oversized body is read and dropped for a bounded while, then the connection closes.
       if (capture.bodyTruncated && res.req) lingerAfterAnswer(res.req);
       this.#report(capture, rejected.statusCode, started, rejected.code);
@@ -365,7 +366,8 @@ export class Listener {
     const budget = formatMiB(this.#options.maxBufferedBytes);
     this.#advisor.busy(budget);
     const message = `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`;
-    answerError(res, 503, 'listener_busy', message, { requestId: newCaptureId(), headers: { 'retry-after': '10' } });
+    const headers = { connection: 'close', 'retry-after': '10' };
+    answerError(res, 503, 'listener_busy', message, { requestId: newCaptureId(), headers });
     lingerAfterAnswer(req);
     const durationMs = Math.round(performance.now() - started);
     this.#options.onDelivery(

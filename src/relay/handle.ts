@@ -212,9 +212,9 @@ async function routeOf(relay: RelayContext, id: string): Promise<Channel | { hol
 
 /** The health check: with Redis, whether it is reachable (503 when not, so a balancer can tell). */
 function health(relay: RelayContext, res: ServerResponse): void {
-  const redis = relay.bus ? (relay.bus.up ? 'up' : 'down') : 'off';
+  const redis = relay.bus ? (relay.bus.up ? 'up' : 'down') : undefined;
   const ok = redis !== 'down';
-  const body = JSON.stringify({ ok, channels: relay.channels.connected, redis });
+  const body = JSON.stringify({ ok, channels: relay.channels.connected, ...(redis ? { redis } : {}) });
   res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
 }
 
@@ -231,7 +231,7 @@ export async function handle(relay: RelayContext, req: IncomingMessage, res: Ser
   const match = /^\/c\/([^/]+)(\/.*)?$/.exec(url.pathname);
   if (!match) {
     const message = 'Deliveries go to /c/<channel>/…; see the public URL clockhook listen --relay printed.';
-    answerError(res, 404, 'not_found', message);
+    answerError(res, 404, 'not_found', message, { headers: req.complete ? {} : { connection: 'close' } });
     lingerAfterAnswer(req);
     return;
   }
@@ -240,7 +240,8 @@ export async function handle(relay: RelayContext, req: IncomingMessage, res: Ser
   relay.inFlight.count += 1;
   const answer = (status: number, refusal?: Refusal) => {
     if (refusal) {
-      answerError(res, status, refusal.code, refusal.message, { headers: refusal.headers });
+      const headers = req.complete ? refusal.headers : { ...refusal.headers, connection: 'close' };
+      answerError(res, status, refusal.code, refusal.message, { headers });
       lingerAfterAnswer(req);
     }
     const durationMs = performance.now() - started;
