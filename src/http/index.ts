@@ -4,4 +4,4 @@ export { answerExcerpt, textExcerpt } from './excerpt.js';
 export { copyHeaders, HOP_BY_HOP, type Headers, withoutHopByHop } from './headers.js';
 export { hardenedServerOptions } from './server-options.js';
 export { type BudgetLease, ByteBudget, leaseFrom } from './budget.js';
-export { LINGER, type LingerLimits, lingerAfterAnswer } from './linger.js';
+export { answerEarly, LINGER, type LingerLimits, lingerAfterAnswer } from './linger.js';

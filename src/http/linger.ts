@@ -1,4 +1,5 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { answerError } from './answers.js';
 
 /** How long and how much of a refused body is read and dropped after the answer. */
 export interface LingerLimits {
@@ -18,7 +19,6 @@ export const LINGER: LingerLimits = { maxBytes: 32 * 1024 * 1024, maxMs: 10_000 
  */
 export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits = LINGER): void {
   const socket = req.socket;
-  // A request handed over inside the process (a relayed one) has no socket of its own.
   if (req.complete || !socket) return;
   // Node ends a `connection: close` answer with destroySoon(), which closes the socket for reading too;
   // without it Node only ends the writing side (socket.end()), which is the half-close wanted here.
@@ -39,4 +39,25 @@ export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits = L
   req.on('data', onData);
   socket.once('close', () => clearTimeout(timer));
   req.resume();
+}
+
+/**
+ * An answer in the error envelope (see answerError) given before the request's body was read whole:
+ * it says `connection: close`, and the rest of the body is read and dropped behind it (lingerAfterAnswer).
+ */
+export function answerEarly(
+  req: IncomingMessage | undefined,
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  { requestId, headers = {} }: { requestId?: string; headers?: Record<string, string> } = {},
+): void {
+  // A request handed over inside the process (a relayed one) comes whole, with no socket of its own.
+  const whole = !req?.socket || req.complete;
+  answerError(res, status, code, message, {
+    requestId,
+    headers: whole ? headers : { ...headers, connection: 'close' },
+  });
+  if (req && !whole) lingerAfterAnswer(req);
 }

@@ -10,7 +10,7 @@ import {
   errorMessage,
   hardenedServerOptions,
   leaseFrom,
-  lingerAfterAnswer,
+  answerEarly,
 } from '../http/index.js';
 import { isEveryInterface, listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
@@ -325,10 +325,10 @@ export class Listener {
     const { rejected } = capture;
     if (rejected) {
       const message = rejectionMessage(capture, this.#options.maxBodyBytes);
-      const headers: Record<string, string> = capture.bodyTruncated ? { connection: 'close' } : {};
-      answerError(res, rejected.statusCode, rejected.code, message, { requestId: capture.id, headers });
       // The rest of an oversized body is read and dropped for a bounded while, then the connection closes.
-      if (capture.bodyTruncated && res.req) lingerAfterAnswer(res.req);
+      answerEarly(res.req as IncomingMessage | undefined, res, rejected.statusCode, rejected.code, message, {
+        requestId: capture.id,
+      });
       this.#report(capture, rejected.statusCode, started, rejected.code);
       return;
     }
@@ -358,17 +358,15 @@ export class Listener {
     this.#advisor.forwarded(outcome.forward, status, capture.signature.status, relative);
   }
 
-  /**
-   * The bodies held already fill the budget: say 503 at once (the service retries on its schedule)
-   * and close the connection, since the rest of the body is not read. Nothing is captured.
-   */
+  /** The bodies held fill the budget: 503 at once (the service retries), the rest dropped. Nothing is captured. */
   #refuseBusy(req: IncomingMessage, res: ServerResponse, started: number, replayOf: string | undefined): void {
     const budget = formatMiB(this.#options.maxBufferedBytes);
     this.#advisor.busy(budget);
     const message = `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`;
-    const headers = { connection: 'close', 'retry-after': '10' };
-    answerError(res, 503, 'listener_busy', message, { requestId: newCaptureId(), headers });
-    lingerAfterAnswer(req);
+    answerEarly(req, res, 503, 'listener_busy', message, {
+      requestId: newCaptureId(),
+      headers: { 'retry-after': '10' },
+    });
     const durationMs = Math.round(performance.now() - started);
     this.#options.onDelivery(
       busyReport(req.method ?? 'POST', replayOf === undefined ? 'delivery' : 'replay', durationMs),

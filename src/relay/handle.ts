@@ -1,14 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
-import {
-  answerError,
-  type BodyRead,
-  type ByteBudget,
-  leaseFrom,
-  lingerAfterAnswer,
-  readBody,
-  withoutHopByHop,
-} from '../http/index.js';
+import { type BodyRead, type ByteBudget, leaseFrom, answerEarly, readBody, withoutHopByHop } from '../http/index.js';
 import { sendInTurn } from '../net.js';
 import { formatMiB } from '../size.js';
 import type { RelayBus, RemoteOutcome, RemoteRequest } from './bus.js';
@@ -231,19 +223,14 @@ export async function handle(relay: RelayContext, req: IncomingMessage, res: Ser
   const match = /^\/c\/([^/]+)(\/.*)?$/.exec(url.pathname);
   if (!match) {
     const message = 'Deliveries go to /c/<channel>/…; see the public URL clockhook listen --relay printed.';
-    answerError(res, 404, 'not_found', message, { headers: req.complete ? {} : { connection: 'close' } });
-    lingerAfterAnswer(req);
+    answerEarly(req, res, 404, 'not_found', message);
     return;
   }
   const [, id, rest = '/'] = match;
   const started = performance.now();
   relay.inFlight.count += 1;
   const answer = (status: number, refusal?: Refusal) => {
-    if (refusal) {
-      const headers = req.complete ? refusal.headers : { ...refusal.headers, connection: 'close' };
-      answerError(res, status, refusal.code, refusal.message, { headers });
-      lingerAfterAnswer(req);
-    }
+    if (refusal) answerEarly(req, res, status, refusal.code, refusal.message, { headers: refusal.headers });
     const durationMs = performance.now() - started;
     relay.metrics.requests.labels(outcomeOf(status, !refusal)).inc();
     relay.metrics.answerSeconds.observe(durationMs / 1000);
