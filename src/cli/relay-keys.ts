@@ -79,10 +79,16 @@ export function registerRelayKeys(relay: Command): Command {
       .option('--redis <url>', "the relay's Redis (default: $CLOCKHOOK_RELAY_REDIS)")
       .option('--keys <file>', "the relay's keys file, without Redis")
       .option('--json', 'print JSON');
-  where(keys.command('add <name>').description('add a key for <name> and print it, once')).action(add);
+  // `relay` has --redis and --keys too, and commander gives them to it wherever they are typed: read both.
+  const flagsOf = (command: Command) => command.optsWithGlobals<KeysFlags>();
+  where(keys.command('add <name>').description('add a key for <name> and print it, once')).action(
+    (name: string, _flags: KeysFlags, command: Command) => add(name, flagsOf(command)),
+  );
   where(
     keys.command('list').description("list the keys, each with its channels now and the last hour's requests"),
-  ).action(list);
-  where(keys.command('revoke <name>').description('revoke the key of <name>; its listeners are let go')).action(revoke);
+  ).action((_flags: KeysFlags, command: Command) => list(flagsOf(command)));
+  where(keys.command('revoke <name>').description('revoke the key of <name>; its listeners are let go')).action(
+    (name: string, _flags: KeysFlags, command: Command) => revoke(name, flagsOf(command)),
+  );
   return keys;
 }

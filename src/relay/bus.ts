@@ -172,10 +172,7 @@ export class RelayBus {
       `Lost Redis at ${redact(this.#url)}; requests get 503 with Retry-After until it is back (reconnecting).`,
     );
     // No answer can come back through Redis now: nobody waits for one.
-    for (const [id, waiting] of this.#waiting) {
-      this.#waiting.delete(id);
-      waiting.resolve({ kind: 'unreachable' });
-    }
+    for (const waiting of [...this.#waiting.values()]) waiting.resolve({ kind: 'unreachable' });
   }
 
   /**
@@ -270,11 +267,8 @@ export class RelayBus {
     for (const holder of holders) {
       const alive = await this.call((c) => c.exists(REDIS_KEYS.instance(holder))).catch(() => 1);
       if (alive) continue;
-      for (const [id, waiting] of this.#waiting) {
-        if (waiting.holder !== holder) continue;
-        this.#waiting.delete(id);
-        waiting.resolve({ kind: 'gone' });
-      }
+      for (const waiting of [...this.#waiting.values()])
+        if (waiting.holder === holder) waiting.resolve({ kind: 'gone' });
     }
   }
 

@@ -171,6 +171,8 @@ class RelayConnection implements RelayClient {
   #socket: WebSocket | null = null;
   #closed = false;
   #disconnectedSince: number | null = null;
+  /** The relay accepted the channel at least once (so listen is running, and told, not failed to start). */
+  #everReady = false;
   #lastFailure: { reason: string; code?: string } = { reason: '' };
   #resolveReady: (url: string) => void = () => {};
   #rejectReady: (error: Error) => void = () => {};
@@ -207,7 +209,7 @@ class RelayConnection implements RelayClient {
       if (this.#closed || outcome === 'replaced') return;
       if (outcome === 'refused') {
         this.#rejectReady(new RelayRefusedError(this.#lastFailure.reason));
-        if (everConnected) this.#options.onRefused?.(this.#lastFailure.reason);
+        if (this.#everReady) this.#options.onRefused?.(this.#lastFailure.reason);
         return;
       }
       if (outcome === 'connected') {
@@ -317,6 +319,7 @@ class RelayConnection implements RelayClient {
   ): void {
     if (frame?.type === 'ready' && typeof frame.publicUrl === 'string') {
       state.wasReady = true;
+      this.#everReady = true;
       if (this.#disconnectedSince !== null) this.#logger.info(`Reconnected to the relay at ${this.#options.relayUrl}.`);
       this.#disconnectedSince = null;
       this.#resolveReady(frame.publicUrl);

@@ -178,7 +178,7 @@ function startTimers(relay: RelayContext, heartbeatMs: number): () => void {
     setInterval(() => channels.beat(), heartbeatMs),
     setInterval(() => void renew(), CLAIM_MS / 3),
     setInterval(() => void gate.refresh(), 2000),
-    setInterval(() => void gate.flush(bus, (keyId) => channels.heldBy(keyId)).catch(() => {}), 5000),
+    setInterval(() => void gate.flush(bus, (keyId) => channels.heldBy(keyId)).catch(() => {}), 2000),
   ];
   for (const timer of timers) timer.unref();
   relay.renew = renew;
