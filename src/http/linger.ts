@@ -51,7 +51,11 @@ export function answerEarly(
   status: number,
   code: string,
   message: string,
-  { requestId, headers = {} }: { requestId?: string; headers?: Record<string, string> } = {},
+  {
+    requestId,
+    headers = {},
+    linger = LINGER,
+  }: { requestId?: string; headers?: Record<string, string>; linger?: LingerLimits } = {},
 ): void {
   // A request handed over inside the process (a relayed one) comes whole, with no socket of its own.
   const whole = !req?.socket || req.complete;
@@ -59,5 +63,5 @@ export function answerEarly(
     requestId,
     headers: whole ? headers : { ...headers, connection: 'close' },
   });
-  if (req && !whole) lingerAfterAnswer(req);
+  if (req && !whole) lingerAfterAnswer(req, linger);
 }

@@ -270,11 +270,13 @@ class RelayConnection implements RelayClient {
           this.#logger.error(
             `The relay at ${relayUrl} refused the channel token (401). Remove its record ("relay": "${relayUrl.replace(/\/+$/, '')}") from .clockhook/relay.json to make a new one; the others there keep their relays' public URLs.`,
           );
-        // 403: the access key; its message says how to get one. Read it before the connection ends.
+        // The relay says why (403: the access key, and how to get one; 429, 503: a limit). Read it first.
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.length < 16 && chunks.push(chunk));
         res.on('end', () => {
-          if (res.statusCode === 403) state.refused = Buffer.concat(chunks).toString('utf8').slice(0, 1000);
+          const message = Buffer.concat(chunks).toString('utf8').slice(0, 1000).trim();
+          if (res.statusCode === 403) state.refused = message;
+          else if (message && res.statusCode !== 401) state.failure += `: ${message}`;
           ws.terminate();
         });
         res.on('error', () => ws.terminate());
