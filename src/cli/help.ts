@@ -76,6 +76,15 @@ const EXAMPLES: Record<string, [string, string][]> = {
       'npx clockhook relay --port 8080 --public-url https://hooks.example.com',
     ],
     ['serve HTTPS itself', 'npx clockhook relay --port 443 --tls-cert cert.pem --tls-key key.pem'],
+    [
+      'one of several instances sharing their channels (behind a load balancer)',
+      'npx clockhook relay --port 8081 --public-url https://hooks.example.com --redis redis://127.0.0.1:6379/0',
+    ],
+  ],
+  'relay keys': [
+    ['a key for a team member, printed once', 'npx clockhook relay keys add alice --redis redis://127.0.0.1:6379/0'],
+    ["each key's channels now and requests in the last hour", 'npx clockhook relay keys list --keys relay-keys.json'],
+    ['let a member go', 'npx clockhook relay keys revoke alice --redis redis://127.0.0.1:6379/0'],
   ],
   check: [
     ['test the receiver on port 3000 with the secret listen registered', 'npx clockhook check --forward-to 3000'],

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { consoleLogger } from '../logger.js';
-import { type RelayRequestLog, startRelayServer } from '../relay/index.js';
+import { redactedUrl, type RelayRequestLog, startRelayServer } from '../relay/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
 import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
@@ -128,7 +128,9 @@ async function runRelay(flags: RelayFlags): Promise<void> {
   if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
   else {
     console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);
-    console.log(`Listeners connect with: npx clockhook listen --relay ${relay.publicUrl}`);
+    if (redis) console.log(`Sharing channels with the other instances on Redis at ${redactedUrl(redis)}`);
+    const withKey = redis || flags.keys ? ' --relay-key <key>' : '';
+    console.log(`Listeners connect with: npx clockhook listen --relay ${relay.publicUrl}${withKey}`);
   }
   await stopped;
 }

@@ -104,6 +104,8 @@ export class RelayBus {
   readonly #metrics: RelayMetrics;
   readonly #url: string;
   readonly #waiting = new Map<number, Waiting>();
+  /** Holders found lately, by channel (see holderOf). */
+  readonly #holders = new Map<string, { holder: string; until: number }>();
   #handlers: BusHandlers | null = null;
   #nextId = 0;
   #up = false;
@@ -221,13 +223,23 @@ export class RelayBus {
     );
   }
 
-  /** The instance holding a channel, and whether one has lately. */
-  async holderOf(channel: string): Promise<{ holder: string | null; seen: boolean }> {
-    const [holder, seen] = await Promise.all([
-      this.call((c) => c.get(REDIS_KEYS.holder(channel))),
-      this.call((c) => c.exists(REDIS_KEYS.seen(channel))),
-    ]);
-    return { holder: holder === null ? null : String(holder), seen: seen === 1 || holder !== null };
+  /**
+   * The instance holding a channel, and whether one has lately. A holder found is remembered for a
+   * second, so a busy channel costs one PUBLISH per request here, not a lookup too; `fresh` asks Redis
+   * again (after the remembered holder said it has the channel no more).
+   */
+  async holderOf(channel: string, fresh = false): Promise<{ holder: string | null; seen: boolean }> {
+    const known = this.#holders.get(channel);
+    if (!fresh && known && known.until > Date.now()) return { holder: known.holder, seen: true };
+    const holder = await this.call((c) => c.get(REDIS_KEYS.holder(channel)));
+    if (holder !== null) {
+      if (this.#holders.size >= 10_000) this.#holders.clear();
+      this.#holders.set(channel, { holder: String(holder), until: Date.now() + 1000 });
+      return { holder: String(holder), seen: true };
+    }
+    this.#holders.delete(channel);
+    const seen = await this.call((c) => c.exists(REDIS_KEYS.seen(channel)));
+    return { holder: null, seen: seen === 1 };
   }
 
   /** Sends a request to the instance holding its channel and waits for the outcome. */

@@ -189,14 +189,21 @@ const NOT_FOUND: Refusal = {
   message: 'No listener has connected to this channel lately.',
 };
 
-/** Where a request for channel `id` goes: a listener here, one on another instance, or a refusal. */
-async function routeOf(relay: RelayContext, id: string): Promise<Channel | { holder: string } | Refusal> {
+/**
+ * Where a request for channel `id` goes: a listener here, one on another instance, or a refusal.
+ * `fresh`: ask Redis, not the holder remembered from the last request.
+ */
+async function routeOf(
+  relay: RelayContext,
+  id: string,
+  fresh = false,
+): Promise<Channel | { holder: string } | Refusal> {
   const channel = relay.channels.get(id);
   if (relay.bus && !relay.bus.up) return unavailable(relay);
   if (channel?.socket) return channel;
   if (!relay.bus) return channel ? notConnected(relay) : NOT_FOUND;
   if (!/^[A-Za-z0-9_-]{32}$/.test(id)) return NOT_FOUND;
-  const found = await relay.bus.holderOf(id).catch(() => null);
+  const found = await relay.bus.holderOf(id, fresh).catch(() => null);
   if (!found) return unavailable(relay);
   if (found.holder && found.holder !== relay.bus.id) return { holder: found.holder };
   return found.seen || channel ? notConnected(relay) : NOT_FOUND;
@@ -250,6 +257,26 @@ export async function handle(relay: RelayContext, req: IncomingMessage, res: Ser
   }
 }
 
+/**
+ * Sends a request to its listener, here or on the instance that holds it. When the holder remembered
+ * from the last request has let the channel go (taken over elsewhere), Redis is asked once more.
+ */
+async function relayTo(
+  relay: RelayContext,
+  route: Channel | { holder: string },
+  request: Omit<RemoteRequest, 'body'>,
+  body: Buffer[],
+  retried = false,
+): Promise<RemoteOutcome> {
+  if ('socket' in route) return route.socket ? exchange(relay, route, route.socket, request, body) : { kind: 'gone' };
+  if (!relay.bus) return { kind: 'gone' };
+  const outcome = await relay.bus.exchange(route.holder, request, body, relay.timeoutMs + 1000);
+  if (outcome.kind !== 'gone' || retried) return outcome;
+  const again = await routeOf(relay, request.channel, true);
+  if ('status' in again || ('holder' in again && again.holder === route.holder)) return outcome;
+  return relayTo(relay, again, request, body, true);
+}
+
 /** A delivery to channel `id`: routed, its body read under the limits, relayed, and answered. */
 async function relayRequest(
   relay: RelayContext,
@@ -270,11 +297,7 @@ async function relayRequest(
     const refusal = refusalOf(relay, read);
     if (refusal || read === 'busy') return answer(refusal?.status ?? 503, refusal ?? undefined);
     const request = outgoing(req, path);
-    const outcome = local?.socket
-      ? await exchange(relay, local, local.socket, request, read.chunks)
-      : 'holder' in route && relay.bus
-        ? await relay.bus.exchange(route.holder, { ...request, channel: id }, read.chunks, relay.timeoutMs + 1000)
-        : ({ kind: 'gone' } as const);
+    const outcome = await relayTo(relay, route, { ...request, channel: id }, read.chunks);
     if (outcome.kind !== 'answered') {
       const failed = failedExchange(relay, outcome.kind);
       return answer(failed.status, failed);

@@ -20,3 +20,4 @@ export {
   redisKeyStore,
   revokeKey,
 } from './keys.js';
+export { redact as redactedUrl } from './bus.js';

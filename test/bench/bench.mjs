@@ -413,6 +413,93 @@ async function relaySubject(app) {
   };
 }
 
+/** A redis-server on a free port, without persistence, for E. */
+async function startRedisServer() {
+  const probe = createServer();
+  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  await new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      if (output.includes('Ready to accept connections')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`redis-server exited ${code}: ${output}`)));
+  });
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    pid: child.pid,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGKILL');
+      }),
+  };
+}
+
+/**
+ * E: two relay instances on one Redis + listen --relay on instance A; the load goes to instance B, so
+ * every request and answer travels between the instances over Redis.
+ */
+async function redisRelaySubject(app) {
+  const dir = await folder();
+  const redis = await startRedisServer();
+  const relayArgs = ['relay', '--json', '--port', '0', '--host', '127.0.0.1', '--redis', redis.url];
+  const relayA = spawnClockhook(relayArgs, dir);
+  const relayB = spawnClockhook(relayArgs, dir);
+  const [readyA, readyB] = await Promise.all([relayA.ready, relayB.ready]);
+  const listenProc = spawnClockhook(
+    [
+      'listen',
+      '--json',
+      '--port',
+      '0',
+      '--inspector-port',
+      '0',
+      '--sandbox-port',
+      '0',
+      '--relay',
+      readyA.url,
+      '--forward-to',
+      app.url,
+      '--print-secret',
+      '--no-open',
+    ],
+    dir,
+  );
+  const ready = await listenProc.ready;
+  const inspector = await connectInspector(ready.inspector);
+  await inspector.snapshot;
+  return {
+    url: ready.publicUrl.replace(readyA.url, readyB.url),
+    secret: ready.secret,
+    pids: [listenProc.child.pid, relayA.child.pid, relayB.child.pid, redis.pid],
+    async report(result) {
+      await settle(() => listenProc.deliveries >= result.total);
+      return {
+        ...result,
+        listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')),
+        answeredByListener: listenProc.deliveries,
+      };
+    },
+    async close() {
+      inspector.socket.close();
+      await listenProc.stop();
+      await Promise.all([relayA.stop(), relayB.stop()]);
+      await redis.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 async function startupWithFullStore(app) {
   const dir = await folder();
   await fullStore(dir, 10_000);
@@ -541,12 +628,13 @@ const rows = {};
 console.error('A  direct to the app');
 rows.A = await scenarioDirect(app, body);
 console.error(
-  `B, C, D in turns (${ROUNDS} rounds): bare http-proxy with a keep-alive agent; clockhook listen (verify, capture to disk, forward, one inspector connected); relay + listen --relay`,
+  `B, C, D, E in turns (${ROUNDS} rounds): bare http-proxy with a keep-alive agent; clockhook listen (verify, capture to disk, forward, one inspector connected); relay + listen --relay; two relays on Redis, the request entering the one the listener is not on`,
 );
-[rows.B, rows.C, rows.D] = await interleaved(body, [
+[rows.B, rows.C, rows.D, rows.E] = await interleaved(body, [
   await proxySubject(app, 'keepalive'),
   await listenSubject(app),
   await relaySubject(app),
+  await redisRelaySubject(app),
 ]);
 console.error(
   `B and C again with one connection, in turns (${ROUNDS} rounds): the latency a lone delivery sees (reference)`,
@@ -570,7 +658,7 @@ const testingSandboxMs = await testingSandboxStart();
 await app.close();
 
 const lost =
-  ['C', 'C1', 'C10kEmpty', 'C10kFull', 'D'].reduce(
+  ['C', 'C1', 'C10kEmpty', 'C10kFull', 'D', 'E'].reduce(
     (sum, key) =>
       sum + rows[key].non2xx + rows[key].errors + Math.max(0, rows[key].total - rows[key].answeredByListener),
     0,
@@ -603,6 +691,12 @@ const targets = [
     value: ratio(rows.D.requestsPerSecond, rows.C.requestsPerSecond),
     target: '>= 0.60',
     met: rows.D.requestsPerSecond / rows.C.requestsPerSecond >= 0.6,
+  },
+  {
+    figure: 'E throughput / D throughput (relay on Redis, across instances / one relay)',
+    value: ratio(rows.E.requestsPerSecond, rows.D.requestsPerSecond),
+    target: '>= 0.60',
+    met: rows.E.requestsPerSecond / rows.D.requestsPerSecond >= 0.6,
   },
   {
     figure: 'clockhook/testing startSandbox, median of 5 (ms)',
@@ -641,6 +735,7 @@ const table = [
     ['C, --max-captures 10000, empty', rows.C10kEmpty],
     ['C, --max-captures 10000, full', rows.C10kFull],
     ['D relay + listen --relay', rows.D],
+    ['E two relays on Redis, across instances', rows.E],
   ].map(
     ([name, r]) =>
       `| ${name} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ${r.non2xx} | ${r.listenerPeakRssMiB ?? '-'} | ${r.forwarderCpuUsPerRequest ?? '-'} | ${r.loadSideCpuUsPerRequest ?? '-'} | ${r.machineIdlePercent ?? '-'} |`,

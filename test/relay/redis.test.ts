@@ -222,9 +222,10 @@ describe('relay instances sharing a Redis', () => {
       expect(back).toBeLessThan(10_000);
       expect(one.events.at(-1)).toBe(`connected ${one.publicUrl}`);
       const during = outcomes.filter((outcome) => outcome.started + outcome.ms > killedAt);
-      expect(during.some((outcome) => outcome.status === 503)).toBe(true);
+      expect(during.length).toBeGreaterThan(0);
       for (const outcome of during) expect([201, 503]).toContain(outcome.status);
-      // Those waiting on A when it died are answered once its liveness runs out (6 s), not after 30 s.
+      // Those waiting on A when it died are answered once its liveness runs out (6 s), not after 30 s:
+      // 503, or 201 when the listener is back on B by then (B asks Redis again for the holder).
       expect(Math.max(...during.map((outcome) => outcome.ms))).toBeLessThan(9000);
       const since = outcomes.filter((outcome) => outcome.started > backAt);
       expect(since.every((outcome) => outcome.status === 201)).toBe(true);
