@@ -4,14 +4,26 @@ import type { Logger } from '../logger.js';
 import type { RelayMetrics } from './metrics.js';
 import { packBinary, unpackBinary } from './protocol.js';
 
-/** A Redis connection that fails commands at once while Redis is away (no offline queue). */
+/**
+ * A Redis connection that fails commands at once while Redis is away (no offline queue). With `reconnect`,
+ * it reconnects for ever once it has been connected; before that it gives up after a few tries, so that a
+ * relay pointed at a Redis that is not there says so at start instead of waiting.
+ */
 export function redisClient(url: string, reconnect: boolean) {
-  const reconnectStrategy = (retries: number) => Math.min(100 * 2 ** retries, 2000) * (0.5 + Math.random() / 2);
-  return createClient({
+  let connected = false;
+  const reconnectStrategy = (retries: number, cause: Error) => {
+    if (!connected && retries >= 3) return cause;
+    return Math.min(100 * 2 ** retries, 2000) * (0.5 + Math.random() / 2);
+  };
+  const client = createClient({
     url,
     disableOfflineQueue: true,
     socket: { reconnectStrategy: reconnect ? reconnectStrategy : false, connectTimeout: 3000 },
   });
+  client.once('ready', () => {
+    connected = true;
+  });
+  return client;
 }
 
 type Redis = ReturnType<typeof redisClient>;

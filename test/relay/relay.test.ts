@@ -793,6 +793,14 @@ describe('clockhook relay (the command)', () => {
     expect(await proc.stop('SIGTERM')).toBe(0);
   });
 
+  it('exits 1 at once, saying so, when its Redis cannot be reached', async () => {
+    const port = await portForRestarts();
+    const res = await runCli(['relay', '--port', '0', '--redis', `redis://127.0.0.1:${port}`], { cwd: dir.path });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`could not reach Redis at redis://127.0.0.1:${port}`);
+    expect(res.stderr).toContain('Is Redis running, and is --redis its URL?');
+  });
+
   it('refuses bad flags with exit 2', async () => {
     for (const args of [
       ['--max-body', 'huge'],
@@ -819,6 +827,14 @@ describe('clockhook relay (the command)', () => {
       [
         ['--public-url', 'https://example.com/hooks'],
         "clockhook: --public-url https://example.com/hooks has a path; the relay serves listeners and deliveries at the root of its host, so give the origin only, e.g. https://example.com, and proxy that host name's root to it.\n",
+      ],
+      [
+        ['--redis', 'localhost:6379'],
+        'clockhook: --redis takes a Redis URL, e.g. redis://127.0.0.1:6379/0 (got localhost:6379).\n',
+      ],
+      [
+        ['--redis', 'redis://127.0.0.1:6379', '--keys', 'keys.json'],
+        'clockhook: --keys is for a relay without Redis: with --redis the keys are kept in Redis (relay keys add … --redis).\n',
       ],
     ];
     for (const [args, message] of refusals) {
