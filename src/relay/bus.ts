@@ -63,7 +63,10 @@ local current = redis.call('GET', KEYS[1])
 if current and current ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
-if KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
+if KEYS[3] then
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
+end
 return 1`;
 
 /** Deletes a claim if this instance still holds it. */
@@ -217,7 +220,7 @@ export class RelayBus {
               REDIS_KEYS.seen(channel),
               ...(keyId ? [REDIS_KEYS.keyChannels(keyId)] : []),
             ],
-            arguments: [this.id, String(CLAIM_MS), String(SEEN_MS), expiry, channel],
+            arguments: [this.id, String(CLAIM_MS), String(SEEN_MS), expiry, channel, String(Date.now())],
           }),
         ),
       ),

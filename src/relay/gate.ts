@@ -23,8 +23,9 @@ export class KeyGate {
   #saidEmpty = false;
   /** Requests per key id and minute, not yet written to the store. */
   #counts = new Map<string, Map<number, number>>();
-  /** For a keys file: the last hour's counts, rewritten whole each time. */
+  /** For a keys file: the last hour's counts, rewritten whole when they change. */
   #hour = new Map<string, Map<number, number>>();
+  #lastUsage = '';
 
   constructor(store: KeyStore | null, logger: Logger, onInvalid: (valid: (keyId: string) => boolean) => void) {
     this.#store = store;
@@ -48,9 +49,11 @@ export class KeyGate {
       return;
     }
     if (keys.length > 0) this.#required = true;
-    if (keys.length === 0 && this.#required && !this.#saidEmpty && !(this.#store instanceof FileKeyStore)) {
+    if (keys.length === 0 && this.#required && !this.#saidEmpty) {
       this.#logger.error(
-        'Redis holds no access keys any more (restarted without persistence?): every listener is refused until keys are added again (clockhook relay keys add <name> --redis …).',
+        this.#store instanceof FileKeyStore
+          ? `${this.#store.path} holds no access key yet: every listener is refused until one is added (clockhook relay keys add <name> --keys ${this.#store.path}).`
+          : 'Redis holds no access keys any more (restarted without persistence?): every listener is refused until keys are added again (clockhook relay keys add <name> --redis …).',
       );
     }
     this.#saidEmpty = keys.length === 0;
@@ -116,6 +119,9 @@ export class KeyGate {
       const minutes = [...(this.#hour.get(key.id) ?? [])].filter(([minute]) => minute > hourAgo);
       usage[key.id] = { channels: channels(key.id), minutes: Object.fromEntries(minutes) };
     }
+    const text = JSON.stringify(usage);
+    if (text === this.#lastUsage) return;
+    this.#lastUsage = text;
     await this.#store.writeUsage(usage);
   }
 }
