@@ -1,33 +1,7 @@
-/** Longest excerpt of an app's answer shown on a delivery's line. */
-const EXCERPT_CHARS = 100;
-
-/** The first string among an error body's usual fields: `error`, `error.message`, `message`, `detail`, `title`. */
-function errorMessageOf(value: unknown): string | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const body = value as Record<string, unknown>;
-  const nested =
-    typeof body.error === 'object' && body.error !== null ? (body.error as Record<string, unknown>).message : undefined;
-  for (const candidate of [body.error, nested, body.message, body.detail, body.title])
-    if (typeof candidate === 'string' && candidate.trim()) return candidate;
-  return null;
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
-
-/**
- * An HTML error page's gist: its title, unless that says only "Error" (Express's), then its first
- * `<pre>` (Express's stack trace), else its text.
- */
-function htmlHeadline(html: string): string {
-  const text = (fragment: string) =>
-    fragment
-      .replace(/<[^>]*>/g, '\n')
-      .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => ENTITIES[name]);
-  const title = text(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '').trim();
-  if (title && !/^error$/i.test(title)) return title;
-  const pre = /<pre[^>]*>([\s\S]*?)<\/pre>/i.exec(html)?.[1];
-  return text(pre ?? html.replace(/<(head|script|style)[^>]*>[\s\S]*?<\/\1>/gi, ''));
-}
+/** The page's own excerpt (ui/excerpt.js), so that the terminal and the inspector say the same of an answer. */
+const shared = (await import(new URL('../../ui/excerpt.js', import.meta.url).href)) as {
+  textExcerpt: (body: string) => string | null;
+};
 
 /**
  * What the app said when it did not answer 2xx, for the delivery's line at the terminal, so that a
@@ -40,29 +14,8 @@ export function answerExcerpt<T extends { body: string; bodyEncoding: string }>(
 
 /**
  * The gist of an answer's text for one line at a terminal: the message of a JSON error body, the title
- * of an HTML page, else the first line of text. Control characters (a terminal's escape sequences among
- * them) replaced, at most 100 characters; null for an empty answer.
+ * of an HTML page (not "Error" alone: then its first `<pre>`), else the first line of text. Control
+ * characters (a terminal's escape sequences among them) replaced, at most 100 characters; null for an
+ * empty answer.
  */
-export function textExcerpt(body: string): string | null {
-  const text = body.trim();
-  if (text === '') return null;
-  let excerpt: string | null = null;
-  if (text.startsWith('{')) {
-    try {
-      excerpt = errorMessageOf(JSON.parse(text));
-    } catch {
-      // cut at 16 KiB, or not JSON after all: read as text
-    }
-  }
-  if (excerpt === null && text.startsWith('<')) excerpt = htmlHeadline(text.slice(0, 8192));
-  const line = (excerpt ?? text)
-    .split('\n')
-    .map((l) => l.trim())
-    .find(Boolean);
-  if (!line) return null;
-  const clean = line
-    .replace(/\p{Cc}+/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim(); // Cc: C0 and C1 controls, ESC among them
-  return clean.length > EXCERPT_CHARS ? `${clean.slice(0, EXCERPT_CHARS - 1)}…` : clean;
-}
+export const textExcerpt: (body: string) => string | null = shared.textExcerpt;

@@ -86,7 +86,12 @@ function securityHeaders(port: number): Record<string, string> {
 }
 
 /** Serves the files of ui/, read at start, to requests for this loopback address only (DNS rebinding). */
-function serveStatic(files: Map<string, StaticFile>, port: number, req: IncomingMessage, res: ServerResponse): void {
+function serveStatic(
+  files: Map<string, StaticFile>,
+  { port, token }: { port: number; token: string },
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   if (!loopbackOf(port).hosts.has(req.headers.host ?? '')) {
     res
       .writeHead(403, { 'content-type': 'text/plain' })
@@ -94,6 +99,14 @@ function serveStatic(files: Map<string, StaticFile>, port: number, req: Incoming
     return;
   }
   const path = (req.url ?? '/').split('?', 1)[0];
+  // The page asks when its WebSocket could not open: is its token refused (a stale or mistyped URL), or
+  // is listen away? 204 or 401; it tells no more than the handshake's own 401, which a page cannot read.
+  if (path === '/session' && req.method === 'GET') {
+    const given = new URL(req.url ?? '/', `http://${HOST}`).searchParams.get('token');
+    res.writeHead(sameToken(given, token) ? 204 : 401, { 'cache-control': 'no-store', ...securityHeaders(port) });
+    res.end();
+    return;
+  }
   const file: StaticFile | undefined = req.method === 'GET' || req.method === 'HEAD' ? files.get(path) : undefined;
   if (!file) {
     res.writeHead(404, { 'content-type': 'text/plain', ...securityHeaders(port) }).end('Not found');
@@ -267,7 +280,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const files = await loadStaticFiles(options.uiDir ?? DEFAULT_UI_DIR);
   const token = await loadOrCreateToken(options.tokenPath);
   let port = 0;
-  const server: Server = createServer((req, res) => serveStatic(files, port, req, res));
+  const server: Server = createServer((req, res) => serveStatic(files, { port, token }, req, res));
   const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
   const pages = new PageHub(options);
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {

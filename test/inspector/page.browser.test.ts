@@ -80,7 +80,11 @@ describe('the inspector page in Chromium', () => {
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.created' } });
     await rows().filter({ hasText: event.id }).first().waitFor();
     await expect.poll(() => rows().first().textContent(), { timeout: 15_000 }).toContain('punch.created');
-    await expect.poll(() => rows().first().textContent()).toContain('signature valid');
+    // Status first, coloured by class; a valid signature is the usual case and gets no mark on the row.
+    await expect.poll(() => rows().first().locator('.chip').getAttribute('class')).toBe('chip chip-2xx');
+    expect(await rows().first().locator('.chip').textContent()).toBe('200');
+    expect(await rows().first().textContent()).not.toContain('signature');
+    expect(await rows().first().locator('.request').textContent()).toBe('POST /');
     await rows().first().click();
     await expect.poll(() => page.locator('#detail h2').textContent()).toContain(event.id);
 
@@ -110,7 +114,9 @@ describe('the inspector page in Chromium', () => {
     await rows().filter({ hasText: 'duplicate' }).click();
     await expect
       .poll(() => page.locator('#detail .duplicate-note').textContent())
-      .toMatch(/^Duplicate: the service delivered this event before, in the capture of .+\. Receivers deduplicate/);
+      .toMatch(
+        /^Duplicate: the service delivered this event before and the app took it \(2xx\), in the capture of .+\. Receivers deduplicate/,
+      );
     await page.locator('#detail .duplicate-note button.link').click();
     await expect.poll(() => page.locator('#captures .capture.selected').getAttribute('data-id')).toBe(original);
     await expect.poll(() => page.locator('#detail .duplicate-note').count()).toBe(0);
@@ -402,7 +408,7 @@ describe('the inspector page in Chromium', () => {
         await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'employee.created' } })
       ).id;
       const row = rows().filter({ hasText: eventId });
-      await row.filter({ hasText: '200 · ' }).waitFor();
+      await row.locator('.chip-2xx', { hasText: '200' }).waitFor();
       expect((await api().getEvent(eventId)).delivery_attempts).toEqual([]);
       await row.click();
       const attempts = page.locator('#detail table.attempts tr:has(td)');
@@ -424,13 +430,13 @@ describe('the inspector page in Chromium', () => {
         await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })
       ).id;
       const row = rows().filter({ hasText: eventId }).first();
-      await row.filter({ hasText: '400 · ' }).waitFor();
+      await row.locator('.chip-4xx', { hasText: '400' }).waitFor();
       await row.click();
       const note = page.locator('#detail .answer-note');
       await expect
         .poll(() => note.textContent())
         .toMatch(
-          /^The app answered 400 in \d+ ms: \{"error":"No signatures found matching the expected signature"\}\. See its response$/,
+          /^The app answered 400 in \d+ ms: No signatures found matching the expected signature\. See its response$/,
         );
       // Below the request at first, in view once asked for.
       const inView = () =>
@@ -475,7 +481,10 @@ describe('the inspector page in Chromium', () => {
     const taken = (
       await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })
     ).id;
-    await rows().filter({ hasText: taken }).filter({ hasText: '200 · ' }).click();
+    await rows()
+      .filter({ hasText: taken })
+      .filter({ has: page.locator('.chip-2xx') })
+      .click();
     await expect.poll(() => page.locator('#detail h2').textContent()).toContain(taken);
     expect(await page.locator('#detail .answer-note').count()).toBe(0);
   });
@@ -855,7 +864,7 @@ describe('the inspector page in Chromium', () => {
     await page.screenshot({ path: join(await outputDir(), 'inspector-400.png'), fullPage: true });
   });
 
-  it('says a duplicate came from the service only when its signature says so', async () => {
+  it('calls a second delivery the app never took a retry, not a duplicate', async () => {
     // Sent twice by hand, unsigned: the service is not the one that delivered it before.
     const body = JSON.stringify({
       id: 'evt_by_hand',
@@ -865,11 +874,19 @@ describe('the inspector page in Chromium', () => {
       created: 1_790_000_000,
       data: {},
     });
+    // Both refused (400, unsigned): the app took neither, so the second is a retry.
     for (let i = 0; i < 2; i++) expect((await post(t.session.ready.listener, body)).status).toBe(400);
-    await rows().filter({ hasText: 'evt_by_hand' }).filter({ hasText: 'duplicate' }).click();
+    await expect.poll(() => rows().filter({ hasText: 'evt_by_hand' }).filter({ hasText: 'duplicate' }).count()).toBe(0);
+    await rows().filter({ hasText: 'evt_by_hand' }).filter({ hasText: 'retry 1' }).click();
     await expect
       .poll(() => page.locator('#detail .duplicate-note').textContent())
-      .toMatch(/^Duplicate: an earlier request carried this event id, in the capture of .+\. Receivers deduplicate/);
+      .toMatch(/^Retry: the app did not take the earlier delivery of this event id \(no 2xx\), in the capture of /);
+    expect(await rows().filter({ hasText: 'evt_by_hand' }).first().locator('.chip').getAttribute('class')).toBe(
+      'chip chip-refused',
+    );
+    // Sent by hand, unsigned: the service knows no such event, so nothing offers to ask it.
+    await expect.poll(() => page.locator('#detail').textContent()).toContain('Not signed by the service');
+    expect(await page.getByRole('button', { name: 'Redeliver' }).count()).toBe(0);
   });
 
   // Last: Clear empties the list the tests above use.

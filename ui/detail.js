@@ -1,0 +1,333 @@
+// The selected capture in detail: the request, the signature, the app's response, the service's attempts, the editor.
+import { textExcerpt } from './excerpt.js';
+import { clear, el, jsonTree } from './render.js';
+import { errorText, heldCapture, scheduleRender, serviceEvent, state, $ } from './state.js';
+import { captureLink, loadWholeBody, withWholeBody } from './selection.js';
+import { loadAttempts } from './attempts.js';
+import { detailActions } from './actions.js';
+import { storyOf } from './list.js';
+import { editor, keepEditorPlace, parsedBody } from './editor.js';
+
+/** Says what is shown of a body kept apart until the whole of it is here. */
+export function partialBodyNote(capture) {
+  const whole = state.wholeBody?.id === capture.id ? state.wholeBody : null;
+  if (whole?.error) {
+    return el(
+      'div',
+      {},
+      el('div', { class: 'result error', role: 'alert' }, `Could not load the whole body: ${errorText(whole.error)}`),
+      el('button', { type: 'button', onclick: () => loadWholeBody(capture.id) }, 'Try again'),
+    );
+  }
+  return el(
+    'p',
+    { class: 'muted' },
+    `Loading the whole body (${capture.bodySize} bytes); showing its first ${capture.body.length} characters.`,
+  );
+}
+
+export const RAW_PREVIEW = 64 * 1024;
+
+export function bodyText(capture) {
+  if (capture.bodyEncoding !== 'base64') return capture.body;
+  return `(not UTF-8: ${capture.bodySize} bytes, base64)\n${capture.body}`;
+}
+
+/** The raw body, cut at 64 KB until asked: laying out a megabyte on every selection would stall the page. */
+export function rawBody(capture) {
+  const text = bodyText(capture);
+  if (text.length <= RAW_PREVIEW) return el('pre', {}, text);
+  const pre = el('pre', {}, text.slice(0, RAW_PREVIEW));
+  const more = el('button', { type: 'button' }, `Show all ${text.length} characters`);
+  more.addEventListener('click', () => {
+    pre.textContent = text;
+    more.remove();
+  });
+  return el('div', {}, pre, more);
+}
+
+/** What the app answered; the capture keeps the first 16 KiB of its body. */
+export function appAnswer(forward) {
+  return el(
+    'div',
+    {},
+    keyValueTable([
+      ['target', forward.target],
+      ['status', forward.statusCode],
+      ['duration', `${forward.durationMs} ms`],
+      ['error', forward.error],
+    ]),
+    // As HTTP has them: headers, then the body. No answer (refused, timed out) has neither.
+    forward.statusCode === null
+      ? null
+      : [
+          el('h4', {}, 'Headers'),
+          keyValueTable(Object.entries(forward.headers ?? {})),
+          el('h4', {}, 'Body'),
+          forward.bodyTruncated
+            ? el('p', { class: 'muted' }, `The answer was ${forward.bodySize} bytes; clockhook keeps its first 16 KiB.`)
+            : null,
+          el(
+            'pre',
+            {},
+            forward.bodyEncoding === 'base64' ? `(base64) ${forward.body}` : forward.body || '(empty body)',
+          ),
+        ],
+  );
+}
+
+/**
+ * For a delivery the app did not take (no 2xx, or no answer at all), what it said, at the top of the
+ * detail: what the developer fixing the handler looks for first, and it sits below the request.
+ */
+export function answerNote(forward) {
+  if (!forward || (forward.statusCode !== null && forward.statusCode >= 200 && forward.statusCode < 300)) return null;
+  // As the terminal says it: an error body's message, an HTML page's title, else its first line.
+  const gist = forward.bodyEncoding === 'utf8' ? (textExcerpt(forward.body) ?? '') : '';
+  const said =
+    forward.statusCode === null
+      ? `The app did not answer: ${forward.error}. `
+      : `The app answered ${forward.statusCode} in ${forward.durationMs} ms${gist ? `: ${gist}` : ''}. `;
+  const see = el(
+    'button',
+    { type: 'button', class: 'link', onclick: () => $('app-response')?.scrollIntoView({ block: 'start' }) },
+    'See its response',
+  );
+  return el('p', { class: 'answer-note' }, el('span', {}, said), see);
+}
+
+export function keyValueTable(entries) {
+  return el(
+    'table',
+    {},
+    entries.map(([k, v]) =>
+      el('tr', {}, el('th', {}, k), el('td', { class: 'mono' }, Array.isArray(v) ? v.join(', ') : String(v ?? '–'))),
+    ),
+  );
+}
+
+export function attemptsSection(capture) {
+  const eventId = capture.envelope?.id;
+  if (!eventId) return el('p', { class: 'muted' }, 'Not an event envelope.');
+  if (!serviceEvent(capture))
+    return el(
+      'p',
+      { class: 'muted' },
+      'Not signed by the service (sent by hand?): the service knows no such event, so it has no attempts to show and none to redeliver.',
+    );
+  if (state.mode === 'offline') return el('p', { class: 'muted' }, 'Offline: no API to ask.');
+  const record = state.attempts.get(eventId);
+  const refresh = el('button', { type: 'button', onclick: () => loadAttempts(eventId) }, 'Refresh');
+  if (!record) return el('p', { class: 'muted' }, 'Loading…');
+  if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)), refresh);
+  renderAgainWhenDue(record.outlook);
+  // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
+  // The API client has read the fields whatever the service names them (see normalizeAttempt).
+  const rows = record.delivery_attempts.map((a, i) => {
+    const status =
+      a.statusCode === null
+        ? '–'
+        : el('span', { class: a.statusCode >= 200 && a.statusCode < 300 ? 'ok-text' : 'bad-text' }, a.statusCode);
+    const at = a.createdAt ? new Date(a.createdAt) : null;
+    return el(
+      'tr',
+      {},
+      el('td', {}, i + 1),
+      el('td', {}, a.endpointId === undefined ? '–' : `#${a.endpointId}`),
+      el('td', {}, status),
+      el('td', {}, a.durationMs === undefined ? '–' : `${a.durationMs} ms`),
+      el('td', {}, at && !Number.isNaN(at.getTime()) ? at.toLocaleTimeString() : '–'),
+      el(
+        'td',
+        { class: 'answer' },
+        a.error ? el('div', { class: 'bad-text' }, a.error) : null,
+        a.responseBody ? answerPreview(a.responseBody) : null,
+      ),
+    );
+  });
+  return el(
+    'div',
+    {},
+    rows.length === 0
+      ? el('p', { class: 'muted' }, 'No completed attempts yet (the service lists an attempt once it is complete).')
+      : el(
+          'table',
+          { class: 'attempts' },
+          el(
+            'tr',
+            {},
+            ['#', 'Endpoint', 'Status', 'Duration', 'At', 'Answer'].map((h) => el('th', {}, h)),
+          ),
+          rows,
+        ),
+    (record.outlook ?? []).map((o) => el('p', { class: 'outlook' }, outlookText(o))),
+    refresh,
+  );
+}
+
+let dueTimer = 0;
+/** Shows the detail again when the soonest attempt it says "is due" falls due, to say "was due" from then on. */
+export function renderAgainWhenDue(outlook) {
+  clearTimeout(dueTimer);
+  const now = Date.now();
+  const soonest = Math.min(...(outlook ?? []).filter((o) => o.next !== 'none' && o.dueAt > now).map((o) => o.dueAt));
+  // setTimeout takes at most 2^31 - 1 ms (~24.8 days); a later due time is looked at again after that.
+  if (Number.isFinite(soonest))
+    dueTimer = setTimeout(() => scheduleRender({ detail: true }), Math.min(soonest - now, 2 ** 31 - 1));
+}
+
+/** What comes next for an endpoint whose latest attempt failed (the server reads it: see deliveryOutlook). */
+export function outlookText(o) {
+  if (o.next === 'none') {
+    if (o.reason === 'deleted') return `Endpoint #${o.endpointId} no longer exists: nothing more is sent to it.`;
+    if (o.reason === 'disabled')
+      return `Endpoint #${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is.`;
+    return `Endpoint #${o.endpointId}: the delivery failed after 5 attempts; the service does not try again. Redeliver sends the event again.`;
+  }
+  const next = `Endpoint #${o.endpointId}: attempt ${o.attempt} of 5`;
+  if (o.dueAt === null) return `${next} comes later, by the service's retry policy.`;
+  const at = new Date(o.dueAt).toLocaleTimeString();
+  return o.dueAt > Date.now()
+    ? `${next} is due at about ${at}, by the service's retry policy. Redeliver sends the event again now.`
+    : `${next} was due at about ${at}; it shows here once it completes.`;
+}
+
+/** What the receiver answered: its first line, with the whole of it (the service keeps 4000 characters) a click away. */
+export function answerPreview(body) {
+  const text = String(body);
+  const line = text.split('\n', 1)[0];
+  if (line.length <= 60 && line === text) return el('code', {}, text);
+  return el(
+    'details',
+    {},
+    el('summary', {}, el('code', {}, line.length > 60 ? `${line.slice(0, 60)}…` : `${line}…`)),
+    el('pre', {}, text),
+  );
+}
+
+export function renderDetail() {
+  const pane = $('detail');
+  const restoreEditorPlace = keepEditorPlace();
+  clear(pane);
+  clearTimeout(dueTimer); // the attempts shown, if any, set it again
+  const capture = state.selected ? heldCapture(state.selected) : null;
+  if (!capture) {
+    const missing = state.wanted && state.mode !== null;
+    pane.append(
+      el(
+        'p',
+        { class: 'empty' },
+        missing
+          ? `The page's address names ${state.wanted}, which is not among the captures the page holds: it has left the store, or is older (Load older captures, below the list).`
+          : 'Select a capture.',
+      ),
+    );
+    return;
+  }
+  // What needs the whole body waits for it when the listener kept it apart.
+  const whole = withWholeBody(capture);
+  const result = state.results.get(capture.id);
+  // Element.append would print null as "null": only real sections go in.
+  const sections = [
+    el(
+      'h2',
+      {},
+      capture.envelope?.type || `${capture.method} ${capture.path}`,
+      ' ',
+      el('span', { class: 'muted mono' }, capture.envelope?.id ?? ''),
+    ),
+    el(
+      'div',
+      { class: 'muted' },
+      `${new Date(capture.receivedAt).toLocaleString()} · ${capture.source}`,
+      capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null,
+      ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`,
+    ),
+    answerNote(capture.forward),
+    capture.duplicateOf
+      ? el(
+          'p',
+          { class: 'duplicate-note' },
+          storyOf(capture.id)?.kind === 'duplicate'
+            ? `Duplicate: ${capture.signature.status === 'valid' ? 'the service delivered this event before' : 'an earlier request carried this event id'} and the app took it (2xx), in `
+            : `Retry: the app did not take the earlier delivery of this event id (no 2xx), in `,
+          captureLink(capture.duplicateOf),
+          storyOf(capture.id)?.kind === 'duplicate'
+            ? '. Receivers deduplicate on the event id; your app should not act on it twice.'
+            : '. Your app has not acted on this event yet: it should take this one.',
+        )
+      : null,
+    detailActions(capture, whole),
+    result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
+    state.editing === capture.id && whole ? editor(whole) : null,
+    capture.contractProblems.length
+      ? el(
+          'div',
+          {},
+          el('h3', {}, 'Contract problems'),
+          el(
+            'ul',
+            {},
+            capture.contractProblems.map((p) => el('li', {}, `${p.field}: ${p.message}`)),
+          ),
+        )
+      : null,
+    ...requestSections(capture, whole),
+    el('h3', { id: 'app-response' }, "The app's response"),
+    appResponseSection(capture),
+    el('h3', {}, "The service's view (delivery_attempts)"),
+    attemptsSection(capture),
+  ];
+  pane.append(...sections.filter(Boolean));
+  restoreEditorPlace();
+}
+
+/** What the sender sent: the signature's verdict, the envelope, the raw body and the headers. */
+export function requestSections(capture, whole) {
+  const signature = capture.signature;
+  const parsed = whole && parsedBody(whole);
+  return [
+    el('h3', {}, 'Signature'),
+    keyValueTable([
+      ['verdict', signature.status],
+      ['reason', signature.reason],
+      [
+        't',
+        signature.timestamp === undefined
+          ? undefined
+          : `${signature.timestamp} (${new Date(signature.timestamp * 1000).toISOString()})`,
+      ],
+      ['age', signature.ageSeconds === undefined ? '–' : `${signature.ageSeconds} s`],
+      ['hint', signature.hint],
+    ]),
+    el('h3', {}, 'Envelope'),
+    whole === null
+      ? partialBodyNote(capture)
+      : parsed === undefined
+        ? el('p', { class: 'muted' }, 'The body is not JSON.')
+        : el('div', { class: 'json mono' }, jsonTree(parsed)),
+    el('h3', {}, 'Raw body'),
+    capture.bodyTruncated
+      ? el(
+          'p',
+          { class: 'muted' },
+          `The body was ${capture.bodySize} bytes, over the listener's limit: only its beginning was captured, and the sender was answered 413.`,
+        )
+      : null,
+    rawBody(whole ?? capture),
+    el('h3', {}, 'Request headers'),
+    keyValueTable(Object.entries(capture.headers)),
+  ];
+}
+
+/** What the app answered, or why there is no answer. */
+export function appResponseSection(capture) {
+  const forward = capture.forward;
+  if (forward) return appAnswer(forward);
+  const why = capture.rejected
+    ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.`
+    : forward === null
+      ? 'Capture-only mode: clockhook answered 200.'
+      : 'Waiting for the app…';
+  return el('p', { class: 'muted' }, why);
+}

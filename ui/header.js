@@ -1,0 +1,42 @@
+// The header: the endpoint, where deliveries are forwarded, the mode, and the banner of an endpoint that gets nothing.
+import { clear, el } from './render.js';
+import { state, $ } from './state.js';
+
+export function renderHeader() {
+  const endpoint = state.endpoint;
+  const node = $('endpoint');
+  clear(node);
+  if (endpoint) {
+    const status = el('span', { class: `badge ${endpoint.status === 'enabled' ? 'ok' : 'bad'}` }, endpoint.status);
+    node.append(
+      `#${endpoint.id} `,
+      status,
+      ' ',
+      el('span', { class: 'mono' }, endpoint.url),
+      el(
+        'div',
+        { class: 'muted' },
+        `events: ${(endpoint.enabledEvents ?? []).join(', ')}`,
+        endpoint.secretHint ? ` · secret ${endpoint.secretHint}` : '',
+      ),
+    );
+  } else node.append(el('span', { class: 'muted' }, 'none registered'));
+  $('forward').textContent = state.forwardTo ?? 'capture-only (clockhook answers 200)';
+  $('mode').textContent = state.mode ?? '–';
+  const inactive = endpoint && endpoint.status !== 'enabled';
+  $('banner').hidden = !inactive;
+  $('reenable').hidden = !canReenable(endpoint);
+  if (inactive) $('banner-text').textContent = endpointProblem(endpoint);
+}
+
+/** Why the service sends an endpoint that is not enabled nothing, and what to do. */
+export function endpointProblem(endpoint) {
+  if (endpoint.status === 'deleted')
+    return `Endpoint #${endpoint.id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`;
+  const why = endpoint.status === 'disabled' ? ' (it disables an endpoint after 10 failed deliveries in a row)' : '';
+  return `Endpoint #${endpoint.id} is ${endpoint.status}: the service sends it nothing${why}.`;
+}
+
+/** A deleted endpoint cannot be enabled again; any other that is not enabled can. */
+export const canReenable = (endpoint) =>
+  Boolean(endpoint && endpoint.status !== 'enabled' && endpoint.status !== 'deleted');

@@ -1,0 +1,226 @@
+// The list of captures: filters, the search over the whole store, the chart, and moving through it.
+import { BulkReplay } from './bulk.js';
+import { ClearCaptures } from './clear.js';
+import { drawChart } from './chart.js';
+import { deliveryStories, failedNow, storyLabel } from './story.js';
+import { clear, el } from './render.js';
+import { errorText, heldCaptures, scheduleRender, state, $ } from './state.js';
+import { act } from './connection.js';
+import { select } from './selection.js';
+
+export const newestFirst = (a, b) => (a.id < b.id ? 1 : -1);
+
+export function sortedCaptures() {
+  return [...state.captures.values()].sort(newestFirst);
+}
+
+/** The search box's text as the filter compares it. */
+export const searchText = () => $('search').value.trim().toLowerCase();
+
+/** The listener's answer for the text now in the box (its matches, or why there are none), or null while there is none yet. */
+export function searchAnswer() {
+  const query = searchText();
+  return query && state.search?.query === query ? state.search : null;
+}
+
+/** The matches the listener found for the text now in the box, or null. */
+export const currentSearch = () => (searchAnswer()?.ids ? state.search : null);
+
+/** The captures the list is made from: those held, and while searching, the older ones the listener found. */
+export function listedCaptures() {
+  return currentSearch() ? [...heldCaptures()].sort(newestFirst) : sortedCaptures();
+}
+
+/** A row's mark for a signature that is not valid; none for a valid one, the usual case. */
+export function signatureBadge(signature) {
+  switch (signature.status) {
+    case 'valid':
+      return null;
+    case 'missing':
+      return el('span', { class: 'badge bad' }, 'signature missing');
+    case 'invalid':
+      return el('span', { class: 'badge bad', title: signature.hint ?? '' }, `invalid: ${signature.reason ?? '?'}`);
+    default:
+      return el('span', { class: 'badge plain' }, 'unchecked');
+  }
+}
+
+/**
+ * The status the sender got, first in the row, coloured by class: 2xx green, 4xx amber, 5xx and no
+ * answer red, refused by clockhook itself grey.
+ */
+export function statusChip(capture) {
+  if (capture.rejected) {
+    const { statusCode, code } = capture.rejected;
+    return el('span', { class: 'chip chip-refused', title: `refused by clockhook: ${code}` }, statusCode);
+  }
+  if (capture.forward === null) return el('span', { class: 'chip chip-2xx', title: 'captured only' }, '200');
+  if (!capture.forward) return el('span', { class: 'chip chip-wait', title: 'forwarding…' }, '…');
+  const { statusCode, error } = capture.forward;
+  const kind = statusCode === null ? 'chip-5xx' : `chip-${Math.floor(statusCode / 100)}xx`;
+  return el('span', { class: `chip ${kind}`, title: error ?? '' }, statusCode ?? 'no answer');
+}
+
+const durationOf = (capture) => (capture.forward ? `${capture.forward.durationMs} ms` : '');
+
+export function matchesFilters(capture) {
+  const type = $('type-filter').value;
+  const status = $('status-filter').value;
+  const query = searchText();
+  if (type && capture.envelope?.type !== type) return false;
+  if (status === 'failed' && !failedNow(capture, stories.get(capture.id))) return false;
+  if (status === 'bad-signature' && !(capture.signature.status === 'invalid' || capture.signature.status === 'missing'))
+    return false;
+  if (status === 'replay' && capture.source !== 'replay') return false;
+  if (status === 'duplicate' && stories.get(capture.id)?.kind !== 'duplicate') return false;
+  if (
+    query &&
+    !capture.body.toLowerCase().includes(query) &&
+    !(capture.envelope?.id ?? '').toLowerCase().includes(query) &&
+    !currentSearch()?.ids.has(capture.id)
+  )
+    return false;
+  return true;
+}
+
+export function visibleCaptures() {
+  return listedCaptures().filter(matchesFilters);
+}
+
+export function renderTypeFilter(captures) {
+  const select = $('type-filter');
+  const known = new Set([...select.options].map((o) => o.value));
+  for (const type of new Set(captures.map((c) => c.envelope?.type).filter(Boolean))) {
+    if (!known.has(type)) select.append(el('option', { value: type }, type));
+  }
+}
+
+/** When a capture came: its time, with its day when that is not today (the store outlives a day). */
+export function receivedLabel(receivedAt) {
+  const at = new Date(receivedAt);
+  const time = at.toLocaleTimeString();
+  const today = at.toDateString() === new Date().toDateString();
+  return el(
+    'span',
+    { class: 'time', title: at.toLocaleString() },
+    today ? time : `${at.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`,
+  );
+}
+
+/** What each held delivery of an event was (see story.js), worked out once per drawing of the list. */
+let stories = new Map();
+
+export function renderList() {
+  const all = sortedCaptures();
+  stories = deliveryStories([...heldCaptures()]);
+  renderTypeFilter(all);
+  drawChart($('chart'), all);
+  const list = $('captures');
+  clear(list);
+  const visible = visibleCaptures();
+  renderSearchNote();
+  bulk.render($('bulk'), { shown: isNarrowed() ? visible : null, forwardTo: state.forwardTo });
+  clearing.render($('clear-bar'), { unpinned: all.filter((capture) => !capture.pinned).length, more: state.hasMore });
+  for (const capture of visible) list.append(captureRow(capture));
+  $('empty').hidden = all.length > 0;
+  $('older').hidden = !state.hasMore;
+}
+
+/** One line at 1280 px: status, time, method and path, type, short event id, duration; marks only for the exceptional. */
+function captureRow(capture) {
+  const markers = [signatureBadge(capture.signature)];
+  const story = stories.get(capture.id);
+  const label = storyLabel(story);
+  if (label) {
+    const kind = story.kind === 'duplicate' ? 'warn' : story.kind === 'retry' ? 'plain' : 'info';
+    markers.push(el('span', { class: `badge ${kind}` }, label));
+  }
+  if (capture.contractProblems.length > 0)
+    markers.push(
+      el(
+        'span',
+        { class: 'badge warn', title: capture.contractProblems.map((p) => `${p.field}: ${p.message}`).join('\n') },
+        `${capture.contractProblems.length} contract problem${capture.contractProblems.length > 1 ? 's' : ''}`,
+      ),
+    );
+  if (capture.pinned) markers.push(el('span', { class: 'badge plain' }, 'pinned'));
+  const eventId = capture.envelope?.id;
+  return el(
+    'li',
+    {
+      class: `capture${capture.id === state.selected ? ' selected' : ''}`,
+      'data-id': capture.id,
+      onclick: () => select(capture.id),
+    },
+    statusChip(capture),
+    receivedLabel(capture.receivedAt),
+    el('span', { class: 'request mono' }, `${capture.method} ${capture.path}`),
+    el('span', { class: 'type' }, capture.envelope?.type || '(no type)'),
+    el('span', { class: 'id mono', title: eventId ?? '' }, eventId ?? '(no event id)'),
+    el('span', { class: 'duration' }, durationOf(capture)),
+    el('span', { class: 'markers' }, markers.filter(Boolean)),
+  );
+}
+
+/** The story of a capture (see story.js), as the list last worked it out. */
+export const storyOf = (id) => stories.get(id);
+
+/** Whether a filter or the search box narrows the list (only then is replaying all it shows offered). */
+export const isNarrowed = () => Boolean($('type-filter').value || $('status-filter').value !== 'all' || searchText());
+
+export const bulk = new BulkReplay({ act, errorText, changed: () => scheduleRender({}) });
+export const clearing = new ClearCaptures({ act, errorText, changed: () => scheduleRender({}) });
+
+let searchTimer = 0;
+/** Filters what the page holds at once; asks the listener about the rest once typing pauses. */
+export function searchChanged() {
+  clearTimeout(searchTimer);
+  const query = searchText();
+  if (!query) state.search = null;
+  else searchTimer = setTimeout(() => searchStore(query), 250);
+  scheduleRender({});
+}
+
+export async function searchStore(query) {
+  const result = await act({ type: 'search', query });
+  if (searchText() !== query) return; // typed on meanwhile
+  state.search = result.ok
+    ? {
+        query,
+        ids: new Set(result.data.captures.map((c) => c.id)),
+        found: new Map(result.data.captures.map((c) => [c.id, c])),
+        truncated: result.data.truncated,
+        partial: result.data.partial,
+      }
+    : { query, error: errorText(result.error) };
+  scheduleRender({});
+}
+
+/** Says when the search could not cover everything: too many matches, large bodies read in part, or a failure. */
+export function renderSearchNote() {
+  const note = $('search-note');
+  const search = searchAnswer();
+  const text = !search
+    ? ''
+    : search.error
+      ? `Only the captures shown were searched: ${search.error}`
+      : [
+          search.truncated ? `Showing the newest ${search.ids.size} matches.` : '',
+          search.partial ? 'Some large bodies were searched in their first 16 KiB only.' : '',
+        ]
+          .filter(Boolean)
+          .join(' ');
+  note.textContent = text;
+  note.hidden = text === '';
+}
+
+export function move(step) {
+  const visible = visibleCaptures();
+  if (visible.length === 0) return;
+  const index = visible.findIndex((c) => c.id === state.selected);
+  const next = visible[Math.min(visible.length - 1, Math.max(0, index === -1 ? 0 : index + step))];
+  select(next.id);
+  requestAnimationFrame(() =>
+    document.querySelector(`.capture[data-id="${next.id}"]`)?.scrollIntoView({ block: 'nearest' }),
+  );
+}
