@@ -44,17 +44,20 @@ export async function redeliver(capture) {
       'span',
       {},
       'A ping cannot be redelivered: the service only re-sends real events. ',
-      el('button', { type: 'button', onclick: () => ping(capture) }, 'Send a new ping'),
+      el('button', { type: 'button', onclick: () => ping() }, 'Send a new ping'),
     );
     showResult(capture.id, false, content);
   } else showResult(capture.id, false, errorText(result.error));
 }
 
-export async function ping(capture) {
+/** Pings the endpoint; what came of it is said beside it, in the header. */
+export async function ping() {
   const result = await act({ type: 'ping' });
-  if (result.ok)
-    showResult(capture.id, true, `Ping ${result.data.eventId} queued for endpoint #${result.data.endpointId}.`);
-  else showResult(capture.id, false, errorText(result.error));
+  const node = $('endpoint-result');
+  node.className = `endpoint-result ${result.ok ? 'ok-text' : 'bad-text'}`;
+  node.textContent = result.ok
+    ? `Ping ${result.data.eventId} queued for endpoint #${result.data.endpointId}.`
+    : errorText(result.error);
 }
 
 export async function copyCurl(capture) {
@@ -82,8 +85,13 @@ export async function copyCurl(capture) {
 }
 
 export function downloadJson(capture) {
-  const blob = new Blob([JSON.stringify(capture, null, 2)], { type: 'application/json' });
-  const link = el('a', { href: URL.createObjectURL(blob), download: `${capture.id}.json` });
+  saveFile(`${capture.id}.json`, JSON.stringify(capture, null, 2), 'application/json');
+}
+
+/** Hands `text` to the browser as a download named `name`. */
+function saveFile(name, text, type) {
+  const blob = new Blob([text], { type });
+  const link = el('a', { href: URL.createObjectURL(blob), download: name });
   document.body.append(link);
   link.click();
   link.remove();
@@ -91,51 +99,66 @@ export function downloadJson(capture) {
 }
 
 /** The detail's buttons; those that need the whole body of a large capture wait for it (`whole` null). */
-export function detailActions(capture, whole) {
-  const isEvent = Boolean(capture.envelope?.id);
-  const hasApi = state.mode !== 'offline';
+// A button that is not offered says why, on hover: a greyed-out one alone leaves the reader guessing.
+const unless = (why) => (why ? { disabled: true, title: why } : {});
+const noApi = () => state.mode === 'offline' && 'Offline (--secret without an API key): there is no service to ask.';
+
+/** The capture's own actions, above the detail; those that need the whole body of a large capture wait for it. */
+export function captureActions(capture, whole) {
   const waiting = whole === null ? { disabled: true, title: 'Waiting for the whole body' } : {};
-  // A button that is not offered says why, on hover: a greyed-out one alone leaves the reader guessing.
-  const unless = (why) => (why ? { disabled: true, title: why } : {});
   const noApp = unless(
     !state.forwardTo && 'No app to replay to: listen runs in capture-only mode. Start it with --forward-to <your app>.',
   );
-  const noApi = !hasApi && 'Offline (--secret without an API key): there is no service to ask.';
-  const noEndpoint = !state.endpoint
-    ? 'No endpoint to ping: this listen registered none.'
-    : state.endpoint.status === 'deleted' && `Endpoint #${state.endpoint.id} was deleted: there is nothing to ping.`;
+  const edit = () => {
+    setEditing(capture.id);
+    scheduleRender({ detail: true });
+  };
   return el(
     'div',
-    { class: 'actions' },
+    { class: 'actions', role: 'group', 'aria-label': 'This capture' },
     el('button', { type: 'button', onclick: () => replay(capture, 'resign'), ...noApp }, 'Replay'),
     el('button', { type: 'button', onclick: () => replay(capture, 'asis'), ...noApp }, 'Replay as-is'),
-    el(
-      'button',
-      {
-        type: 'button',
-        onclick: () => {
-          setEditing(capture.id);
-          scheduleRender({ detail: true });
-        },
-        ...waiting,
-        ...noApp,
-      },
-      'Edit & replay',
-    ),
-    // Redeliver is the event's: offered only for one the service knows (see serviceEvent).
-    isEvent && serviceEvent(capture)
-      ? el('button', { type: 'button', onclick: () => redeliver(capture), ...unless(noApi) }, 'Redeliver')
-      : null,
-    el('button', { type: 'button', onclick: () => ping(capture), ...unless(noApi || noEndpoint) }, 'Ping endpoint'),
+    el('button', { type: 'button', onclick: edit, ...waiting, ...noApp }, 'Edit & replay'),
     el('button', { type: 'button', onclick: () => copyCurl(whole), ...waiting }, 'Copy as curl'),
     el('button', { type: 'button', onclick: () => downloadJson(whole), ...waiting }, 'Download JSON'),
+    el('button', { type: 'button', onclick: () => downloadHar(capture) }, 'Download HAR'),
     el(
       'button',
       { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) },
       capture.pinned ? 'Unpin' : 'Pin',
     ),
-    canReenable(state.endpoint) ? el('button', { type: 'button', onclick: reenable }, 'Re-enable endpoint') : null,
   );
+}
+
+/** The event's actions, in the Attempts tab: only for an event the service knows (see serviceEvent). */
+export function eventActions(capture) {
+  if (!serviceEvent(capture)) return null;
+  const eventId = capture.envelope.id;
+  return el(
+    'div',
+    { class: 'actions', role: 'group', 'aria-label': 'This event' },
+    el('button', { type: 'button', onclick: () => redeliver(capture), ...unless(noApi()) }, 'Redeliver'),
+    el('button', { type: 'button', onclick: () => loadAttempts(eventId), ...unless(noApi()) }, 'Refresh attempts'),
+  );
+}
+
+/** The endpoint's actions, in the header beside it. */
+export function endpointActions() {
+  const endpoint = state.endpoint;
+  const noEndpoint = !endpoint
+    ? 'No endpoint to ping: this listen registered none.'
+    : endpoint.status === 'deleted' && `Endpoint #${endpoint.id} was deleted: there is nothing to ping.`;
+  return [
+    el('button', { type: 'button', onclick: () => ping(), ...unless(noApi() || noEndpoint) }, 'Ping endpoint'),
+    canReenable(endpoint) ? el('button', { type: 'button', onclick: reenable }, 'Re-enable endpoint') : null,
+  ];
+}
+
+/** The capture as HAR 1.2, as `clockhook captures export --format har` writes it. */
+async function downloadHar(capture) {
+  const result = await act({ type: 'har', captureId: capture.id });
+  if (!result.ok) return showResult(capture.id, false, errorText(result.error));
+  saveFile(`${capture.id}.har`, JSON.stringify(result.data, null, 2), 'application/json');
 }
 
 export async function reenable() {

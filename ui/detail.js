@@ -3,8 +3,9 @@ import { textExcerpt } from './excerpt.js';
 import { clear, el, jsonTree } from './render.js';
 import { errorText, heldCapture, scheduleRender, serviceEvent, state, $ } from './state.js';
 import { captureLink, loadWholeBody, withWholeBody } from './selection.js';
-import { loadAttempts } from './attempts.js';
-import { detailActions } from './actions.js';
+import { captureActions, eventActions } from './actions.js';
+import { diffSection } from './diff.js';
+import { openTab, tabbed } from './tabs.js';
 import { storyOf } from './list.js';
 import { editor, keepEditorPlace, parsedBody } from './editor.js';
 
@@ -90,7 +91,14 @@ export function answerNote(forward) {
       : `The app answered ${forward.statusCode} in ${forward.durationMs} ms${gist ? `: ${gist}` : ''}. `;
   const see = el(
     'button',
-    { type: 'button', class: 'link', onclick: () => $('app-response')?.scrollIntoView({ block: 'start' }) },
+    {
+      type: 'button',
+      class: 'link',
+      onclick: () => {
+        openTab('response');
+        requestAnimationFrame(() => requestAnimationFrame(() => $('app-response')?.scrollIntoView({ block: 'start' })));
+      },
+    },
     'See its response',
   );
   return el('p', { class: 'answer-note' }, el('span', {}, said), see);
@@ -117,9 +125,8 @@ export function attemptsSection(capture) {
     );
   if (state.mode === 'offline') return el('p', { class: 'muted' }, 'Offline: no API to ask.');
   const record = state.attempts.get(eventId);
-  const refresh = el('button', { type: 'button', onclick: () => loadAttempts(eventId) }, 'Refresh');
   if (!record) return el('p', { class: 'muted' }, 'Loading…');
-  if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)), refresh);
+  if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)));
   renderAgainWhenDue(record.outlook);
   // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
   // The API client has read the fields whatever the service names them (see normalizeAttempt).
@@ -161,7 +168,6 @@ export function attemptsSection(capture) {
           rows,
         ),
     (record.outlook ?? []).map((o) => el('p', { class: 'outlook' }, outlookText(o))),
-    refresh,
   );
 }
 
@@ -257,7 +263,7 @@ export function renderDetail() {
             : '. Your app has not acted on this event yet: it should take this one.',
         )
       : null,
-    detailActions(capture, whole),
+    captureActions(capture, whole),
     result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
     state.editing === capture.id && whole ? editor(whole) : null,
     capture.contractProblems.length
@@ -272,20 +278,31 @@ export function renderDetail() {
           ),
         )
       : null,
-    ...requestSections(capture, whole),
-    el('h3', { id: 'app-response' }, "The app's response"),
-    appResponseSection(capture),
-    el('h3', {}, "The service's view (delivery_attempts)"),
-    attemptsSection(capture),
+    ...tabbed((tab) => tabContent(tab, capture, whole)),
   ];
   pane.append(...sections.filter(Boolean));
   restoreEditorPlace();
 }
 
 /** What the sender sent: the signature's verdict, the envelope, the raw body and the headers. */
-export function requestSections(capture, whole) {
-  const signature = capture.signature;
-  const parsed = whole && parsedBody(whole);
+/** What the open tab shows of the capture. */
+function tabContent(tab, capture, whole) {
+  switch (tab) {
+    case 'response':
+      return [el('h3', { id: 'app-response' }, "The app's response"), appResponseSection(capture)];
+    case 'signature':
+      return signatureSection(capture.signature);
+    case 'attempts':
+      return [el('h3', {}, "The service's view (delivery_attempts)"), eventActions(capture), attemptsSection(capture)];
+    case 'diff':
+      return diffSection(capture);
+    default:
+      return requestSections(capture, whole);
+  }
+}
+
+/** The signature's verdict, with its timestamp and age. */
+function signatureSection(signature) {
   return [
     el('h3', {}, 'Signature'),
     keyValueTable([
@@ -300,6 +317,13 @@ export function requestSections(capture, whole) {
       ['age', signature.ageSeconds === undefined ? '–' : `${signature.ageSeconds} s`],
       ['hint', signature.hint],
     ]),
+  ];
+}
+
+/** What the sender sent: the envelope, the raw body and the headers. */
+export function requestSections(capture, whole) {
+  const parsed = whole && parsedBody(whole);
+  return [
     el('h3', {}, 'Envelope'),
     whole === null
       ? partialBodyNote(capture)

@@ -1,6 +1,7 @@
 // The header: the endpoint, where deliveries are forwarded, the mode, and the banner of an endpoint that gets nothing.
 import { clear, el } from './render.js';
 import { state, $ } from './state.js';
+import { endpointActions } from './actions.js';
 
 export function renderHeader() {
   const endpoint = state.endpoint;
@@ -21,6 +22,8 @@ export function renderHeader() {
       ),
     );
   } else node.append(el('span', { class: 'muted' }, 'none registered'));
+  clear($('endpoint-actions'));
+  $('endpoint-actions').append(...endpointActions().filter(Boolean));
   $('forward').textContent = state.forwardTo ?? 'capture-only (clockhook answers 200)';
   $('mode').textContent = state.mode ?? '–';
   const inactive = endpoint && endpoint.status !== 'enabled';

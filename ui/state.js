@@ -38,6 +38,11 @@ export const state = {
   search: null,
   /** The capture the address names, until the page holds it (a snapshot or an older page brings it). */
   wanted: null,
+  /** The detail's open tab (see tabs.js), kept from one capture to the next. */
+  tab: 'request',
+  focusTab: false,
+  /** captureId → the id of the capture its Diff tab compares it with, picked by hand. */
+  compareWith: new Map(),
 };
 
 /** A capture the page holds: the list's, or one the search found among older ones. */

@@ -1,6 +1,1 @@
-import { readFileSync } from 'node:fs';
-
-// Read rather than imported: JSON modules still print an ExperimentalWarning on Node 20.
-export const packageVersion = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export { packageVersion } from '../version.js';

@@ -10,6 +10,8 @@ import {
   snapshotMessage,
 } from './protocol.js';
 import { searchCaptures } from './search.js';
+import { harOf } from '../captures/har.js';
+import { packageVersion } from '../version.js';
 
 function requireApi(ctx: ActionContext): ApiClient {
   if (!ctx.client)
@@ -77,6 +79,15 @@ const ACTIONS: Record<string, Action> = {
       throw new ActionError('body_unavailable', error.message);
     });
     return { captureId: capture.id, ...encodeBody(bytes) };
+  },
+  async har(message, ctx) {
+    // What `clockhook captures export --format har` writes for this capture.
+    const capture = ctx.store.get(requireString(message, 'captureId'));
+    if (!capture) throw gone();
+    const body = await ctx.store.body(capture).catch((error: Error) => {
+      throw new ActionError('body_unavailable', error.message);
+    });
+    return harOf([{ capture, body }], packageVersion);
   },
   async search(message, ctx) {
     const query = requireString(message, 'query');

@@ -38,6 +38,9 @@ afterAll(async () => {
 
 const api = () => t.session.client as ApiClient;
 
+/** Opens a tab of the detail (the page keeps the open tab from one capture to the next). */
+const openTab = (on: Page, name: string) => on.getByRole('tab', { name, exact: true }).click();
+
 /**
  * What curl would send for `command`, as a POSIX shell reads it: a shell function stands in for curl
  * (which a clean machine may lack) and writes down its arguments and standard input.
@@ -98,6 +101,7 @@ describe('the inspector page in Chromium', () => {
 
     // Redeliver: the service sends the same event id again.
     await rows().nth(1).click();
+    await openTab(page, 'Attempts');
     await page.getByRole('button', { name: 'Redeliver' }).click();
     await expect
       .poll(() => page.locator('#detail .result.ok').textContent())
@@ -105,6 +109,7 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(() => rows().count()).toBe(3);
     // The service's own view of the event shows the redelivery's attempt by itself, once it is complete:
     // the delivery and the redelivery, numbered in order (each is the first attempt of its delivery).
+    await openTab(page, 'Attempts');
     const attempts = page.locator('#detail table.attempts tr:has(td)');
     await expect.poll(() => attempts.count()).toBe(2);
     expect(await attempts.locator('td:first-child').allTextContents()).toEqual(['1', '2']);
@@ -140,13 +145,15 @@ describe('the inspector page in Chromium', () => {
     // Its envelope tree counts one key in the singular, the event's its six.
     await expect.poll(() => rows().first().textContent()).toContain('evt_edited');
     await rows().first().click();
+    await openTab(page, 'Request');
     await expect.poll(() => page.locator('#detail details > summary').first().textContent()).toBe('{ 1 key }');
     await rows().filter({ hasText: event.id }).last().click();
     await expect.poll(() => page.locator('#detail details > summary').first().textContent()).toBe('{ 6 keys }');
 
     // Refresh asks the service again: the same two attempts, with what the app answered.
     await rows().filter({ hasText: event.id }).last().click();
-    await page.getByRole('button', { name: 'Refresh' }).click();
+    await openTab(page, 'Attempts');
+    await page.getByRole('button', { name: 'Refresh attempts' }).click();
     await expect.poll(() => attempts.count()).toBe(2);
     expect(await attempts.locator('td:first-child').allTextContents()).toEqual(['1', '2']);
     expect(await attempts.locator('td:nth-child(3)').allTextContents()).toEqual(['200', '200']);
@@ -316,6 +323,7 @@ describe('the inspector page in Chromium', () => {
   it("updates the shown event's attempts by itself when the service delivers it again", async () => {
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.updated' } });
     await rows().filter({ hasText: event.id }).first().click();
+    await openTab(page, 'Attempts');
     const attempts = page.locator('#detail table.attempts tr:has(td)');
     await expect.poll(() => attempts.count()).toBe(1);
     // Redelivered by someone else (the CLI, a teammate): the new capture tells the page to ask again.
@@ -336,6 +344,7 @@ describe('the inspector page in Chromium', () => {
     try {
       const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.deleted' } });
       await rows().filter({ hasText: event.id }).first().click();
+      await openTab(page, 'Attempts');
       const attempts = page.locator('#detail table.attempts tr:has(td)');
       await expect.poll(() => attempts.count()).toBe(2);
       // Only the other endpoint gets the redelivery, so no capture arrives here to say it happened.
@@ -375,6 +384,7 @@ describe('the inspector page in Chromium', () => {
         .id;
       // Selected while the app has not answered: the service lists no attempt yet, and will not before.
       await rows().filter({ hasText: eventId }).first().click();
+      await openTab(page, 'Attempts');
       const attempts = page.locator('#detail table.attempts tr:has(td)');
       await expect.poll(() => attempts.count(), { timeout: 10_000 }).toBe(1);
       expect(answeredAt).toBeGreaterThan(0);
@@ -411,6 +421,7 @@ describe('the inspector page in Chromium', () => {
       await row.locator('.chip-2xx', { hasText: '200' }).waitFor();
       expect((await api().getEvent(eventId)).delivery_attempts).toEqual([]);
       await row.click();
+      await openTab(page, 'Attempts');
       const attempts = page.locator('#detail table.attempts tr:has(td)');
       await expect.poll(() => attempts.count(), { timeout: 10_000 }).toBe(1);
     } finally {
@@ -448,6 +459,7 @@ describe('the inspector page in Chromium', () => {
       await note.getByRole('button', { name: 'See its response' }).click();
       await expect.poll(inView).toBe(true);
       // Under the service's attempts: when it tries again (the embedded sandbox keeps the contract's 1 minute).
+      await openTab(page, 'Attempts');
       const outlook = page.locator('#detail .outlook');
       await expect
         .poll(() => outlook.textContent(), { timeout: 10_000 })
@@ -465,6 +477,7 @@ describe('the inspector page in Chromium', () => {
         await later.clock.install();
         await later.goto(t.session.ready.inspector as string);
         await later.locator('#captures .capture').filter({ hasText: eventId }).click();
+        await openTab(later, 'Attempts');
         const shown = later.locator('#detail .outlook');
         await expect.poll(() => shown.textContent()).toContain('is due at about');
         await later.clock.fastForward(due.getTime() - Date.now() + 1_000);
@@ -587,6 +600,7 @@ describe('the inspector page in Chromium', () => {
     await page.getByRole('button', { name: 'Ping endpoint' }).click();
     await rows().filter({ hasText: 'webhook_endpoint.ping' }).first().waitFor();
     await rows().filter({ hasText: 'webhook_endpoint.ping' }).first().click();
+    await openTab(page, 'Attempts');
     await page.getByRole('button', { name: 'Redeliver' }).click();
     await expect.poll(() => page.locator('#detail .result.error').textContent()).toContain('cannot be redelivered');
     await expect.poll(() => page.getByRole('button', { name: 'Send a new ping' }).isVisible()).toBe(true);
@@ -619,6 +633,7 @@ describe('the inspector page in Chromium', () => {
     const large = await deliver('evt_large_body');
     await rows().filter({ hasText: 'evt_large_body' }).click();
     // The page got only the first 16 KiB with the capture; the envelope's end is in the rest.
+    await openTab(page, 'Request');
     await expect.poll(() => page.locator('#detail .json').textContent()).toContain('END_OF_evt_large_body');
     const [download] = await Promise.all([
       page.waitForEvent('download'),
@@ -638,6 +653,7 @@ describe('the inspector page in Chromium', () => {
       .toContain(`The body of ${lost.captureId} was kept in captures.json.bodies/${lost.captureId}`);
     expect(await page.getByRole('button', { name: 'Edit & replay' }).isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Download JSON' }).isDisabled()).toBe(true);
+    await openTab(page, 'Request');
     await expect.poll(() => page.locator('#detail pre').first().textContent()).toContain('"id":"evt_lost_body"');
     expect(problems).toEqual([]);
   });
@@ -683,6 +699,7 @@ describe('the inspector page in Chromium', () => {
       const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
       expect(res.status).toBe(500);
       await rows().filter({ hasText: 'evt_big_answer' }).first().click();
+      await openTab(page, 'Response');
       await expect
         .poll(() => page.locator('#detail').textContent())
         .toContain(`The answer was ${page500.length} bytes; clockhook keeps its first 16 KiB.`);
@@ -849,6 +866,7 @@ describe('the inspector page in Chromium', () => {
     expect(await overflow()).toBeLessThanOrEqual(0);
     // The service's attempts: each time on one line, not a character per line, and nothing wider than the page.
     await rows().filter({ hasText: 'punch.updated' }).first().click();
+    await openTab(page, 'Attempts');
     const times = page.locator('#detail table.attempts td:nth-child(5)');
     await expect.poll(() => times.count()).toBe(3);
     const linesPerTime = await times.evaluateAll((cells) =>
@@ -1022,6 +1040,7 @@ describe('the inspector page in Chromium', () => {
     expect(await rows().filter({ hasText: event.id }).count()).toBe(0);
     await page.locator('#search').fill(event.id);
     await rows().filter({ hasText: event.id }).click();
+    await openTab(page, 'Attempts');
     const attempts = page.locator('#detail table.attempts tr:has(td)');
     await expect.poll(() => attempts.count()).toBe(1);
     await api().redeliverEvent(event.id);
