@@ -3,7 +3,7 @@ import { renderMissed } from './missed.js';
 import { answered, heldCapture, onRender, scheduleRender, state, $ } from './state.js';
 import { act, connect, pending, send } from './connection.js';
 import { renderHeader } from './header.js';
-import { clearing, move, renderList, searchChanged, searchStore, searchText } from './list.js';
+import { clearing, move, renderList, searchChanged, searchStore, searchText, setView } from './list.js';
 import { loadWholeBody, restorePlace, select } from './selection.js';
 import { deliveryAnswered } from './attempts.js';
 import { reenable, replay } from './actions.js';
@@ -80,6 +80,8 @@ document.addEventListener('keydown', (event) => {
 
 for (const id of ['type-filter', 'status-filter']) $(id).addEventListener('input', () => scheduleRender({}));
 $('search').addEventListener('input', searchChanged);
+for (const button of document.querySelectorAll('#view button'))
+  button.addEventListener('click', () => setView(button.dataset.view));
 $('clear').addEventListener('click', () => clearing.ask());
 $('reenable').addEventListener('click', reenable);
 $('older').addEventListener('click', () => {

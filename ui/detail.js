@@ -6,6 +6,7 @@ import { captureLink, loadWholeBody, withWholeBody } from './selection.js';
 import { captureActions, eventActions } from './actions.js';
 import { diffSection } from './diff.js';
 import { openTab, tabbed } from './tabs.js';
+import { timelineSection } from './timeline.js';
 import { storyOf } from './list.js';
 import { editor, keepEditorPlace, parsedBody } from './editor.js';
 
@@ -293,7 +294,12 @@ function tabContent(tab, capture, whole) {
     case 'signature':
       return signatureSection(capture.signature);
     case 'attempts':
-      return [el('h3', {}, "The service's view (delivery_attempts)"), eventActions(capture), attemptsSection(capture)];
+      return [
+        timelineSection(capture),
+        el('h3', {}, "The service's view (delivery_attempts)"),
+        eventActions(capture),
+        attemptsSection(capture),
+      ];
     case 'diff':
       return diffSection(capture);
     default:

@@ -7,6 +7,7 @@ import { clear, el } from './render.js';
 import { errorText, heldCaptures, scheduleRender, state, $ } from './state.js';
 import { act } from './connection.js';
 import { select } from './selection.js';
+import { openTab } from './tabs.js';
 
 export const newestFirst = (a, b) => (a.id < b.id ? 1 : -1);
 
@@ -87,6 +88,26 @@ export function visibleCaptures() {
   return listedCaptures().filter(matchesFilters);
 }
 
+/**
+ * The list's rows. By request: the captures shown. By event: one row per event id, its latest delivery
+ * (the newest capture when only replays are shown), with how many captures of it are shown; a capture
+ * with no event id is a row of its own.
+ */
+export function visibleRows(visible = visibleCaptures()) {
+  if (state.view !== 'event') return visible.map((capture) => ({ capture, count: 1 }));
+  const rows = new Map();
+  for (const capture of visible) {
+    const key = capture.envelope?.id ?? capture.id;
+    const row = rows.get(key);
+    if (!row) rows.set(key, { capture, count: 1 });
+    else {
+      row.count += 1;
+      if (stories.get(capture.id)?.latest && row.capture.source === 'replay') row.capture = capture;
+    }
+  }
+  return [...rows.values()];
+}
+
 export function renderTypeFilter(captures) {
   const select = $('type-filter');
   const known = new Set([...select.options].map((o) => o.value));
@@ -121,16 +142,20 @@ export function renderList() {
   renderSearchNote();
   bulk.render($('bulk'), { shown: isNarrowed() ? visible : null, forwardTo: state.forwardTo });
   clearing.render($('clear-bar'), { unpinned: all.filter((capture) => !capture.pinned).length, more: state.hasMore });
-  for (const capture of visible) list.append(captureRow(capture));
+  for (const row of visibleRows(visible)) list.append(captureRow(row.capture, row.count));
+  for (const button of document.querySelectorAll('#view button'))
+    button.setAttribute('aria-pressed', String(button.dataset.view === state.view));
   $('empty').hidden = all.length > 0;
   $('older').hidden = !state.hasMore;
 }
 
 /** One line at 1280 px: status, time, method and path, type, short event id, duration; marks only for the exceptional. */
-function captureRow(capture) {
+function captureRow(capture, count) {
   const markers = [signatureBadge(capture.signature)];
   const story = stories.get(capture.id);
-  const label = storyLabel(story);
+  const label = state.view === 'event' ? null : storyLabel(story);
+  if (count > 1)
+    markers.push(el('span', { class: 'badge plain', title: 'captures of this event' }, `${count} deliveries`));
   if (label) {
     const kind = story.kind === 'duplicate' ? 'warn' : story.kind === 'retry' ? 'plain' : 'info';
     markers.push(el('span', { class: `badge ${kind}` }, label));
@@ -150,7 +175,11 @@ function captureRow(capture) {
     {
       class: `capture${capture.id === state.selected ? ' selected' : ''}`,
       'data-id': capture.id,
-      onclick: () => select(capture.id),
+      onclick: () => {
+        select(capture.id);
+        // An event opens on its story: its deliveries in order, and the service's attempts.
+        if (state.view === 'event' && capture.envelope?.id) openTab('attempts');
+      },
     },
     statusChip(capture),
     receivedLabel(capture.receivedAt),
@@ -215,7 +244,7 @@ export function renderSearchNote() {
 }
 
 export function move(step) {
-  const visible = visibleCaptures();
+  const visible = visibleRows().map((row) => row.capture);
   if (visible.length === 0) return;
   const index = visible.findIndex((c) => c.id === state.selected);
   const next = visible[Math.min(visible.length - 1, Math.max(0, index === -1 ? 0 : index + step))];
@@ -223,4 +252,15 @@ export function move(step) {
   requestAnimationFrame(() =>
     document.querySelector(`.capture[data-id="${next.id}"]`)?.scrollIntoView({ block: 'nearest' }),
   );
+}
+
+/** Switches between the views by event and by request; the choice is kept for the next visit. */
+export function setView(view) {
+  state.view = view;
+  try {
+    localStorage.setItem('clockhook.view', view);
+  } catch {
+    // site data blocked: the choice lasts this visit
+  }
+  scheduleRender({});
 }

@@ -38,6 +38,14 @@ export const state = {
   search: null,
   /** The capture the address names, until the page holds it (a snapshot or an older page brings it). */
   wanted: null,
+  /** The list's view: 'event' (one row per event id, the default) or 'request' (one row per capture). */
+  view: (() => {
+    try {
+      return localStorage.getItem('clockhook.view') === 'request' ? 'request' : 'event';
+    } catch {
+      return 'event';
+    }
+  })(),
   /** The detail's open tab (see tabs.js), kept from one capture to the next. */
   tab: 'request',
   focusTab: false,

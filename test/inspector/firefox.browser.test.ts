@@ -61,6 +61,10 @@ describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
     await click('#detail button', 'Replay');
     await until(text('#detail .result.ok'), (value) => value.includes('the app answered 200'));
     expect(t.app.received.length).toBe(before + 1);
+    // By event (the default), one row for the event and its replay; by request, one each.
+    await until(text('#captures .capture'), (value) => value.includes('2 deliveries'));
+    expect(await firefox.evaluate(`String(document.querySelectorAll('#captures .capture').length)`)).toBe('1');
+    await click('#view button', 'By request');
     await until(`String(document.querySelectorAll('#captures .capture').length)`, (value) => value === '2');
     expect(await firefox.evaluate(text('#captures .capture'))).toContain('replay');
 

@@ -29,6 +29,8 @@ beforeAll(async () => {
   });
   await page.goto(t.session.ready.inspector as string);
   await page.locator('#connection.conn-open').waitFor();
+  // These tests look at captures one by one; the page keeps the choice across reloads.
+  await page.getByRole('button', { name: 'By request' }).click();
 }, 30_000);
 
 afterAll(async () => {
@@ -752,6 +754,7 @@ describe('the inspector page in Chromium', () => {
           ).status,
         ).toBe(500);
       await tab.goto(t.session.ready.inspector as string);
+      await tab.getByRole('button', { name: 'By request' }).click();
       await tab.locator('#captures .capture').first().waitFor();
       const bar = tab.locator('#bulk');
       // Not offered on the whole list: one click must not send the whole store again.
@@ -815,15 +818,35 @@ describe('the inspector page in Chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  it('keeps search, filters and Clear on one row at 1280 px, whatever the longest event type', async () => {
-    // The type filter offers the types seen; a long one used to widen it until Clear wrapped.
+  it('keeps the toolbar on two rows at 1280 px, no filter clipping its text, whatever the longest event type', async () => {
+    // The type filter offers the types seen; a long one once widened it until Clear wrapped, and a fixed
+    // width cut the selected text ("Failed forwar", "time_entry.cr").
     await api().request('POST', '/sandbox/events', { body: { type: 'pto_request.cancelled' } });
     await expect.poll(() => page.locator('#type-filter option[value="pto_request.cancelled"]').count()).toBe(1);
-    const tops = await page
-      .locator('.toolbar > *')
-      .evaluateAll((elements) => elements.map((e) => e.getBoundingClientRect().top));
-    expect(tops).toHaveLength(4);
-    expect(new Set(tops).size).toBe(1);
+    await page.locator('#type-filter').selectOption('pto_request.cancelled');
+    await page.locator('#status-filter').selectOption('failed');
+    const rowsOf = await page
+      .locator('.toolbar > :not(.break)')
+      .evaluateAll((elements) => new Set(elements.map((e) => Math.round(e.getBoundingClientRect().top))).size);
+    expect(rowsOf).toBe(2);
+    // Each select is wider than its selected text plus its arrow.
+    const clipped = await page.locator('.toolbar select').evaluateAll((selects) =>
+      selects
+        .map((select) => {
+          const probe = document.createElement('span');
+          probe.style.font = getComputedStyle(select).font;
+          probe.style.position = 'absolute';
+          probe.textContent = (select as HTMLSelectElement).selectedOptions[0].text;
+          document.body.append(probe);
+          const needed = probe.getBoundingClientRect().width + 20;
+          probe.remove();
+          return needed > select.getBoundingClientRect().width ? probe.textContent : null;
+        })
+        .filter(Boolean),
+    );
+    expect(clipped).toEqual([]);
+    await page.locator('#type-filter').selectOption('');
+    await page.locator('#status-filter').selectOption('all');
   });
 
   it('shows the day beside the time of a capture from another day', async () => {
@@ -846,6 +869,7 @@ describe('the inspector page in Chromium', () => {
     try {
       await tomorrow.clock.install({ time: Date.now() + 86_400_000 });
       await tomorrow.goto(t.session.ready.inspector as string);
+      await tomorrow.getByRole('button', { name: 'By request' }).click();
       await tomorrow.locator('#captures .capture').first().waitFor();
       const day = await tomorrow.evaluate(() =>
         new Date(Date.now() - 86_400_000).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }),

@@ -46,6 +46,7 @@ describe('the inspector page across a restart of listen', () => {
     await page.locator('#connection.conn-closed').waitFor();
     // Its whole body cannot be fetched while listen is down; the page says so, and fetches it once back.
     await page.locator('#captures .capture', { hasText: 'evt_large' }).click();
+    await page.getByRole('tab', { name: 'Request', exact: true }).click();
     await page.locator('#detail .result.error', { hasText: 'Could not load the whole body' }).waitFor();
 
     const second = await startListen(options);
@@ -56,7 +57,6 @@ describe('the inspector page across a restart of listen', () => {
     await page.locator('#captures .capture', { hasText: 'evt_after_restart' }).waitFor();
     // Caught up from the snapshot: history from before the restart is there too, once.
     await expect.poll(() => page.locator('#captures .capture', { hasText: 'evt_before_restart' }).count()).toBe(1);
-    await page.getByRole('tab', { name: 'Request', exact: true }).click();
     await expect.poll(() => page.locator('#detail .json').textContent()).toContain('END_OF_LARGE');
     // Two listens, a browser and up to 5 s of the page's back-off: once, with the other browser tests on the
     // same two cores, all of it took more than 30 s.
