@@ -4,7 +4,8 @@ import { answered, heldCapture, onRender, scheduleRender, state, $ } from './sta
 import { act, connect, pending, send } from './connection.js';
 import { renderHeader } from './header.js';
 import { clearing, move, renderList, searchChanged, searchStore, searchText, setView } from './list.js';
-import { loadWholeBody, restorePlace, select } from './selection.js';
+import { loadWholeBody, restorePlace, select, setEditing } from './selection.js';
+import { openTab } from './tabs.js';
 import { deliveryAnswered } from './attempts.js';
 import { reenable, replay } from './actions.js';
 import { renderDetail } from './detail.js';
@@ -33,7 +34,10 @@ function receive(message) {
       const previous = state.captures.get(message.capture.id);
       state.captures.set(message.capture.id, message.capture);
       if (!(previous && answered(previous)) && answered(message.capture)) deliveryAnswered(message.capture);
-      scheduleRender({ detail: message.capture.id === state.selected });
+      // The selected capture's event gets a new capture: its timeline (and diff) change too.
+      const eventId = message.capture.envelope?.id;
+      const shown = heldCapture(state.selected);
+      scheduleRender({ detail: message.capture.id === state.selected || (eventId && shown?.envelope?.id === eventId) });
       break;
     }
     case 'history':
@@ -59,23 +63,41 @@ function receive(message) {
   }
 }
 
-document.addEventListener('keydown', (event) => {
-  const typing = event.target instanceof HTMLElement && ['INPUT', 'TEXTAREA', 'SELECT'].includes(event.target.tagName);
-  if (typing || event.metaKey || event.ctrlKey || event.altKey) return;
-  if (event.key === 'ArrowDown') {
-    move(1);
-    event.preventDefault();
-  } else if (event.key === 'ArrowUp') {
-    move(-1);
-    event.preventDefault();
-  } else if (event.key === 'r' && state.selected) {
+/**
+ * The keys, as in Gmail and GitHub: j/k or the arrows move, Enter opens the detail, r replays, e edits,
+ * d diffs, / searches, ? shows them. Not while typing, and not with a modifier (the browser's own).
+ */
+const KEYS = {
+  ArrowDown: () => move(1),
+  j: () => move(1),
+  ArrowUp: () => move(-1),
+  k: () => move(-1),
+  Enter: () => document.querySelector('#detail [role="tab"][aria-selected="true"]')?.focus(),
+  r: () => {
     const capture = heldCapture(state.selected);
     if (capture && state.forwardTo) replay(capture, 'resign');
-  } else if (event.key === '/') {
-    // As on GitHub and in most web apps: / goes to the search box.
-    $('search').focus();
-    event.preventDefault();
-  }
+  },
+  e: () => {
+    if (!state.selected || !state.forwardTo) return;
+    setEditing(state.selected);
+    scheduleRender({ detail: true });
+  },
+  d: () => state.selected && openTab('diff'),
+  // As on GitHub and in most web apps: / goes to the search box.
+  '/': () => $('search').focus(),
+  '?': () => $('keys').showModal(),
+};
+
+document.addEventListener('keydown', (event) => {
+  const typing = event.target instanceof HTMLElement && ['INPUT', 'TEXTAREA', 'SELECT'].includes(event.target.tagName);
+  if (typing || event.metaKey || event.ctrlKey || event.altKey || $('keys').open) return;
+  // Enter on a button or a tab is that control's own.
+  if (event.key === 'Enter' && event.target instanceof HTMLElement && event.target.closest('button, a, [role="tab"]'))
+    return;
+  const action = Object.hasOwn(KEYS, event.key) ? KEYS[event.key] : null;
+  if (!action) return;
+  action();
+  event.preventDefault();
 });
 
 for (const id of ['type-filter', 'status-filter']) $(id).addEventListener('input', () => scheduleRender({}));

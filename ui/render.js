@@ -9,7 +9,7 @@ export function el(tag, attrs = {}, ...children) {
     if (name.startsWith('on') && typeof value === 'function') node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
