@@ -25,7 +25,28 @@ export function drawChart(svg, captures, now = Date.now()) {
   }
   const peak = Math.max(1, ...buckets.map((b) => b.ok + b.failed + b.rejected));
   const width = 300 / MINUTES;
+  const said = document.getElementById('chart-value');
+  const peakNode = document.getElementById('chart-peak');
+  if (peakNode) peakNode.textContent = `peak ${peak}/min`;
   buckets.forEach((bucket, i) => {
+    const total = bucket.ok + bucket.failed + bucket.rejected;
+    if (total === 0) return;
+    // One group per minute, focusable, its counts in its title (hover) and said below the chart (focus).
+    const at = new Date((end - (MINUTES - 1 - i)) * 60_000).toLocaleTimeString([], {
+      hour: '2-digit',
+      minute: '2-digit',
+    });
+    const text = `${at}: ${bucket.ok} 2xx, ${bucket.failed} failed, ${bucket.rejected} rejected`;
+    const group = document.createElementNS(SVG, 'g');
+    group.setAttribute('tabindex', '0');
+    group.setAttribute('role', 'img');
+    group.setAttribute('aria-label', text);
+    const title = document.createElementNS(SVG, 'title');
+    title.textContent = text;
+    group.append(title);
+    const show = () => said && (said.textContent = text);
+    group.addEventListener('focus', show);
+    group.addEventListener('mouseenter', show);
     let y = 60;
     for (const kind of ['ok', 'failed', 'rejected']) {
       if (bucket[kind] === 0) continue;
@@ -37,10 +58,8 @@ export function drawChart(svg, captures, now = Date.now()) {
       rect.setAttribute('width', String(width - 1));
       rect.setAttribute('height', String(height));
       rect.setAttribute('class', kind);
-      const title = document.createElementNS(SVG, 'title');
-      title.textContent = `${bucket[kind]} ${kind}, ${MINUTES - 1 - i} min ago`;
-      rect.append(title);
-      svg.append(rect);
+      group.append(rect);
     }
+    svg.append(group);
   });
 }

@@ -187,6 +187,17 @@ describe('the inspector, second edition', () => {
     await expect.poll(() => group('This event')).toEqual(['Redeliver', 'Refresh attempts']);
   });
 
+  it('charts deliveries per minute with a time axis, the counts on hover or focus', async () => {
+    expect(await page.locator('.axis span').allTextContents()).toEqual(['30 min ago', '15 min ago', 'now']);
+    expect(await page.locator('#chart-peak').textContent()).toMatch(/^peak \d+\/min$/);
+    const minute = page.locator('#chart g').last();
+    await minute.focus();
+    await expect
+      .poll(() => page.locator('#chart-value').textContent())
+      .toMatch(/^\d\d:\d\d( [AP]M)?: \d+ 2xx, [1-9]\d* failed, \d+ rejected$/);
+    expect(await minute.getAttribute('aria-label')).toBe(await page.locator('#chart-value').textContent());
+  });
+
   it('downloads the HAR that captures export --format har writes', async () => {
     await rows().filter({ hasText: 'evt_dense_5' }).click();
     const id = await rows().filter({ hasText: 'evt_dense_5' }).getAttribute('data-id');
