@@ -140,14 +140,15 @@ export function attemptsSection(capture) {
     return el(
       'tr',
       {},
-      el('td', {}, i + 1),
-      el('td', {}, a.endpointId === undefined ? '–' : `#${a.endpointId}`),
-      el('td', {}, status),
-      el('td', {}, a.durationMs === undefined ? '–' : `${a.durationMs} ms`),
-      el('td', {}, at && !Number.isNaN(at.getTime()) ? at.toLocaleTimeString() : '–'),
+      // data-label: each cell's heading, shown beside it where the table turns into cards (narrow windows).
+      el('td', { 'data-label': '#' }, i + 1),
+      el('td', { 'data-label': 'Endpoint' }, a.endpointId === undefined ? '–' : `#${a.endpointId}`),
+      el('td', { 'data-label': 'Status' }, status),
+      el('td', { 'data-label': 'Duration' }, a.durationMs === undefined ? '–' : `${a.durationMs} ms`),
+      el('td', { 'data-label': 'At' }, at && !Number.isNaN(at.getTime()) ? at.toLocaleTimeString() : '–'),
       el(
         'td',
-        { class: 'answer' },
+        { class: 'answer', 'data-label': 'Answer' },
         a.error ? el('div', { class: 'bad-text' }, a.error) : null,
         a.responseBody ? answerPreview(a.responseBody) : null,
       ),

@@ -342,8 +342,14 @@ export class RelayBus {
       client.removeAllListeners('end');
       client.removeAllListeners('error');
       client.on('error', () => {});
+      // A client still trying to connect is stopped too; one that never opened has nothing to close.
       if (client.isOpen) await client.close().catch(() => client.destroy());
-      else if (client.isOpen === false) client.destroy();
+      else
+        try {
+          client.destroy();
+        } catch {
+          // not open: nothing to stop
+        }
     }
   }
 }

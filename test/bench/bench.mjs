@@ -365,37 +365,29 @@ async function listenSubject(app, { maxCaptures = 1000, prefill = 0, emptyEachRo
   };
 }
 
-/** D: clockhook relay + listen --relay (embedded sandbox, inspector page connected). */
-async function relaySubject(app) {
-  const dir = await folder();
-  const relay = spawnClockhook(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
-  const relayReady = await relay.ready;
+/**
+ * listen --relay `relayUrl` with one inspector page connected, as a subject: requests go to its public URL,
+ * or to `entry` in its place (another relay instance); `stop` ends what it was started with, after it.
+ */
+async function relayedListen(app, dir, relayUrl, { pids, entry, stop }) {
   const listenProc = spawnClockhook(
-    [
-      'listen',
-      '--json',
-      '--port',
-      '0',
-      '--inspector-port',
-      '0',
-      '--sandbox-port',
-      '0',
+    ['listen', '--json', '--port', '0', '--inspector-port', '0', '--sandbox-port', '0'].concat([
       '--relay',
-      relayReady.url,
+      relayUrl,
       '--forward-to',
       app.url,
       '--print-secret',
       '--no-open',
-    ],
+    ]),
     dir,
   );
   const ready = await listenProc.ready;
   const inspector = await connectInspector(ready.inspector);
   await inspector.snapshot;
   return {
-    url: ready.publicUrl,
+    url: entry ? ready.publicUrl.replace(relayUrl, entry) : ready.publicUrl,
     secret: ready.secret,
-    pids: [listenProc.child.pid, relay.child.pid],
+    pids: [listenProc.child.pid, ...pids],
     async report(result) {
       await settle(() => listenProc.deliveries >= result.total);
       return {
@@ -407,10 +399,18 @@ async function relaySubject(app) {
     async close() {
       inspector.socket.close();
       await listenProc.stop();
-      await relay.stop();
+      await stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** D: clockhook relay + listen --relay (embedded sandbox, inspector page connected). */
+async function relaySubject(app) {
+  const dir = await folder();
+  const relay = spawnClockhook(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
+  const relayReady = await relay.ready;
+  return relayedListen(app, dir, relayReady.url, { pids: [relay.child.pid], stop: () => relay.stop() });
 }
 
 /** A redis-server on a free port, without persistence, for E. */
@@ -456,48 +456,14 @@ async function redisRelaySubject(app) {
   const relayA = spawnClockhook(relayArgs, dir);
   const relayB = spawnClockhook(relayArgs, dir);
   const [readyA, readyB] = await Promise.all([relayA.ready, relayB.ready]);
-  const listenProc = spawnClockhook(
-    [
-      'listen',
-      '--json',
-      '--port',
-      '0',
-      '--inspector-port',
-      '0',
-      '--sandbox-port',
-      '0',
-      '--relay',
-      readyA.url,
-      '--forward-to',
-      app.url,
-      '--print-secret',
-      '--no-open',
-    ],
-    dir,
-  );
-  const ready = await listenProc.ready;
-  const inspector = await connectInspector(ready.inspector);
-  await inspector.snapshot;
-  return {
-    url: ready.publicUrl.replace(readyA.url, readyB.url),
-    secret: ready.secret,
-    pids: [listenProc.child.pid, relayA.child.pid, relayB.child.pid, redis.pid],
-    async report(result) {
-      await settle(() => listenProc.deliveries >= result.total);
-      return {
-        ...result,
-        listenerPeakRssMiB: mib(await procStatus(listenProc.child.pid, 'VmHWM')),
-        answeredByListener: listenProc.deliveries,
-      };
-    },
-    async close() {
-      inspector.socket.close();
-      await listenProc.stop();
+  return relayedListen(app, dir, readyA.url, {
+    entry: readyB.url,
+    pids: [relayA.child.pid, relayB.child.pid, redis.pid],
+    stop: async () => {
       await Promise.all([relayA.stop(), relayB.stop()]);
       await redis.stop();
-      await rm(dir, { recursive: true, force: true });
     },
-  };
+  });
 }
 
 async function startupWithFullStore(app) {

@@ -60,7 +60,11 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on('pageerror', (error) => pageErrors.push(error.message));
   await page.goto(t.session.ready.inspector as string);
+  // One row per capture, and the request's tab, where the payloads are shown.
+  await page.getByRole('button', { name: 'By request' }).click();
   await page.locator('#captures .capture').nth(5).waitFor();
+  await page.locator('#captures .capture').first().click();
+  await page.getByRole('tab', { name: 'Request', exact: true }).click();
 }, 60_000);
 
 afterAll(async () => {
@@ -127,17 +131,25 @@ describe('hostile payloads in the inspector page', () => {
 describe('actions an offline listener without an app cannot offer', () => {
   it('says on each why it is not offered', async () => {
     await row('evt_plain').click();
-    const titles = await page
-      .locator('#detail .actions button:disabled')
-      .evaluateAll((buttons) => buttons.map((b) => [b.textContent, b.getAttribute('title')]));
+    const disabled = (where: string) =>
+      page
+        .locator(`${where} button:disabled`)
+        .evaluateAll((buttons) => buttons.map((b) => [b.textContent, b.getAttribute('title')]));
     const noApp = 'No app to replay to: listen runs in capture-only mode. Start it with --forward-to <your app>.';
     const offline = 'Offline (--secret without an API key): there is no service to ask.';
-    expect(titles).toEqual([
+    // The capture's, the endpoint's in the header, and the event's in the Attempts tab.
+    expect(await disabled('#detail [aria-label="This capture"]')).toEqual([
       ['Replay', noApp],
       ['Replay as-is', noApp],
       ['Edit & replay', noApp],
-      ['Redeliver', offline],
-      ['Ping endpoint', offline],
     ]);
+    expect(await disabled('#endpoint-actions')).toEqual([['Ping endpoint', offline]]);
+    await page.getByRole('tab', { name: 'Attempts', exact: true }).click();
+    await expect
+      .poll(() => disabled('#detail [aria-label="This event"]'))
+      .toEqual([
+        ['Redeliver', offline],
+        ['Refresh attempts', offline],
+      ]);
   });
 });

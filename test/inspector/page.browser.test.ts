@@ -901,6 +901,13 @@ describe('the inspector page in Chromium', () => {
       }),
     );
     expect(linesPerTime).toEqual([1, 1, 1]);
+    // The table turns into stacked cards there: each attempt a block, its answer as wide as the card.
+    const attempt = page.locator('#detail table.attempts tr:has(td)').first();
+    expect(await attempt.evaluate((row) => getComputedStyle(row).display)).toBe('block');
+    const answerWidths = await page
+      .locator('#detail table.attempts td.answer')
+      .evaluateAll((cells) => cells.map((cell) => cell.getBoundingClientRect().width));
+    for (const width of answerWidths) expect(width).toBeGreaterThan(250);
     expect(await overflow()).toBeLessThanOrEqual(0);
     await expect.poll(() => page.getByRole('button', { name: 'Replay', exact: true }).isVisible()).toBe(true);
     await page.screenshot({ path: join(await outputDir(), 'inspector-400.png'), fullPage: true });
