@@ -53,6 +53,8 @@ export interface RelayServerOptions {
   maxChannelsPerKey?: number;
   /** Requests in flight on one access key's channels, per instance. @default 256 */
   maxInFlightPerKey?: number;
+  /** How often the access keys are read again and each key's use written. @default 2000 */
+  keysRefreshMs?: number;
   logger?: Logger;
   /** Told about each relayed request (never bodies, tokens or secrets). */
   onRequest?: (log: RelayRequestLog) => void;
@@ -166,7 +168,10 @@ async function keyChannelsOnRedis(bus: RelayBus, keyId: string, except: string):
 }
 
 /** The timers of a relay: claims renewed on Redis, keys read again, key use written. */
-function startTimers(relay: RelayContext, heartbeatMs: number): () => void {
+function startTimers(
+  relay: RelayContext,
+  { heartbeatMs, keysMs }: { heartbeatMs: number; keysMs: number },
+): () => void {
   const { bus, channels, gate } = relay;
   const renew = async () => {
     if (!bus?.up) return;
@@ -177,8 +182,8 @@ function startTimers(relay: RelayContext, heartbeatMs: number): () => void {
   const timers = [
     setInterval(() => channels.beat(), heartbeatMs),
     setInterval(() => void renew(), CLAIM_MS / 3),
-    setInterval(() => void gate.refresh(), 2000),
-    setInterval(() => void gate.flush(bus, (keyId) => channels.heldBy(keyId)).catch(() => {}), 2000),
+    setInterval(() => void gate.refresh(), keysMs),
+    setInterval(() => void gate.flush(bus, (keyId) => channels.heldBy(keyId)).catch(() => {}), keysMs),
   ];
   for (const timer of timers) timer.unref();
   relay.renew = renew;
@@ -243,7 +248,10 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
   acceptListeners(server, wss, relay, options.maxChannelsPerKey ?? 20, () => publicUrl);
-  const stopTimers = startTimers(relay, options.heartbeatMs ?? 15_000);
+  const stopTimers = startTimers(relay, {
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    keysMs: options.keysRefreshMs ?? 2000,
+  });
 
   try {
     await listenOn(server, options.port ?? 8080, options.host ?? '0.0.0.0');

@@ -91,6 +91,9 @@ describe('the inspector, second edition', () => {
       .poll(() => story.allTextContents())
       .toEqual(['first delivery', 'retry 1', 'duplicate (the app had taken it)', 'replay', 'edited replay']);
     await shot('event-timeline-1280.png');
+    await page.setViewportSize({ width: 400, height: 800 });
+    await shot('event-timeline-400.png');
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // By request: one row per capture, each saying what it was.
     await page.getByRole('button', { name: 'By request' }).click();
@@ -247,6 +250,9 @@ describe('the inspector, second edition', () => {
       await openTab('Attempts');
       expect(await seriousViolations()).toEqual([]);
       await shot('dark-1280.png');
+      await page.setViewportSize({ width: 400, height: 800 });
+      await shot('dark-400.png');
+      await page.setViewportSize({ width: 1280, height: 800 });
     } finally {
       await page.emulateMedia({ colorScheme: 'light' });
     }

@@ -51,6 +51,8 @@ beforeAll(async () => {
     keysFile,
     maxChannelsPerKey: 2,
     maxInFlightPerKey: 3,
+    // The keys file read again, and each key's use written, every 200 ms: the tests wait for that.
+    keysRefreshMs: 200,
   });
 });
 afterEach(async () => {
@@ -91,7 +93,7 @@ describe('relay access keys in a file', () => {
   it('holds each key to its own channel and in-flight limits, so one member cannot starve another', async () => {
     const alice = await addKey('alice-limits');
     const carol = await addKey('carol');
-    await new Promise((resolve) => setTimeout(resolve, 2500)); // the relay reads the file again every 2 s
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the relay reads the file again every 200 ms
     const first = listener(relay.url, alice);
     const second = listener(relay.url, alice);
     const urls = await Promise.all([first.client.ready, second.client.ready]);
@@ -110,7 +112,7 @@ describe('relay access keys in a file', () => {
     second.release();
     expect((await Promise.all(pending)).map((res) => res.status)).toEqual([200, 200, 200]);
     // The relay writes each key's use beside the file; list reads it.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const listed = await runCli(['relay', 'keys', 'list', '--keys', keysFile, '--json'], { cwd: dir.path });
     const rows = (JSON.parse(listed.stdout) as { data: { name: string; channels: number; requestsLastHour: number }[] })
       .data;
@@ -120,7 +122,7 @@ describe('relay access keys in a file', () => {
 
   it('lets the listeners of a revoked key go within seconds', async () => {
     const dave = await addKey('dave');
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const refused: string[] = [];
     const one = listener(relay.url, dave, (message) => refused.push(message));
     await one.client.ready;
