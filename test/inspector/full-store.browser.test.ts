@@ -9,9 +9,10 @@ import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
 /**
- * The page with a full store of 10,000 captures (the retention of --max-captures 10000): switching views
- * and filtering take under 200 ms, measured in the page itself (from a click to the frame after it is
- * drawn); opening (from the HTML's arrival to the first rows drawn) is measured and written down.
+ * The page with a full store of 10,000 captures (the retention of --max-captures 10000): opening the store
+ * (from the snapshot's arrival to its rows drawn), switching views and filtering (from a click to the frame
+ * after it is drawn) take under 200 ms each, measured in the page itself; the whole opening, from the
+ * HTML's arrival, is written down too (test-results/inspector-10k.json).
  */
 const COUNT = 10_000;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -112,8 +113,21 @@ afterAll(async () => {
 });
 
 describe('the inspector with a full 10,000-capture store', () => {
-  it('switches views and filters within 200 ms each, and opens', async () => {
+  it('opens the store, switches views and filters within 200 ms each', async () => {
     expect(session.store.all()).toHaveLength(COUNT);
+    // When the page's WebSocket opened and brought its first message, for the breakdown written below.
+    await page.addInitScript(() => {
+      const times = ((window as unknown as { __ws: Record<string, number> }).__ws = {});
+      const Native = window.WebSocket;
+      window.WebSocket = class extends Native {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, protocols);
+          times.created ??= performance.now();
+          this.addEventListener('open', () => (times.open ??= performance.now()));
+          this.addEventListener('message', () => (times.message ??= performance.now()), { once: true });
+        }
+      };
+    });
     await page.goto(session.ready.inspector as string);
     await page.waitForFunction(() => document.querySelectorAll('#captures .capture').length > 0);
     const opened = await page.evaluate(() => {
@@ -132,12 +146,19 @@ describe('the inspector with a full 10,000-capture store', () => {
       const navigation = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
       return navigation.domContentLoadedEventEnd - navigation.responseEnd;
     });
-    const figures = { opened, modulesLoaded, byRequest, byEvent, filtered, typed };
+    const socket = await page.evaluate(() => {
+      const start = (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).responseEnd;
+      const times = (window as unknown as { __ws: Record<string, number> }).__ws;
+      return Object.fromEntries(Object.entries(times).map(([what, at]) => [what, at - start]));
+    });
+    // Opening the store: from the snapshot's arrival to its rows drawn (what the store's size weighs on).
+    const openedStore = opened - socket.message;
+    const figures = { opened, openedStore, modulesLoaded, socket, byRequest, byEvent, filtered, typed };
     await writeFile(join(await outputDir(), 'inspector-10k.json'), `${JSON.stringify(figures, null, 2)}\n`);
-    for (const [what, ms] of Object.entries({ byRequest, byEvent, filtered, typed }))
+    for (const [what, ms] of Object.entries({ openedStore, byRequest, byEvent, filtered, typed }))
       expect(ms, what).toBeLessThan(200);
-    // Opening is not within 200 ms yet (about half a second: loading the modules, then the snapshot; see
-    // docs/performance.md): this bound only catches it getting much worse.
+    // The whole opening, from the HTML's arrival, is longer (loading the page's modules and connecting come
+    // first; see docs/performance.md): this bound only catches it getting much worse.
     expect(opened).toBeLessThan(1500);
     // What the filters leave is right: the failed ones of that type only.
     const chips = await page.locator('#captures .capture .chip').allTextContents();
