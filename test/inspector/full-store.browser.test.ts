@@ -117,7 +117,8 @@ describe('the inspector with a full 10,000-capture store', () => {
     expect(session.store.all()).toHaveLength(COUNT);
     // When the page's WebSocket opened and brought its first message, for the breakdown written below.
     await page.addInitScript(() => {
-      const times = ((window as unknown as { __ws: Record<string, number> }).__ws = {});
+      const times: Record<string, number> = {};
+      (window as unknown as { __ws: Record<string, number> }).__ws = times;
       const Native = window.WebSocket;
       window.WebSocket = class extends Native {
         constructor(url: string | URL, protocols?: string | string[]) {
