@@ -121,8 +121,14 @@ export class Channels {
 
   /** Lets the listener of channel `id` go, telling it why (`frame`), e.g. taken over on another instance. */
   letGo(id: string, frame: ControlFrame, code: number): void {
-    const socket = this.#channels.get(id)?.socket;
-    if (!socket) return;
+    const channel = this.#channels.get(id);
+    const socket = channel?.socket;
+    if (!channel || !socket) return;
+    // At once, not when its close handshake ends: a request that comes meanwhile goes to the new holder,
+    // and those in flight on this listener are answered (503, or relayed again by the instance they entered).
+    channel.socket = null;
+    for (const pending of channel.pending.values()) pending.resolve(null);
+    this.#onLeft(channel);
     socket.send(JSON.stringify(frame));
     socket.close(code, frame.type);
   }
@@ -183,6 +189,8 @@ export class Channels {
         } satisfies ControlFrame),
       );
       previous.close(4001, 'replaced');
+      // Its requests in flight get their answer now (503), not the time-out: the new listener never saw them.
+      for (const pending of channel.pending.values()) pending.resolve(null);
     }
     const current = channel;
     current.socket = socket;
