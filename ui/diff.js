@@ -3,10 +3,10 @@
 // for a replay, the capture it replays; else the previous delivery of the same event; else the previous
 // capture of the same type. Any other capture the page holds can be picked by hand.
 
+import { parsedBody } from './editor.js';
+import { newestFirst } from './list.js';
 import { el } from './render.js';
 import { heldCaptures, scheduleRender, state } from './state.js';
-
-const newestFirst = (a, b) => (a.id < b.id ? 1 : -1);
 
 /** The capture the selected one is compared with by default, or null. */
 export function defaultOther(capture) {
@@ -23,15 +23,6 @@ export function defaultOther(capture) {
     (type && earlier.find((other) => other.envelope?.type === type)) ||
     null
   );
-}
-
-function parsed(capture) {
-  if (capture.bodyEncoding === 'base64') return undefined;
-  try {
-    return JSON.parse(capture.body);
-  } catch {
-    return undefined;
-  }
 }
 
 const isObject = (value) => typeof value === 'object' && value !== null;
@@ -107,8 +98,8 @@ export function diffSection(capture) {
   );
   const head = el('div', { class: 'diff-head' }, el('label', { for: 'diff-with' }, 'Compare with '), picker);
   if (!other) return [head, el('p', { class: 'muted' }, 'No earlier capture of this event or type: pick one above.')];
-  const before = parsed(other);
-  const after = parsed(capture);
+  const before = parsedBody(other);
+  const after = parsedBody(capture);
   const bodies =
     before !== undefined && after !== undefined
       ? diffTable(jsonDiff(before, after), 'bodies')

@@ -96,13 +96,6 @@ export class Channels {
     return this.held().filter((held) => held.keyId === keyId).length;
   }
 
-  /** Requests in flight here, all channels together. */
-  get inFlight(): number {
-    let count = 0;
-    for (const value of this.#keyInFlight.values()) count += value;
-    return count;
-  }
-
   /** Counts a request of key `keyId` in flight; false when the key has its most already. */
   startRequest(keyId: string | null): boolean {
     const key = keyId ?? '';
