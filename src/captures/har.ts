@@ -1,5 +1,5 @@
 import type { Capture } from '../store/index.js';
-import { outcomeOf } from './select.js';
+import { type EventStory, outcomeOf, withStory } from '../story/index.js';
 
 /** A HAR 1.2 name/value list from a header record (a repeated header is one entry per value). */
 function harHeaders(headers: Record<string, string | string[]>): { name: string; value: string }[] {
@@ -59,7 +59,8 @@ function harResponse(capture: Capture) {
 }
 
 /** One HAR entry; clockhook's own facts in `_clockhook`, as HAR allows for fields of a tool. */
-function harEntry(capture: Capture, body: Buffer) {
+function harEntry(stored: Capture, body: Buffer, stories: ReadonlyMap<string, EventStory>) {
+  const capture = withStory(stored, stories);
   const wait = capture.forward?.durationMs ?? 0;
   return {
     startedDateTime: capture.receivedAt,
@@ -75,6 +76,7 @@ function harEntry(capture: Capture, body: Buffer) {
       outcome: outcomeOf(capture),
       signature: capture.signature,
       envelope: capture.envelope,
+      story: capture.story,
       duplicateOf: capture.duplicateOf,
       rejected: capture.rejected,
       forwardedTo: capture.forward?.target ?? null,
@@ -83,13 +85,20 @@ function harEntry(capture: Capture, body: Buffer) {
   };
 }
 
-/** A HAR 1.2 log of captures, each with its whole body: it opens in a browser's network panel. */
-export function harOf(captures: { capture: Capture; body: Buffer }[], version: string) {
+/**
+ * A HAR 1.2 log of captures, each with its whole body: it opens in a browser's network panel. `stories`:
+ * those of the store the captures come from (see storiesOf), so that each says what it was.
+ */
+export function harOf(
+  captures: { capture: Capture; body: Buffer }[],
+  version: string,
+  stories: ReadonlyMap<string, EventStory>,
+) {
   return {
     log: {
       version: '1.2',
       creator: { name: 'clockhook', version },
-      entries: captures.map(({ capture, body }) => harEntry(capture, body)),
+      entries: captures.map(({ capture, body }) => harEntry(capture, body, stories)),
     },
   };
 }

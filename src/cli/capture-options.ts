@@ -21,7 +21,11 @@ export function withCaptureFilters(command: Command, { status = true } = {}): Co
     .option('--db <file>', 'the capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
     .option('--type <type>', 'only captures of this event type')
     .option('--since <when>', 'only captures since 10m, 2h, 1d ago, or an ISO time (2026-11-25T10:00Z)');
-  if (status) command.option('--status <status>', `only captures whose outcome was ${OUTCOMES.join(', ')}`);
+  if (status)
+    command.option(
+      '--status <status>',
+      `${OUTCOMES.join(', ')}: failed is each event whose latest delivery or replay failed (as replay --failed and the inspector's Failed filter); 2xx and rejected, what each capture got`,
+    );
   return command;
 }
 

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { curlScript, fixtureOf, harOf, outcomeOf, selectCaptures, statusOf } from '../captures/index.js';
+import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';
 import { UsageError } from './errors.js';
@@ -14,18 +15,31 @@ interface ExportFlags extends CaptureFlags {
   to?: string;
 }
 
-/** One capture on one line, as listen prints a delivery: time, type, event, verdict, status, duration, id. */
-export function captureLine(capture: Capture): string {
+/**
+ * One capture on one line, as listen prints a delivery: time, what it was (unless a first delivery), type,
+ * event, verdict, status, duration, id; and for an event's newest capture, the event's state when it is
+ * not simply delivered.
+ */
+export function captureLine(capture: Capture, stories: ReadonlyMap<string, EventStory>): string {
+  const story = captureStoryOf(capture, stories);
   const time = new Date(capture.receivedAt).toTimeString().slice(0, 8);
   const what = capture.envelope?.type
     ? `${capture.envelope.type} [${capture.envelope.id.slice(0, 16)}]`
     : `${capture.method} (not an envelope)`;
-  const replay = capture.source === 'replay' ? colour.cyan(' replay') : '';
+  const kind =
+    story.kind === 'first' ? '' : ` ${(story.kind === 'duplicate' ? colour.yellow : colour.cyan)(story.words)}`;
+  const state = story.event.latest && story.event.state !== 'delivered' ? `  ${colour.red(story.event.words)}` : '';
   const outcome = outcomeOf(capture);
   const status = statusOf(capture) ?? 'no answer';
   const shown = outcome === '2xx' ? colour.green(`[${status}]`) : colour.red(`[${status}]`);
   const duration = capture.forward ? ` (${capture.forward.durationMs} ms)` : '';
-  return `${colour.grey(time)}${replay} ${what} signature ${capture.signature.status}  ${shown}${duration}  ${capture.id}`;
+  return `${colour.grey(time)}${kind} ${what} signature ${capture.signature.status}  ${shown}${duration}  ${capture.id}${state}`;
+}
+
+/** What an empty list says: with --status failed, that nothing failed is good news. */
+function noCaptures(status: string | undefined): string {
+  if (status === 'failed') return 'No failed events: the latest delivery or replay of each got a 2xx.';
+  return 'No captures. clockhook listen captures every delivery it receives.';
 }
 
 /** A body for people: pretty JSON when it is JSON, the text otherwise, base64 said as such. */
@@ -39,6 +53,7 @@ function bodyText(body: Buffer): string {
 }
 
 async function showCapture(reading: StoreReading, capture: Capture): Promise<string> {
+  const story = captureStoryOf(capture, storiesOf(reading.captures));
   const body = await reading.body(capture);
   const headers = Object.entries(capture.headers).map(([name, value]) => `  ${name}: ${String(value)}`);
   const { status, reason, hint } = capture.signature;
@@ -59,6 +74,7 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
     '',
     `Signature: ${status}${reason ? ` (${reason})` : ''}${hint ? `: ${hint}` : ''}`,
     `Answer: ${answer}`,
+    `Story: ${story.words}; the event is ${story.event.words}`,
   ].join('\n');
 }
 
@@ -71,7 +87,8 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
   const reading = await readStore(flags);
   if (ids.length > 0) namedCaptures(reading, ids);
   // In the order of the ids given, else oldest first, as the deliveries came.
-  const selected = selectCaptures(reading.captures, filter);
+  const stories = storiesOf(reading.captures);
+  const selected = selectCaptures(reading.captures, filter, stories);
   const captures = await withBodies(reading, ids.length > 0 ? selected : selected.reverse());
   const out = flags.output;
   if (flags.format === 'fixture' && out && !out.endsWith('.json')) {
@@ -83,7 +100,7 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
   }
   const text =
     flags.format === 'har'
-      ? `${JSON.stringify(harOf(captures, packageVersion), null, 2)}\n`
+      ? `${JSON.stringify(harOf(captures, packageVersion, stories), null, 2)}\n`
       : flags.format === 'curl'
         ? await curlScript(captures, flags.to)
         : flags.format === 'fixture'
@@ -92,7 +109,7 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
               null,
               2,
             )}\n`
-          : captures.map(({ capture }) => `${JSON.stringify(capture)}\n`).join('');
+          : captures.map(({ capture }) => `${JSON.stringify(withStory(capture, stories))}\n`).join('');
   if (out) {
     await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined);
     console.error(`Wrote ${captures.length} captures to ${out}.`);
@@ -104,13 +121,15 @@ export function registerCaptures(program: Command): void {
   const captures = program.command('captures').description('list, show and export captured deliveries');
   withCaptureFilters(captures.command('list').description('list captures, newest first'))
     .option('--limit <n>', 'how many', '20')
-    .option('--json', 'one capture per line, as stored')
+    .option('--json', 'one capture per line, as stored, with its story')
     .action(async (flags: CaptureFlags) => {
       const filter = filterOf(flags);
-      const chosen = selectCaptures((await readStore(flags)).captures, filter);
-      if (flags.json) for (const capture of chosen) writeLine(JSON.stringify(capture));
-      else if (chosen.length === 0) console.log('No captures. clockhook listen captures every delivery it receives.');
-      else for (const capture of chosen) writeLine(captureLine(capture));
+      const { captures: all } = await readStore(flags);
+      const stories = storiesOf(all);
+      const chosen = selectCaptures(all, filter, stories);
+      if (flags.json) for (const capture of chosen) writeLine(JSON.stringify(withStory(capture, stories)));
+      else if (chosen.length === 0) console.log(noCaptures(filter.status));
+      else for (const capture of chosen) writeLine(captureLine(capture, stories));
     });
   captures
     .command('show <capture-id>')
@@ -121,7 +140,8 @@ export function registerCaptures(program: Command): void {
       filterOf(flags, [id]);
       const reading = await readStore(flags);
       const [capture] = namedCaptures(reading, [id]);
-      if (flags.json) printJson({ ...capture, wholeBody: (await reading.body(capture)).toString('base64') });
+      const shown = withStory(capture, storiesOf(reading.captures));
+      if (flags.json) printJson({ ...shown, wholeBody: (await reading.body(capture)).toString('base64') });
       else console.log(await showCapture(reading, capture));
     });
   withCaptureFilters(

@@ -1,12 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import {
-  connectToListen,
-  latestFailures,
-  replayDirect,
-  type ReplayOutcome,
-  selectCaptures,
-} from '../captures/index.js';
+import { connectToListen, replayDirect, type ReplayOutcome, selectCaptures } from '../captures/index.js';
 import { CONFIG_FILE, ConfigError, readConfigFile, readListenDiscovery } from '../listen/index.js';
 import { chooseRoute, normalizeForwardTarget, parseRoute } from '../listener/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
@@ -19,12 +13,15 @@ import {
   withCaptureFilters,
 } from './capture-options.js';
 import { UsageError } from './errors.js';
+import { captureLine } from './captures.js';
+import { type EventStory, failedToResend, storiesOf } from '../story/index.js';
 import { colour, printLine, writeLine } from './output.js';
 import { fromEnv } from './process.js';
 import { describeRecord, recordsOnFile } from './secret.js';
 
 interface ReplayFlags extends CaptureFlags {
   failed?: boolean;
+  dryRun?: boolean;
   asIs?: boolean;
   to?: string;
   secret?: string;
@@ -47,16 +44,21 @@ async function configuredTarget(): Promise<((type: string | null) => string | un
   };
 }
 
-/** The captures to send, oldest first. */
-function capturesToReplay(reading: StoreReading, ids: string[], flags: ReplayFlags): Capture[] {
+/** The captures to send, oldest first; `--failed`: the one failed set (see failedToResend). */
+function capturesToReplay(
+  reading: StoreReading,
+  ids: string[],
+  flags: ReplayFlags,
+  stories: ReadonlyMap<string, EventStory>,
+): Capture[] {
   const filter = filterOf(flags, ids);
   if (ids.length > 0) return namedCaptures(reading, ids);
   if (!flags.failed && filter.type === undefined && filter.since === undefined)
     throw new UsageError(
       'say what to replay: capture ids, --failed, --type or --since (see npx clockhook captures list).',
     );
-  const pool = flags.failed ? latestFailures(reading.captures) : reading.captures;
-  return selectCaptures(pool, { ...filter, ids: undefined }).reverse();
+  const pool = flags.failed ? failedToResend(reading.captures, stories) : reading.captures;
+  return selectCaptures(pool, { ...filter, ids: undefined }, stories).reverse();
 }
 
 /** The secret a direct replay is re-signed with: --secret, $CLOCKHOOK_SECRET, else the endpoint's on file. */
@@ -85,9 +87,21 @@ async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
   if (flags.to !== undefined && !/^https?:$/.test(URL.canParse(flags.to) ? new URL(flags.to).protocol : ''))
     throw new UsageError(`--to ${flags.to} is not an http(s) URL, e.g. http://localhost:3000/hooks`);
   const reading = await readStore(flags);
-  const captures = capturesToReplay(reading, ids, flags);
+  const stories = storiesOf(reading.captures);
+  const captures = capturesToReplay(reading, ids, flags, stories);
   if (captures.length === 0) {
-    console.error('Nothing to replay.');
+    console.error(
+      flags.failed
+        ? 'Nothing to replay: no event failed (the latest delivery or replay of each got a 2xx).'
+        : 'Nothing to replay.',
+    );
+    return;
+  }
+  if (flags.dryRun) {
+    for (const capture of captures)
+      if (flags.json)
+        printLine({ event: 'would-replay', captureId: capture.id, eventId: capture.envelope?.id ?? null });
+      else writeLine(captureLine(capture, stories));
     return;
   }
   const listen = flags.to ? null : await readListenDiscovery(resolve('.clockhook', 'listen.json'));
@@ -130,7 +144,8 @@ export function registerReplay(program: Command): void {
       .description('send captures to your app again (through a running listen, else straight to it)'),
     { status: false },
   )
-    .option('--failed', 'the events whose latest delivery failed')
+    .option('--failed', 'each event whose latest delivery or replay failed (its newest delivery is sent)')
+    .option('--dry-run', 'list what would be sent, and send nothing')
     .option('--as-is', 'the original bytes and signature, not re-signed with the current time')
     .option('--to <url>', 'send here instead (default: through listen, else where each was forwarded)')
     .option('--secret <whsec>', "re-sign with this secret (default: $CLOCKHOOK_SECRET, else the endpoint's on file)")

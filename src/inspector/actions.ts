@@ -11,6 +11,7 @@ import {
 } from './protocol.js';
 import { searchCaptures } from './search.js';
 import { harOf } from '../captures/har.js';
+import { storiesAmong } from '../story/index.js';
 import { packageVersion } from '../version.js';
 
 function requireApi(ctx: ActionContext): ApiClient {
@@ -87,7 +88,7 @@ const ACTIONS: Record<string, Action> = {
     const body = await ctx.store.body(capture).catch((error: Error) => {
       throw new ActionError('body_unavailable', error.message);
     });
-    return harOf([{ capture, body }], packageVersion);
+    return harOf([{ capture, body }], packageVersion, storiesAmong([capture], (id) => ctx.store.ofEvent(id)));
   },
   async search(message, ctx) {
     const query = requireString(message, 'query');

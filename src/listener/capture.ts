@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { checkEnvelope } from '../contract/index.js';
 import { copyHeaders } from '../http/index.js';
 import { type Capture, type CaptureSignature, encodeBody, newCaptureId } from '../store/index.js';
+import { decideKind } from '../story/index.js';
 
 /** A request's body as the listener read it (see readBody): its bytes, cut at the body limit. */
 export interface Body {
@@ -41,8 +42,10 @@ export interface CaptureContext {
   signature: CaptureSignature;
   /** The capture a replay repeats; undefined for a delivery. */
   replayOf: string | undefined;
-  /** The oldest held delivery with an envelope id (see CaptureStore.firstWithEventId). */
-  firstWithEventId: (eventId: string) => string | undefined;
+  /** Whether a replay's body was changed from the one it replays (an edited replay). */
+  edited?: boolean;
+  /** The held captures of an event (see CaptureStore.ofEvent), to say what this one is for it. */
+  ofEvent: (eventId: string) => readonly Capture[];
   /** Whether an invalid or missing signature stops the forward (not with --skip-verify, nor for a replay). */
   refuseUnsigned: boolean;
   /** Whether there is an app to forward to. */
@@ -59,15 +62,19 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
   // A UTF-8 body is decoded once, for the capture and for the envelope check.
   const parsed = parseEnvelope(stored.bodyEncoding === 'utf8' ? stored.body : body.bytes.toString('utf8'));
   const isDelivery = replayOf === undefined;
-  const firstId = parsed.envelope && isDelivery ? context.firstWithEventId(parsed.envelope.id) : undefined;
+  const receivedAt = new Date(context.now).toISOString();
+  const source = isDelivery ? 'delivery' : 'replay';
+  // Decided once, as it arrives, and stored: what the terminal, the page and the captures commands say of it.
+  const held = parsed.envelope ? context.ofEvent(parsed.envelope.id) : [];
+  const { kind, retry, repeatOf, duplicateOf } = decideKind({ source, receivedAt }, held, { edited: context.edited });
   const rejected = rejectionOf(body, signature, isDelivery && context.refuseUnsigned);
   const route = context.routeFor?.(parsed.envelope?.type ?? null);
   // A delivery no route takes is answered 200 by clockhook, as in capture-only mode.
   const forwarding = context.forwarding && route !== null;
   return {
     id: newCaptureId(context.now),
-    receivedAt: new Date(context.now).toISOString(),
-    source: isDelivery ? 'delivery' : 'replay',
+    receivedAt,
+    source,
     ...(isDelivery ? {} : { replayOf }),
     method: req.method ?? 'GET',
     path: req.url ?? '/',
@@ -77,7 +84,10 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
     ...(body.truncated ? { bodyTruncated: true } : {}),
     signature,
     ...parsed,
-    duplicateOf: firstId ?? null,
+    kind,
+    ...(retry === undefined ? {} : { retry }),
+    ...(repeatOf === undefined ? {} : { repeatOf }),
+    duplicateOf: duplicateOf ?? null,
     rejected,
     ...(route !== undefined ? { route } : {}),
     ...(rejected === null && !forwarding ? { forward: null } : {}),

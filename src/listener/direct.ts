@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Capture } from '../store/index.js';
 
 /** A request handed to the listener inside this process (by the relay client, or a replay), already read whole. */
 export interface DirectRequest {
@@ -116,4 +117,10 @@ export function directExchange(request: DirectRequest): {
   });
   const res = new CollectedAnswer();
   return { req: req as unknown as IncomingMessage, res: res as unknown as ServerResponse, answer: res.done };
+}
+
+/** What `deliver` resolves with: the capture made (null when the request was refused unread) and the answer. */
+export interface Delivered {
+  capture: Capture | null;
+  answer: DirectAnswer;
 }

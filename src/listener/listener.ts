@@ -5,7 +5,6 @@ import {
   answerClientError,
   answerError,
   answerExcerpt,
-  type BudgetLease,
   ByteBudget,
   errorMessage,
   hardenedServerOptions,
@@ -17,25 +16,24 @@ import { formatMiB } from '../size.js';
 import { type Capture, type CaptureForward, newCaptureId } from '../store/index.js';
 import { Advisor } from './advice.js';
 import { type Body, captureOf, rejectionMessage } from './capture.js';
-import { type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
+import { type Delivered, type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import type { Forwarder } from './forward.js';
 import { chooseRoute, isRouted, type Route, routeOfCapture, routesOf } from './routes.js';
 import { Hold } from './hold.js';
-import { readFromSocket, wholeBody } from './read.js';
+import { type Read, readFromSocket, wholeBody } from './read.js';
 import { busyReport, reportOf } from './report.js';
 import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
-import { replayable, type ReplayRequest, type ReplayResult, replayRequest } from './replay.js';
+import {
+  replayable,
+  replayBody,
+  type Replaying,
+  type ReplayRequest,
+  type ReplayResult,
+  replayRequest,
+} from './replay.js';
 import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
 import { verifyDelivery } from './verify.js';
-
-/** Reads a request's body under the budget: its bytes, or `busy` when the budget had no room for them. */
-type Read = (lease: BudgetLease) => Promise<Body | 'busy'>;
-
-/** What `deliver` resolves with: the capture made (null when the request was refused unread) and the answer. */
-export interface Delivered {
-  capture: Capture | null;
-  answer: DirectAnswer;
-}
+import { captureStoryOf, storiesAmong } from '../story/index.js';
 
 /**
  * The listener: every request under the base path goes through the same steps, each a function of its
@@ -117,7 +115,7 @@ export class Listener {
    * takes the same steps as a delivery over HTTP, without a loopback HTTP hop, and resolves with the
    * capture made and what the sender is to get.
    */
-  async deliver(request: DirectRequest, { replayOf }: { replayOf?: string } = {}): Promise<Delivered> {
+  async deliver(request: DirectRequest, replay: Replaying = {}): Promise<Delivered> {
     const { req, res, answer } = directExchange(request);
     if (this.#closing || !this.#server) {
       answerError(res, 503, 'listener_closing', 'clockhook is shutting down; retry later.', {
@@ -126,7 +124,7 @@ export class Listener {
       return { capture: null, answer: await answer };
     }
     const limit = this.#options.maxBodyBytes;
-    const capture = await this.#run(req, res, async (lease) => wholeBody(request.body, limit, lease), replayOf);
+    const capture = await this.#run(req, res, async (lease) => wholeBody(request.body, limit, lease), replay);
     return { capture, answer: await answer };
   }
 
@@ -139,14 +137,15 @@ export class Listener {
    * Sends a captured request to the app again through the same steps as a delivery, recorded as a new
    * capture with `source: "replay"` and `replayOf`.
    */
-  async replay({ captureId, mode, body }: ReplayRequest): Promise<ReplayResult> {
-    const original = replayable(this.#options.store.get(captureId), { captureId, mode, body }, this.#routes.length > 0);
-    const bytes = body === undefined ? await this.#storedBody(original) : Buffer.from(body, 'utf8');
-    const request = replayRequest(original, bytes, { mode, secret: this.#secret, now: this.#options.now() });
+  async replay(asked: ReplayRequest): Promise<ReplayResult> {
+    const { store, now } = this.#options;
+    const original = replayable(store.get(asked.captureId), asked, this.#routes.length > 0);
+    const { bytes, edited } = await replayBody(store, original, asked.body);
+    const request = replayRequest(original, bytes, { mode: asked.mode, secret: this.#secret, now: now() });
     if (this.#closing)
       throw new ActionError('listener_closing', 'clockhook is shutting down; the replay was not sent.');
     const started = performance.now();
-    const { capture, answer } = await this.deliver(request, { replayOf: captureId });
+    const { capture, answer } = await this.deliver(request, { replayOf: original.id, edited });
     // Not captured: the listener refused it before (a path outside --path after a restart, say).
     if (!capture)
       throw new ActionError(
@@ -154,14 +153,6 @@ export class Listener {
         `The replay was refused with ${answer.status}: ${errorMessage(answer.body)}`,
       );
     return { captureId: capture.id, statusCode: answer.status, durationMs: Math.round(performance.now() - started) };
-  }
-
-  async #storedBody(capture: Capture): Promise<Buffer> {
-    try {
-      return await this.#options.store.body(capture);
-    } catch (error) {
-      throw new ActionError('body_unavailable', `${(error as Error).message} Nothing was replayed.`);
-    }
   }
 
   /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */
@@ -190,12 +181,12 @@ export class Listener {
    * Handles one request, keeping track of it until it is answered (close waits for those); resolves with
    * its capture, or null when none was made. `replayOf`: the capture a replay repeats.
    */
-  async #run(req: IncomingMessage, res: ServerResponse, read: Read, replayOf?: string): Promise<Capture | null> {
+  async #run(req: IncomingMessage, res: ServerResponse, read: Read, replay: Replaying = {}): Promise<Capture | null> {
     // The request's body counts against the budget until the request is answered and done with.
     const lease = leaseFrom(this.#budget);
     this.#inFlight += 1;
     try {
-      return await this.#handle(req, res, () => read(lease), replayOf);
+      return await this.#handle(req, res, () => read(lease), replay);
     } catch (error) {
       const detail = error instanceof Error ? error.stack : error;
       this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${detail}`);
@@ -216,14 +207,14 @@ export class Listener {
     req: IncomingMessage,
     res: ServerResponse,
     read: () => Promise<Body | 'busy'>,
-    replayOf: string | undefined,
+    replay: Replaying,
   ): Promise<Capture | null> {
     const started = performance.now();
     const relative = this.#route(req, res);
     if (relative === null) return null;
     const body = await read();
     if (body === 'busy') {
-      this.#refuseBusy(req, res, started, replayOf);
+      this.#refuseBusy(req, res, started, replay.replayOf);
       return null;
     }
     if (!(await this.#hold.pass())) {
@@ -240,7 +231,7 @@ export class Listener {
       written,
       durable,
       capture: stored,
-    } = this.#options.store.insert(this.#capture(req, body, replayOf), body.bytes);
+    } = this.#options.store.insert(this.#capture(req, body, replay), body.bytes);
     if (!(await this.#reached(written, res, stored, started))) return stored;
     const route = routeOfCapture(this.#routes, this.#routed, stored);
     if (stored.rejected || !route) await this.#answerItself(res, stored, durable, started);
@@ -281,14 +272,15 @@ export class Listener {
   }
 
   /** Steps "verify" and "capture": the capture of a request read whole. */
-  #capture(req: IncomingMessage, body: Body, replayOf: string | undefined): Capture {
+  #capture(req: IncomingMessage, body: Body, { replayOf, edited }: Replaying): Capture {
     const { store, tolerance, now, skipVerify } = this.#options;
     const header = req.headers['x-service-signature'];
     const signature = verifyDelivery(header, body.bytes, { secret: this.#secret, tolerance, now });
     return captureOf(req, body, {
       signature,
       replayOf,
-      firstWithEventId: (id) => store.firstWithEventId(id),
+      edited,
+      ofEvent: (id) => store.ofEvent(id),
       refuseUnsigned: !skipVerify,
       routeFor: (type) => (this.#routed ? (chooseRoute(this.#routes, type)?.name ?? null) : undefined),
       forwarding: this.#routes.length > 0,
@@ -383,7 +375,13 @@ export class Listener {
     answer?: string | null,
   ): void {
     const durationMs = Math.round(performance.now() - started);
-    this.#options.onDelivery(reportOf(capture, { status, durationMs, error, target: forward?.target, answer }));
+    const { store } = this.#options;
+    const now = store.get(capture.id) ?? capture;
+    const story = captureStoryOf(
+      now,
+      storiesAmong([now], (id) => store.ofEvent(id)),
+    );
+    this.#options.onDelivery(reportOf(capture, { status, durationMs, error, target: forward?.target, answer }, story));
   }
 }
 

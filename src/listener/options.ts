@@ -1,3 +1,4 @@
+import type { CaptureStory } from '../story/index.js';
 import { DEFAULT_TOLERANCE_SECONDS } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { Capture, CaptureSignature, CaptureStore } from '../store/index.js';
@@ -11,7 +12,9 @@ export interface DeliveryReport {
   type: string | null;
   signature: CaptureSignature['status'];
   signatureReason?: string;
-  /** The oldest capture still held with the same event id: the service delivered this event before. */
+  /** What it was for its event, and the event's state once the sender was answered (null: not captured). */
+  story: CaptureStory | null;
+  /** For a duplicate only: the capture the app had taken before. */
   duplicateOf: string | null;
   method: string;
   /** Where it went (forward target), or null when the listener answered itself. */

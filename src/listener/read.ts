@@ -21,3 +21,6 @@ export function wholeBody(bytes: Buffer, limit: number, lease: BudgetLease): Bod
       : { bytes, size: bytes.length, truncated: false };
   return lease.take(body.bytes.length) ? body : 'busy';
 }
+
+/** Reads a request's body under the budget: its bytes, or `busy` when the budget had no room for them. */
+export type Read = (lease: BudgetLease) => Promise<Body | 'busy'>;

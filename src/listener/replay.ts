@@ -1,7 +1,7 @@
 import { signPayload } from '../contract/index.js';
 import { HOP_BY_HOP } from '../http/index.js';
 import { ActionError } from '../errors.js';
-import type { Capture } from '../store/index.js';
+import type { Capture, CaptureStore } from '../store/index.js';
 import type { DirectRequest } from './direct.js';
 
 export interface ReplayRequest {
@@ -17,6 +17,30 @@ export interface ReplayResult {
   captureId: string;
   statusCode: number;
   durationMs: number;
+}
+
+/** A replay handed to the listener's `deliver`: the capture it repeats, and whether its body was changed. */
+export interface Replaying {
+  replayOf?: string;
+  edited?: boolean;
+}
+
+/**
+ * The bytes a replay sends (the edited body, else the stored one) and whether they differ from the stored
+ * ones (an edited replay). An edited body goes even when the stored one can no longer be read.
+ */
+export async function replayBody(
+  store: CaptureStore,
+  original: Capture,
+  body: string | undefined,
+): Promise<{ bytes: Buffer; edited: boolean }> {
+  const stored = await store.body(original).catch((error: Error) => {
+    if (body !== undefined) return null;
+    throw new ActionError('body_unavailable', `${error.message} Nothing was replayed.`);
+  });
+  if (body === undefined) return { bytes: stored as Buffer, edited: false };
+  const bytes = Buffer.from(body, 'utf8');
+  return { bytes, edited: stored === null || !bytes.equals(stored) };
 }
 
 /** The capture a replay repeats, once the replay is known to be possible; an ActionError says why not. */

@@ -1,10 +1,12 @@
 import type { Capture } from '../store/index.js';
+import type { CaptureStory } from '../story/index.js';
 import type { DeliveryReport } from './options.js';
 
 /** The report of a request that was captured: `target` when it was forwarded, `answer` what the app said. */
 export function reportOf(
   capture: Capture,
   outcome: { status: number; durationMs: number; error?: string; target?: string; answer?: string | null },
+  story: CaptureStory,
 ): DeliveryReport {
   const { status, durationMs, error, target, answer } = outcome;
   return {
@@ -15,7 +17,8 @@ export function reportOf(
     type: capture.envelope?.type || null,
     signature: capture.signature.status,
     ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
-    duplicateOf: capture.duplicateOf,
+    story,
+    duplicateOf: story.kind === 'duplicate' ? capture.duplicateOf : null,
     method: capture.method,
     target: target ?? null,
     status,
@@ -34,6 +37,7 @@ export function busyReport(method: string, source: Capture['source'], durationMs
     eventId: null,
     type: null,
     signature: 'unchecked',
+    story: null,
     duplicateOf: null,
     method,
     target: null,

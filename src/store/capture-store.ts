@@ -43,10 +43,8 @@ export class CaptureStore {
   readonly #commit: GroupCommit;
   readonly #release: () => Promise<void>;
   readonly #byId = new Map<string, Capture>();
-  /** The oldest held delivery of each envelope id, for `duplicateOf`. */
-  readonly #firstByEventId = new Map<string, string>();
-  /** How many more deliveries of an envelope id are held, for ids delivered more than once. */
-  readonly #repeatsByEventId = new Map<string, number>();
+  /** The ids of the held captures of each envelope id, oldest first: what the story of an event is made of. */
+  readonly #byEventId = new Map<string, string[]>();
   readonly #listeners = new Set<CaptureListener>();
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
@@ -135,9 +133,9 @@ export class CaptureStore {
     return this.#byId.get(id);
   }
 
-  /** The id of the oldest held delivery (not replay) with this envelope id, if any. */
-  firstWithEventId(eventId: string): string | undefined {
-    return this.#firstByEventId.get(eventId);
+  /** The held captures of an event (deliveries and replays with this envelope id), oldest first. */
+  ofEvent(eventId: string): Capture[] {
+    return (this.#byEventId.get(eventId) ?? []).map((id) => this.#byId.get(id) as Capture);
   }
 
   /** The whole body of a capture, read from its own file when it was kept apart. */
@@ -266,37 +264,23 @@ export class CaptureStore {
 
   #index(capture: Capture): void {
     this.#byId.set(capture.id, capture);
-    const eventId = CaptureStore.#deliveredEventId(capture);
+    const eventId = capture.envelope?.id;
     if (!eventId) return;
-    if (!this.#firstByEventId.has(eventId)) this.#firstByEventId.set(eventId, capture.id);
-    else this.#repeatsByEventId.set(eventId, (this.#repeatsByEventId.get(eventId) ?? 0) + 1);
+    const ids = this.#byEventId.get(eventId);
+    if (ids) ids.push(capture.id);
+    else this.#byEventId.set(eventId, [capture.id]);
   }
 
   /** Call once `capture` is out of the captures. */
   #unindex(capture: Capture): void {
     this.#byId.delete(capture.id);
-    const eventId = CaptureStore.#deliveredEventId(capture);
-    if (!eventId) return;
-    const repeats = this.#repeatsByEventId.get(eventId) ?? 0;
-    if (repeats === 0) {
-      this.#firstByEventId.delete(eventId);
-      return;
-    }
-    if (repeats === 1) this.#repeatsByEventId.delete(eventId);
-    else this.#repeatsByEventId.set(eventId, repeats - 1);
-    // When the first goes, the oldest delivery still held takes its place, so a later one is still
-    // flagged. Retention drops the oldest first, so that one is near the front; the scan happens only
-    // for an id that was delivered more than once.
-    if (this.#firstByEventId.get(eventId) === capture.id) {
-      const next = this.#db.data.captures.find((c) => c.source === 'delivery' && c.envelope?.id === eventId);
-      if (next) this.#firstByEventId.set(eventId, next.id);
-      else this.#firstByEventId.delete(eventId);
-    }
-  }
-
-  /** The envelope id a capture counts under for duplicates: only what the service sent; our own replays repeat ids on purpose. */
-  static #deliveredEventId(capture: Capture): string | undefined {
-    return capture.source === 'delivery' ? capture.envelope?.id || undefined : undefined;
+    const eventId = capture.envelope?.id;
+    const ids = eventId ? this.#byEventId.get(eventId) : undefined;
+    if (!eventId || !ids) return;
+    // Retention drops the oldest first: its id is at the front.
+    const at = ids.indexOf(capture.id);
+    if (at !== -1) ids.splice(at, 1);
+    if (ids.length === 0) this.#byEventId.delete(eventId);
   }
 
   /** Retention: keep the newest `maxCaptures`, pinned ones included in the count. */

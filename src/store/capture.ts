@@ -15,6 +15,13 @@ export interface CaptureSignature {
   ageSeconds?: number;
 }
 
+/**
+ * What a capture was for its event: its first delivery; a retry (the service delivering again while the app
+ * had taken no earlier delivery or replay of it); a duplicate (delivered again after the app had taken it
+ * with a 2xx); a replay, or an edited replay (sent again from clockhook, with its body changed).
+ */
+export type DeliveryKind = 'first' | 'retry' | 'duplicate' | 'replay' | 'edited-replay';
+
 export interface CaptureForward {
   /** The URL the request went to. */
   target: string;
@@ -61,7 +68,19 @@ export interface Capture {
    */
   envelope: { id: string; type: string | null; api_version: string | null; created: number | null } | null;
   contractProblems: ContractProblem[];
-  /** The earlier capture with the same envelope id (receivers must deduplicate). */
+  /**
+   * What this capture was for its event when it arrived, as src/story/ decides it: absent in stores written
+   * before it was kept (the story is then worked out from the captures held).
+   */
+  kind?: DeliveryKind;
+  /** For a retry: which one (1 for the first). */
+  retry?: number;
+  /** The event's oldest capture held when this one arrived; null for a first delivery or a capture with no event id. */
+  repeatOf?: string | null;
+  /**
+   * For a duplicate only: the capture the app had taken (2xx) before this one came, so it must not act on
+   * this one. Stores written before `kind` was kept hold here any earlier delivery of the event id.
+   */
   duplicateOf: string | null;
   /** Set when the listener answered itself instead of forwarding. */
   rejected: { statusCode: number; code: string } | null;

@@ -254,7 +254,7 @@ describe('replay and trigger --set', () => {
         (m) => m.type === 'capture' && m.capture.id === lines[1].replayId && m.capture.source === 'replay',
       );
       // Nothing failed is left: a second run has nothing to do.
-      expect((await cli('replay', '--failed')).stderr).toContain('Nothing to replay.');
+      expect((await cli('replay', '--failed')).stderr).toContain('Nothing to replay: no event failed');
     } finally {
       failing = false;
       page.close();

@@ -306,13 +306,13 @@ describe('CaptureStore', () => {
     await store.close();
   });
 
-  it('finds the first capture of an event id, pages newest first, and clears all but pinned', async () => {
+  it('finds the captures of an event id, pages newest first, and clears all but pinned', async () => {
     const store = await CaptureStore.open({ path });
     const a = capture('evt_a');
     const b = capture('evt_b', { pinned: true });
     const c = capture('evt_a');
     for (const x of [a, b, c]) await store.add(x);
-    expect(store.firstWithEventId('evt_a')).toBe(a.id);
+    expect(store.ofEvent('evt_a').map((x) => x.id)).toEqual([a.id, c.id]);
     expect(store.newest(2).map((x) => x.id)).toEqual([c.id, b.id]);
     expect(store.newest(2, b.id).map((x) => x.id)).toEqual([a.id]);
     expect(await store.clear()).toBe(2);
@@ -321,23 +321,24 @@ describe('CaptureStore', () => {
     expect((await readCaptures(dir.path)).map((x) => x.id)).toEqual([b.id]);
   });
 
-  it('hands the first of an event id on to the oldest delivery still held when retention or Clear drops it', async () => {
+  it("keeps an event's captures, replays too, as retention and Clear let them go", async () => {
     const store = await CaptureStore.open({ path, maxCaptures: 3 });
     const [a1, a2] = [capture('evt_a'), capture('evt_a')];
     const replay = capture('evt_a', { source: 'replay', replayOf: a1.id });
     for (const x of [a1, replay, a2]) await store.add(x);
-    expect(store.firstWithEventId('evt_a')).toBe(a1.id);
-    await store.add(capture('evt_b')); // retention drops a1; the replay does not count
-    expect(store.firstWithEventId('evt_a')).toBe(a2.id);
+    expect(store.ofEvent('evt_a').map((x) => x.id)).toEqual([a1.id, replay.id, a2.id]);
+    await store.add(capture('evt_b')); // retention drops a1
+    expect(store.ofEvent('evt_a').map((x) => x.id)).toEqual([replay.id, a2.id]);
+    await store.update(a2.id, { pinned: true });
+    expect(store.ofEvent('evt_a')[1].pinned).toBe(true); // the capture as it is now
     await store.add(capture('evt_c'));
-    await store.add(capture('evt_d')); // and now a2
-    expect(store.firstWithEventId('evt_a')).toBeUndefined();
+    await store.add(capture('evt_d')); // and now the replay and a2
+    expect(store.ofEvent('evt_a')).toEqual([]);
 
     const [c1, c2, c3] = [capture('evt_e'), capture('evt_e'), capture('evt_e', { pinned: true })];
     for (const x of [c1, c2, c3]) await store.add(x);
-    expect(store.firstWithEventId('evt_e')).toBe(c1.id);
     await store.clear();
-    expect(store.firstWithEventId('evt_e')).toBe(c3.id);
+    expect(store.ofEvent('evt_e').map((x) => x.id)).toEqual([c3.id]);
     await store.close();
   });
 

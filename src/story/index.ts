@@ -1,0 +1,3 @@
+export * from './outcome.js';
+export * from './story.js';
+export * from './words.js';

@@ -1,0 +1,68 @@
+// The words of a delivery's story, the same on every surface: listen's terminal and --json, the captures
+// commands, the HAR, events get, the page and the MCP tools. docs/inspector.md has them in a table.
+import type { DeliveryKind } from '../store/index.js';
+import { LIMITS } from '../contract/index.js';
+
+/**
+ * An event's state: delivered (its latest delivery or replay got a 2xx); failing (the latest did not);
+ * given up (the service made its five attempts); disabled (nothing comes while the endpoint is disabled);
+ * missed (it never reached this listen); pending (its latest is still with the app).
+ */
+export type EventState = 'pending' | 'delivered' | 'failing' | 'given-up' | 'disabled' | 'missed';
+
+/** The service's next attempt at an event, when one is due. */
+export interface NextAttempt {
+  /** Which attempt of five. */
+  attempt: number;
+  /** When it is due (ms since the epoch), when the previous attempt's time could be read. */
+  dueAt: number | null;
+}
+
+/** The words of a capture's kind: "first delivery", "retry 2", "duplicate (the app had taken it)", … */
+export function kindWords(kind: DeliveryKind, retry?: number): string {
+  switch (kind) {
+    case 'first':
+      return 'first delivery';
+    case 'retry':
+      return retry === undefined ? 'retry' : `retry ${retry}`;
+    case 'duplicate':
+      return 'duplicate (the app had taken it)';
+    case 'replay':
+      return 'replay';
+    case 'edited-replay':
+      return 'edited replay';
+  }
+}
+
+/**
+ * How long until `at`, as a person reads it: "in under a minute", "in 4 min", "in 2 h"; "now" once due.
+ * Every "next in" goes through here, already scaled by a sandbox's --time-scale.
+ */
+export function inTime(at: number, now: number): string {
+  const ms = at - now;
+  if (ms <= 0) return 'now';
+  if (ms < 60_000) return 'in under a minute';
+  if (ms < 3_600_000) return `in ${Math.round(ms / 60_000)} min`;
+  return `in ${Math.round(ms / 360_000) / 10} h`;
+}
+
+/** The words of an event's state, with when the service tries next when that is known. */
+export function stateWords(state: EventState, next: NextAttempt | null, now: number): string {
+  switch (state) {
+    case 'pending':
+      return 'with the app';
+    case 'delivered':
+      return 'delivered';
+    case 'failing': {
+      if (!next) return 'failing';
+      const when = next.dueAt === null ? '' : ` ${inTime(next.dueAt, now)}`;
+      return `failing: the service tries again${when} (attempt ${next.attempt} of ${LIMITS.deliveryAttempts})`;
+    }
+    case 'given-up':
+      return `given up: the service made its ${LIMITS.deliveryAttempts} attempts`;
+    case 'disabled':
+      return 'disabled: nothing comes while the endpoint is disabled';
+    case 'missed':
+      return 'missed: it never reached this listen';
+  }
+}
