@@ -1,5 +1,6 @@
 // The inspector page: wires the modules together, applies what clockhook sends, and takes the keyboard.
 import { renderMissed } from './missed.js';
+import { keepStories } from './story.js';
 import { answered, heldCapture, onRender, scheduleRender, state, $ } from './state.js';
 import { act, connect, pending, send } from './connection.js';
 import { renderHeader } from './header.js';
@@ -14,6 +15,8 @@ function receive(message) {
   switch (message.type) {
     case 'snapshot':
       state.captures = new Map(message.captures.map((c) => [c.id, c]));
+      state.stories = new Map();
+      keepStories(message.stories);
       state.hasMore = message.hasMore;
       state.oldestLoaded = message.captures.at(-1)?.id ?? null;
       state.endpoint = message.endpoint;
@@ -33,6 +36,7 @@ function receive(message) {
     case 'capture': {
       const previous = state.captures.get(message.capture.id);
       state.captures.set(message.capture.id, message.capture);
+      keepStories([message.story]);
       if (!(previous && answered(previous)) && answered(message.capture)) deliveryAnswered(message.capture);
       // The selected capture's event gets a new capture: its timeline (and diff) change too.
       const eventId = message.capture.envelope?.id;
@@ -42,6 +46,7 @@ function receive(message) {
     }
     case 'history':
       for (const capture of message.captures) state.captures.set(capture.id, capture);
+      keepStories(message.stories);
       state.hasMore = message.hasMore;
       state.oldestLoaded = message.captures.at(-1)?.id ?? state.oldestLoaded;
       restorePlace();

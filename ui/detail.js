@@ -8,6 +8,35 @@ import { diffSection } from './diff.js';
 import { openTab, tabbed } from './tabs.js';
 import { timelineSection } from './timeline.js';
 import { storyOf } from './list.js';
+
+/**
+ * What a repeat of an event means for the app, as clockhook decided it: a duplicate came after the app had
+ * taken the event (it must not act twice); a retry came while it had not (it should take this one).
+ */
+function repeatNote(capture) {
+  const story = storyOf(capture.id);
+  if (story?.kind === 'duplicate') {
+    const who =
+      capture.signature.status === 'valid'
+        ? 'the service delivered this event before'
+        : 'an earlier request carried this event id';
+    return el(
+      'p',
+      { class: 'duplicate-note' },
+      `Duplicate: ${who} and the app took it (2xx), in `,
+      captureLink(capture.duplicateOf),
+      '. Receivers deduplicate on the event id; your app should not act on it twice.',
+    );
+  }
+  if (story?.kind !== 'retry') return null;
+  return el(
+    'p',
+    { class: 'duplicate-note' },
+    `${story.words[0].toUpperCase()}${story.words.slice(1)}: the app had not taken this event (no 2xx)`,
+    capture.repeatOf ? [' since ', captureLink(capture.repeatOf)] : null,
+    '. Your app has not acted on it yet: it should take this one.',
+  );
+}
 import { editor, keepEditorPlace, parsedBody } from './editor.js';
 
 /** Says what is shown of a body kept apart until the whole of it is here. */
@@ -252,19 +281,7 @@ export function renderDetail() {
       ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`,
     ),
     answerNote(capture.forward),
-    capture.duplicateOf
-      ? el(
-          'p',
-          { class: 'duplicate-note' },
-          storyOf(capture.id)?.kind === 'duplicate'
-            ? `Duplicate: ${capture.signature.status === 'valid' ? 'the service delivered this event before' : 'an earlier request carried this event id'} and the app took it (2xx), in `
-            : `Retry: the app did not take the earlier delivery of this event id (no 2xx), in `,
-          captureLink(capture.duplicateOf),
-          storyOf(capture.id)?.kind === 'duplicate'
-            ? '. Receivers deduplicate on the event id; your app should not act on it twice.'
-            : '. Your app has not acted on this event yet: it should take this one.',
-        )
-      : null,
+    repeatNote(capture),
     captureActions(capture, whole),
     result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,
     state.editing === capture.id && whole ? editor(whole) : null,

@@ -2,9 +2,9 @@
 import { BulkReplay } from './bulk.js';
 import { ClearCaptures } from './clear.js';
 import { drawChart } from './chart.js';
-import { deliveryStories, failedNow, storyLabel } from './story.js';
+import { deliveryStoryOf, eventStoryOf, failedNow, keepStories, storyKey, storyLabel } from './story.js';
 import { clear, el } from './render.js';
-import { errorText, heldCaptures, scheduleRender, state, $ } from './state.js';
+import { errorText, heldCapture, heldCaptures, scheduleRender, state, $ } from './state.js';
 import { act } from './connection.js';
 import { select } from './selection.js';
 import { openTab } from './tabs.js';
@@ -69,11 +69,11 @@ export function matchesFilters(capture) {
   const status = $('status-filter').value;
   const query = searchText();
   if (type && capture.envelope?.type !== type) return false;
-  if (status === 'failed' && !failedNow(capture, stories.get(capture.id))) return false;
+  if (status === 'failed' && !failedNow(capture)) return false;
   if (status === 'bad-signature' && !(capture.signature.status === 'invalid' || capture.signature.status === 'missing'))
     return false;
   if (status === 'replay' && capture.source !== 'replay') return false;
-  if (status === 'duplicate' && stories.get(capture.id)?.kind !== 'duplicate') return false;
+  if (status === 'duplicate' && deliveryStoryOf(capture)?.kind !== 'duplicate') return false;
   if (
     query &&
     !capture.body.toLowerCase().includes(query) &&
@@ -89,20 +89,21 @@ export function visibleCaptures() {
 }
 
 /**
- * The list's rows. By request: the captures shown. By event: one row per event id, its latest delivery
- * (the newest capture when only replays are shown), with how many captures of it are shown; a capture
- * with no event id is a row of its own.
+ * The list's rows. By request: the captures shown. By event: one row per event id, the capture that
+ * decides its state (its newest, a replay included: a replay the app took makes the event delivered) when
+ * it is shown, else the newest shown, with how many captures of it are shown; a capture with no event id
+ * is a row of its own.
  */
 export function visibleRows(visible = visibleCaptures()) {
   if (state.view !== 'event') return visible.map((capture) => ({ capture, count: 1 }));
   const rows = new Map();
   for (const capture of visible) {
-    const key = capture.envelope?.id ?? capture.id;
+    const key = storyKey(capture);
     const row = rows.get(key);
     if (!row) rows.set(key, { capture, count: 1 });
     else {
       row.count += 1;
-      if (stories.get(capture.id)?.latest && row.capture.source === 'replay') row.capture = capture;
+      if (eventStoryOf(capture)?.latest === capture.id) row.capture = capture;
     }
   }
   return [...rows.values()];
@@ -137,19 +138,18 @@ export function receivedLabel(receivedAt) {
   return el('span', { class: 'time', title: FULL.format(at) }, today ? time : `${DAY.format(at)}, ${time}`);
 }
 
-/** What each held delivery of an event was (see story.js), worked out once per drawing of the list. */
-let stories = new Map();
-
 export function renderList() {
   const all = sortedCaptures();
-  stories = deliveryStories([...heldCaptures()]);
   renderTypeFilter(all);
   drawChart($('chart'), all);
   const list = $('captures');
   clear(list);
   const visible = visibleCaptures();
   renderSearchNote();
-  bulk.render($('bulk'), { shown: isNarrowed() ? visible : null, forwardTo: state.forwardTo });
+  bulk.render($('bulk'), {
+    shown: isNarrowed() ? [...new Set(visible.map(toResend))] : null,
+    forwardTo: state.forwardTo,
+  });
   clearing.render($('clear-bar'), { unpinned: all.filter((capture) => !capture.pinned).length, more: state.hasMore });
   for (const row of visibleRows(visible)) list.append(captureRow(row.capture, row.count));
   for (const button of document.querySelectorAll('#view button'))
@@ -161,14 +161,9 @@ export function renderList() {
 /** One line at 1280 px: status, time, method and path, type, short event id, duration; marks only for the exceptional. */
 function captureRow(capture, count) {
   const markers = [signatureBadge(capture.signature)];
-  const story = stories.get(capture.id);
-  const label = state.view === 'event' ? null : storyLabel(story);
   if (count > 1)
     markers.push(el('span', { class: 'badge plain', title: 'captures of this event' }, `${count} deliveries`));
-  if (label) {
-    const kind = story.kind === 'duplicate' ? 'warn' : story.kind === 'retry' ? 'plain' : 'info';
-    markers.push(el('span', { class: `badge ${kind}` }, label));
-  }
+  markers.push(state.view === 'event' ? stateBadge(capture) : kindBadge(capture));
   if (capture.contractProblems.length > 0)
     markers.push(
       el(
@@ -200,8 +195,36 @@ function captureRow(capture, count) {
   );
 }
 
-/** The story of a capture (see story.js), as the list last worked it out. */
-export const storyOf = (id) => stories.get(id);
+/**
+ * What replaying a shown capture sends: for a failed event, its newest delivery from the service, as
+ * `replay --failed` sends (an edited replay that failed is not sent again in its place).
+ */
+const toResend = (capture) => (failedNow(capture) && heldCapture(eventStoryOf(capture).resend)) || capture;
+
+/** What a capture was (by request): retry n, duplicate, replay, edited replay; nothing for a first delivery. */
+function kindBadge(capture) {
+  const label = storyLabel(capture);
+  if (!label) return null;
+  const kind = deliveryStoryOf(capture).kind;
+  return el('span', { class: `badge ${kind === 'duplicate' ? 'warn' : kind === 'retry' ? 'plain' : 'info'}` }, label);
+}
+
+/** An event's state (by event) when it is not simply delivered: failing, given up, disabled, with the app. */
+function stateBadge(capture) {
+  const story = eventStoryOf(capture);
+  if (!story || story.state === 'delivered' || story.latest !== capture.id) return null;
+  return el(
+    'span',
+    { class: `badge ${story.failed ? 'bad' : 'plain'}`, title: story.words },
+    story.state.replace('-', ' '),
+  );
+}
+
+/** What a capture was for its event (see story.js), as clockhook said. */
+export const storyOf = (id) => {
+  const capture = heldCapture(id);
+  return capture ? deliveryStoryOf(capture) : undefined;
+};
 
 /** Whether a filter or the search box narrows the list (only then is replaying all it shows offered). */
 export const isNarrowed = () => Boolean($('type-filter').value || $('status-filter').value !== 'all' || searchText());
@@ -222,6 +245,7 @@ export function searchChanged() {
 export async function searchStore(query) {
   const result = await act({ type: 'search', query });
   if (searchText() !== query) return; // typed on meanwhile
+  if (result.ok) keepStories(result.data.stories);
   state.search = result.ok
     ? {
         query,

@@ -17,6 +17,8 @@ export const state = {
   mode: null,
   forwardTo: null,
   listener: null,
+  /** event id (or the id of a capture without one) → the event's story as clockhook sent it (see story.js) */
+  stories: new Map(),
   /** eventId → event record from the API, or { error } */
   attempts: new Map(),
   /** eventId → how many attempts the page waits for the service to list (see watchAttempts) */

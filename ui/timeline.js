@@ -1,19 +1,11 @@
-// An event's story on this side: each capture of its event id in order, labelled with what it was (see
-// story.js), with its time, status and duration; a click opens it. The service's own delivery_attempts
+// An event's story on this side: each capture of its event id in order, labelled with what it was (as
+// clockhook decided it, see story.js), with its time, status and duration; a click opens it. The service's own delivery_attempts
 // and when it tries next follow in the Attempts tab.
 
 import { storyOf, statusChip } from './list.js';
 import { el } from './render.js';
 import { select } from './selection.js';
 import { heldCaptures, state } from './state.js';
-
-const WORDS = {
-  first: () => 'first delivery',
-  retry: (story) => `retry ${story.n}`,
-  duplicate: () => 'duplicate (the app had taken it)',
-  replay: () => 'replay',
-  edited: () => 'edited replay',
-};
 
 /** The timeline of the selected capture's event; null for a capture with no event id. */
 export function timelineSection(capture) {
@@ -29,7 +21,7 @@ export function timelineSection(capture) {
       { class: 'timeline' },
       captures.map((other) => {
         const story = storyOf(other.id);
-        const words = story ? WORDS[story.kind](story) : other.source;
+        const words = story?.words ?? other.source;
         return el(
           'li',
           { class: other.id === state.selected ? 'current' : '' },

@@ -8,6 +8,7 @@ import {
   publicEndpoint,
   SNAPSHOT_SIZE,
   snapshotMessage,
+  storiesFor,
 } from './protocol.js';
 import { searchCaptures } from './search.js';
 import { harOf } from '../captures/har.js';
@@ -88,12 +89,17 @@ const ACTIONS: Record<string, Action> = {
     const body = await ctx.store.body(capture).catch((error: Error) => {
       throw new ActionError('body_unavailable', error.message);
     });
-    return harOf([{ capture, body }], packageVersion, storiesAmong([capture], (id) => ctx.store.ofEvent(id)));
+    return harOf(
+      [{ capture, body }],
+      packageVersion,
+      storiesAmong([capture], (id) => ctx.store.ofEvent(id)),
+    );
   },
   async search(message, ctx) {
     const query = requireString(message, 'query');
     if (query.trim() === '') throw new ActionError('parameter_invalid', 'query must hold something to search for.');
-    return searchCaptures(ctx.store, query);
+    const found = await searchCaptures(ctx.store, query);
+    return { ...found, stories: storiesFor(ctx.store, found.captures) };
   },
   async 'catch-up'(message, ctx) {
     if (!ctx.catchUp)
@@ -153,7 +159,8 @@ export async function handleAction(
     const before = typeof message.before === 'string' ? message.before : undefined;
     const captures = ctx.store.newest(SNAPSHOT_SIZE, before);
     const oldest = captures.at(-1);
-    return { type: 'history', captures, hasMore: oldest !== undefined && ctx.store.newest(1, oldest.id).length > 0 };
+    const hasMore = oldest !== undefined && ctx.store.newest(1, oldest.id).length > 0;
+    return { type: 'history', captures, hasMore, stories: storiesFor(ctx.store, captures) };
   }
   try {
     return { type: 'result', id: message.id ?? null, ok: true, data: await run(type, message, ctx, broadcast) };

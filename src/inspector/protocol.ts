@@ -2,6 +2,7 @@ import type { ApiClient, MissedEvent } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import type { Listener } from '../listener/index.js';
 import type { Capture, CaptureStore } from '../store/index.js';
+import { type EventStory, storiesAmong } from '../story/index.js';
 
 /** Everything the hub acts on. The API key stays inside `client`; the secret never enters here. */
 export interface ActionContext {
@@ -40,9 +41,11 @@ export type InspectorMessage =
       listener: string;
       resync?: boolean;
       missed: MissedEvent[];
+      /** The story of each event the captures belong to (src/story/): the page renders it, deciding nothing. */
+      stories: EventStory[];
     }
-  | { type: 'capture'; capture: Capture }
-  | { type: 'history'; captures: Capture[]; hasMore: boolean }
+  | { type: 'capture'; capture: Capture; story: EventStory }
+  | { type: 'history'; captures: Capture[]; hasMore: boolean; stories: EventStory[] }
   | { type: 'endpoint'; endpoint: PublicEndpoint | null }
   | { type: 'missed'; missed: MissedEvent[] }
   | { type: 'result'; id: unknown; ok: true; data: unknown }
@@ -62,6 +65,11 @@ export function publicEndpoint(
   return { ...rest, secretHint };
 }
 
+/** The stories of the events of `captures`, each made of every capture of it the store holds. */
+export function storiesFor(store: CaptureStore, captures: readonly Capture[]): EventStory[] {
+  return [...storiesAmong(captures, (id) => store.ofEvent(id)).values()];
+}
+
 export function snapshotMessage(ctx: ActionContext): Extract<InspectorMessage, { type: 'snapshot' }> {
   const captures = ctx.store.newest(SNAPSHOT_SIZE);
   return {
@@ -73,5 +81,6 @@ export function snapshotMessage(ctx: ActionContext): Extract<InspectorMessage, {
     forwardTo: ctx.forwardTo,
     listener: ctx.listener.url,
     missed: ctx.getMissed?.() ?? [],
+    stories: storiesFor(ctx.store, captures),
   };
 }

@@ -8,6 +8,7 @@ import { answerOnSocket } from '../http/index.js';
 import type { MissedEvent } from '../api/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
+import { storiesAmong, storyKey } from '../story/index.js';
 import { handleAction } from './actions.js';
 import { type ActionContext, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
@@ -233,7 +234,9 @@ class PageHub {
     this.#flushTimer = null;
     const captures = [...this.#changed.values()];
     this.#changed.clear();
-    this.#broadcast(captures.map((capture) => ({ type: 'capture', capture })));
+    // Each with its event's story as the store tells it now: a later capture can change the event's state.
+    const stories = storiesAmong(captures, (id) => this.#options.store.ofEvent(id));
+    this.#broadcast(captures.map((capture) => ({ type: 'capture', capture, story: stories.get(storyKey(capture))! })));
   }
 
   #heartbeat(): void {

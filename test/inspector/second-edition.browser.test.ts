@@ -99,7 +99,12 @@ describe('the inspector, second edition', () => {
     await page.getByRole('button', { name: 'By request' }).click();
     const each = rows().filter({ hasText: 'evt_story' });
     await expect.poll(() => each.count()).toBe(5);
-    expect(await each.locator('.badge').allTextContents()).toEqual(['edited replay', 'replay', 'duplicate', 'retry 1']);
+    expect(await each.locator('.badge').allTextContents()).toEqual([
+      'edited replay',
+      'replay',
+      'duplicate (the app had taken it)',
+      'retry 1',
+    ]);
     expect(await each.locator('.chip').allTextContents()).toEqual(['200', '200', '200', '200', '500']);
     expect(await each.last().locator('.chip').getAttribute('class')).toBe('chip chip-5xx');
     await page.getByRole('button', { name: 'By event' }).click();
