@@ -31,9 +31,8 @@ export function renderMissed(node, missed, act) {
       return;
     }
     if (result.data.needsConfirm) {
-      const others = result.data.needsConfirm.map((o) => `${o.id} (${o.url})`).join(', ');
       // A redelivery goes to every enabled endpoint subscribed to the event (contract, rule 3).
-      if (window.confirm(`A redelivery also reaches endpoint ${others}. Redeliver anyway?`)) await redeliver(true);
+      if (window.confirm(`Redeliver ${missed.length}? ${result.data.reach}.`)) await redeliver(true);
       return;
     }
     said.textContent = `Redelivered ${result.data.redelivered.length}: they arrive as deliveries.`;

@@ -1,9 +1,9 @@
 import { createInterface } from 'node:readline/promises';
-import { catchUp, findMissed, type ListenSession, missedSummary } from '../listen/index.js';
-import { join } from 'node:path';
+import { catchUp, findMissed, type ListenSession, missedSummary, readListenDiscovery } from '../listen/index.js';
+import { join, resolve } from 'node:path';
 import type { ApiClient } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
-import { readCaptureStore } from '../store/index.js';
+import { type Capture, readCaptureStore } from '../store/index.js';
 import { endpointRecordOnFile } from './secret.js';
 import { colour, printLine, writeLine } from './output.js';
 
@@ -12,9 +12,8 @@ import { colour, printLine, writeLine } from './output.js';
  * and no (saying why) without one.
  */
 export function confirmOthers({ yes, say, count }: { yes: boolean; say: (line: string) => void; count: number }) {
-  return async (others: WebhookEndpoint[]): Promise<boolean> => {
-    const names = others.map((o) => `${o.id} (${o.url})`).join(', ');
-    const question = `A redelivery goes to every enabled endpoint subscribed to the event: also ${names}.`;
+  return async (_others: WebhookEndpoint[], reach: string): Promise<boolean> => {
+    const question = `A redelivery goes to every enabled endpoint subscribed to its event: ${reach}.`;
     if (yes) return true;
     if (!process.stdin.isTTY) {
       say(`${question} Not redelivered: pass --yes to go on.`);
@@ -41,7 +40,10 @@ export async function reportMissed(
   const say = (line: string) => (json ? process.stderr.write(`clockhook: ${line}\n`) : writeLine(line));
   if (json) for (const m of missed) printLine({ event: 'missed', ...m });
   if (missed.length === 0) return;
-  if (!json) writeLine(colour.yellow(missedSummary(missed)));
+  // Once they are being redelivered, no hint to get them; while listen runs, its store is locked, and the
+  // command that works from another terminal is `events redeliver --missed`.
+  const hint = redeliver ? undefined : 'npx clockhook events redeliver --missed (from another terminal)';
+  if (!json) writeLine(colour.yellow(missedSummary(missed, { hint })));
   if (redeliver) await session.catchUp(confirmOthers({ yes, say, count: missed.length }), say);
 }
 
@@ -51,19 +53,31 @@ export async function reportMissed(
  */
 export async function redeliverMissed(
   client: ApiClient,
-  { endpointId, yes, json }: { endpointId: string | undefined; yes: boolean; json: boolean },
+  {
+    endpointId,
+    yes,
+    json,
+    timeScale,
+  }: { endpointId: string | undefined; yes: boolean; json: boolean; timeScale: number },
 ): Promise<void> {
   const record = await endpointRecordOnFile(endpointId);
   const endpoint = await client.getEndpoint(record.id);
-  const store = await readCaptureStore(join('.clockhook', 'captures.json'));
-  const captured = new Set(store.captures.flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
-  const missed = await findMissed({ client, endpoint, captured });
+  const path = join('.clockhook', 'captures.json');
+  const store = await readCaptureStore(path);
+  // While listen runs here, what it captured since it started came while it ran: the scan goes on past it.
+  const listen = await readListenDiscovery(join('.clockhook', 'listen.json'));
+  const startedAt = listen?.db === resolve(path) ? listen.startedAt : undefined;
+  const idsOf = (captures: readonly Capture[]) => new Set(captures.flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
+  const captured = idsOf(store.captures);
+  const capturedBefore =
+    startedAt === undefined ? captured : idsOf(store.captures.filter((c) => Date.parse(c.receivedAt) < startedAt));
+  const missed = await findMissed({ client, endpoint, captured, capturedBefore, timeScale, startedAt });
   const say = (line: string) => (json ? process.stderr.write(`clockhook: ${line}\n`) : console.log(line));
   if (missed.length === 0) {
     say(`Endpoint ${endpoint.id} missed nothing: every event since the newest listen captured reached it.`);
     return;
   }
-  say(missedSummary(missed).replace(/ Get them now: .*$/, ''));
+  say(missedSummary(missed));
   const result = await catchUp({
     client,
     endpoint,

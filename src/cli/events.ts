@@ -144,8 +144,9 @@ export function registerEvents(program: Command): void {
     async (id: string | undefined, flags: EventFlags & { missed?: boolean; endpoint?: string; yes?: boolean }) => {
       if (flags.missed) {
         if (id !== undefined) throw new UsageError('give an event id or --missed, not both.');
-        const { client } = await resolveApi(flags);
+        const { client, timeScale } = await resolveApi(flags);
         return redeliverMissed(client, {
+          timeScale,
           endpointId: flags.endpoint,
           yes: Boolean(flags.yes),
           json: Boolean(flags.json),

@@ -27,7 +27,9 @@ export interface ActionContext {
    * Redelivers them now; without `yes`, resolves with the other endpoints a redelivery would reach
    * instead of going on (the page asks first).
    */
-  catchUp?(yes: boolean): Promise<{ needsConfirm: { id: number; url: string }[] } | { redelivered: string[] }>;
+  catchUp?(
+    yes: boolean,
+  ): Promise<{ needsConfirm: { id: number; url: string }[]; reach: string } | { redelivered: string[] }>;
 }
 
 export type InspectorMessage =

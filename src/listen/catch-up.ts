@@ -1,17 +1,32 @@
 import { type ApiClient, deliveryOutlook, type MissedEvent } from '../api/index.js';
 import { type EventRecord, matchesSubscription, PING_EVENT_TYPE, type WebhookEndpoint } from '../contract/index.js';
+import { inTime } from '../story/index.js';
 
 /** How far back catch-up looks at most (hookdeck-cli #14: a laptop closed overnight). */
 const LOOK_BACK_MS = 24 * 3_600_000;
 
 const failed = (statusCode: number | null) => statusCode === null || statusCode < 200 || statusCode >= 300;
 
-/** The missed event an event is for this endpoint, or null when it reached it (or was never for it). */
-function missedOf(event: EventRecord, endpoint: WebhookEndpoint, timeScale: number): MissedEvent | null {
+/**
+ * The missed event an event is for this endpoint, or null when it reached it (or was never for it, or
+ * came while this listen runs: `startedAt`). Created in the second listen started, an event counts by its
+ * attempts: one that failed before the start was missed, whatever the second.
+ */
+function missedOf(
+  event: EventRecord,
+  endpoint: WebhookEndpoint,
+  { timeScale, startedAt }: { timeScale: number; startedAt: number },
+): MissedEvent | null {
   if (event.type === PING_EVENT_TYPE || !matchesSubscription(event.type, endpoint.enabledEvents)) return null;
   const attempts = event.delivery_attempts.filter((a) => a.endpointId === endpoint.id);
   const base = { eventId: event.id, type: event.type, created: Number(event.created) };
-  if (attempts.length === 0) return { ...base, outlook: { next: 'attempt', attempt: 1 } };
+  const disabled = endpoint.status === 'disabled';
+  // Created while this listen runs: its first attempt may be on its way right now.
+  const sameSecond = Number(event.created) * 1000 >= Math.floor(startedAt / 1000) * 1000;
+  const before = attempts.filter((a) => !(Date.parse(a.createdAt) >= startedAt));
+  if (sameSecond && (before.length === 0 || before.length < attempts.length)) return null;
+  if (attempts.length === 0)
+    return { ...base, outlook: disabled ? { next: 'none', reason: 'disabled' } : { next: 'attempt', attempt: 1 } };
   if (!failed(attempts[attempts.length - 1].statusCode)) return null;
   const state = endpoint.status === 'disabled' ? 'disabled' : 'enabled';
   const mine = { ...event, delivery_attempts: attempts };
@@ -23,13 +38,17 @@ function missedOf(event: EventRecord, endpoint: WebhookEndpoint, timeScale: numb
 
 /**
  * The events that came while listen was off and did not reach `endpoint`: read from the service, newest
- * first, a page at a time, back to the newest event listen captured (`captured`), or 24 hours at most.
+ * first, a page at a time, back to the newest event captured before this listen started
+ * (`capturedBefore`), or 24 hours at most; those captured since (`captured`) arrived and are left out.
  * The API client waits out the contract's 429s (Retry-After) by itself.
  */
 export async function findMissed(options: {
   client: ApiClient;
   endpoint: WebhookEndpoint;
+  /** The event ids of every capture held. */
   captured: ReadonlySet<string>;
+  /** Those captured before this listen started. @default captured */
+  capturedBefore?: ReadonlySet<string>;
   now?: number;
   /** When listen started (ms): an event made since then came while it ran, not while it was off. */
   startedAt?: number;
@@ -42,10 +61,10 @@ export async function findMissed(options: {
   for (;;) {
     const page = await client.listEvents({ limit: 100, cursor });
     for (const event of page.data) {
-      if (captured.has(event.id) || Number(event.created) * 1000 < now - LOOK_BACK_MS) return missed;
-      // Created while this listen runs: its first attempt may be on its way right now.
-      if (Number(event.created) * 1000 >= Math.floor(startedAt / 1000) * 1000) continue;
-      const one = missedOf(event, endpoint, timeScale);
+      const before = options.capturedBefore ?? captured;
+      if (before.has(event.id) || Number(event.created) * 1000 < now - LOOK_BACK_MS) return missed;
+      if (captured.has(event.id)) continue;
+      const one = missedOf(event, endpoint, { timeScale, startedAt });
       if (one) missed.push(one);
     }
     if (!page.hasMore || !page.nextCursor) return missed;
@@ -53,8 +72,14 @@ export async function findMissed(options: {
   }
 }
 
-/** One line for people: how many, what the service will do with them, and how to get them now. */
-export function missedSummary(missed: MissedEvent[], now = Date.now()): string {
+/**
+ * One line for people: how many, what the service will do with them, and how to get them now: `hint` names
+ * the command that works where the line is read (none once they are being redelivered).
+ */
+export function missedSummary(
+  missed: MissedEvent[],
+  { now = Date.now(), hint }: { now?: number; hint?: string } = {},
+): string {
   const retried = missed.filter((m) => m.outlook.next === 'attempt');
   const gaveUp = missed.filter((m) => m.outlook.next === 'none' && m.outlook.reason === 'gave-up');
   const disabled = missed.filter((m) => m.outlook.next === 'none' && m.outlook.reason === 'disabled');
@@ -62,7 +87,7 @@ export function missedSummary(missed: MissedEvent[], now = Date.now()): string {
     .map((m) => ('dueAt' in m.outlook ? m.outlook.dueAt : null))
     .filter((at): at is number => at !== null)
     .sort((a, b) => a - b)[0];
-  const next = due === undefined ? '' : `, the next in ${Math.max(0, Math.round((due - now) / 60_000))} min`;
+  const next = due === undefined ? '' : `, the next ${inTime(due, now)}`;
   const parts = [
     ...(retried.length > 0 ? [`${retried.length} will be retried by the service${next}`] : []),
     ...(gaveUp.length > 0
@@ -71,7 +96,15 @@ export function missedSummary(missed: MissedEvent[], now = Date.now()): string {
     ...(disabled.length > 0 ? [`${disabled.length} will not come while the endpoint is disabled`] : []),
   ];
   const count = `${missed.length} event${missed.length === 1 ? '' : 's'} came while listen was off`;
-  return `${count}: ${parts.join('; ')}. Get them now: npx clockhook listen --catch-up (redelivers them through the API).`;
+  return `${count}: ${parts.join('; ')}.${hint ? ` Get them now: ${hint}` : ''}`;
+}
+
+/** What the confirmation says: how many endpoints each redelivery reaches, and which, this listen's first. */
+export function reachText(endpoint: WebhookEndpoint, reached: WebhookEndpoint[], sameForAll: boolean): string {
+  const all = [endpoint, ...reached.filter((e) => e.id !== endpoint.id)];
+  const names = all.map((e, i) => `#${e.id} ${i === 0 ? `this listen (${e.url})` : e.url}`).join(', ');
+  const count = `${all.length} endpoint${all.length === 1 ? '' : 's'}`;
+  return `${sameForAll ? 'each redelivery reaches' : 'the redeliveries reach up to'} ${count}: ${names}`;
 }
 
 /** The endpoints a redelivery of `type` reaches: every enabled endpoint subscribed to it (contract rule 3). */
@@ -88,7 +121,8 @@ export async function catchUp(options: {
   client: ApiClient;
   endpoint: WebhookEndpoint;
   missed: MissedEvent[];
-  confirm: (others: WebhookEndpoint[]) => Promise<boolean>;
+  /** Asked with the other endpoints and the words of `reachText`. */
+  confirm: (others: WebhookEndpoint[], reach: string) => Promise<boolean>;
   say: (line: string) => void;
 }): Promise<{ redelivered: string[]; reenabled: boolean }> {
   const { client, endpoint, missed, say } = options;
@@ -99,9 +133,14 @@ export async function catchUp(options: {
     say(`Re-enabled endpoint ${endpoint.id}, so that the redeliveries reach it.`);
   }
   const others = new Map<number, WebhookEndpoint>();
-  for (const type of new Set(missed.map((m) => m.type)))
-    for (const other of await redeliveryReach(client, type)) if (other.id !== endpoint.id) others.set(other.id, other);
-  if (others.size > 0 && !(await options.confirm([...others.values()]))) return { redelivered: [], reenabled };
+  const reaches = new Set<string>();
+  for (const type of new Set(missed.map((m) => m.type))) {
+    const reached = (await redeliveryReach(client, type)).filter((other) => other.id !== endpoint.id);
+    for (const other of reached) others.set(other.id, other);
+    reaches.add(reached.map((other) => other.id).join());
+  }
+  const reach = reachText(endpoint, [...others.values()], reaches.size === 1);
+  if (others.size > 0 && !(await options.confirm([...others.values()], reach))) return { redelivered: [], reenabled };
   const redelivered: string[] = [];
   for (const { eventId } of missed) {
     const ack = await client.redeliverEvent(eventId);

@@ -12,6 +12,8 @@ export interface ListenDiscovery {
   inspector: string | null;
   /** The capture store's absolute path. */
   db: string;
+  /** When it started (ms since the epoch): what it captured since came while it ran. Absent in older files. */
+  startedAt?: number;
 }
 
 export async function writeListenDiscovery(

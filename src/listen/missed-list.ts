@@ -23,8 +23,20 @@ export class MissedList {
   list: MissedEvent[] = [];
   #parts: Parts | null = null;
 
+  /** From now on, an event of the list leaves it as soon as any capture of it arrives (`arrived`). */
   attach(parts: Parts): void {
     this.#parts = parts;
+    parts.store.subscribe((capture) => this.arrived(capture.envelope?.id));
+  }
+
+  /** An event arrived: off the list, on the page and in the terminal, with how many are left. */
+  arrived(eventId: string | undefined): void {
+    if (!eventId || !this.list.some((m) => m.eventId === eventId)) return;
+    this.#show(this.list.filter((m) => m.eventId !== eventId));
+    const left = this.list.length;
+    this.#parts?.logger.info(
+      `${eventId} (missed while listen was off) has arrived; ${left === 0 ? 'every missed event is here now' : `${left} missed still to come`}.`,
+    );
   }
 
   async find(): Promise<MissedEvent[]> {
@@ -33,11 +45,13 @@ export class MissedList {
     if (!parts?.existed || !parts.client || !endpoint || endpoint.status === 'deleted') return [];
     const captured = new Set(parts.store.all().flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
     const { client, timeScale, startedAt } = parts;
-    this.#show(await findMissed({ client, endpoint, captured, timeScale, startedAt }));
+    const found = await findMissed({ client, endpoint, captured, timeScale, startedAt });
+    // One may have arrived while the service was asked.
+    this.#show(found.filter((m) => parts.store.ofEvent(m.eventId).length === 0));
     return this.list;
   }
 
-  async catchUp(confirm: (others: WebhookEndpoint[]) => Promise<boolean>, say: (line: string) => void) {
+  async catchUp(confirm: (others: WebhookEndpoint[], reach: string) => Promise<boolean>, say: (line: string) => void) {
     const parts = this.#parts;
     const endpoint = parts?.endpoint();
     if (!parts?.client || !endpoint || this.list.length === 0) return { redelivered: [], reenabled: false };
@@ -47,14 +61,18 @@ export class MissedList {
   }
 
   /** The page's Redeliver: without `yes`, it learns first which other endpoints would get the events. */
-  async fromPage(yes: boolean): Promise<{ needsConfirm: { id: number; url: string }[] } | { redelivered: string[] }> {
+  async fromPage(
+    yes: boolean,
+  ): Promise<{ needsConfirm: { id: number; url: string }[]; reach: string } | { redelivered: string[] }> {
     let others: { id: number; url: string }[] = [];
+    let reach = '';
     const say = (line: string) => this.#parts?.logger.info(line);
-    const result = await this.catchUp(async (found) => {
+    const result = await this.catchUp(async (found, words) => {
       others = found.map(({ id, url }) => ({ id, url }));
+      reach = words;
       return yes;
     }, say);
-    return !yes && others.length > 0 && result.redelivered.length === 0 ? { needsConfirm: others } : result;
+    return !yes && others.length > 0 && result.redelivered.length === 0 ? { needsConfirm: others, reach } : result;
   }
 
   #show(list: MissedEvent[]): void {

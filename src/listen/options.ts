@@ -128,7 +128,7 @@ export interface ListenSession {
    * asked when other endpoints would get them too. The page's list goes once they are redelivered.
    */
   catchUp(
-    confirm: (others: WebhookEndpoint[]) => Promise<boolean>,
+    confirm: (others: WebhookEndpoint[], reach: string) => Promise<boolean>,
     say: (line: string) => void,
   ): Promise<{ redelivered: string[]; reenabled: boolean }>;
   /** Finishes in-flight forwards, flushes the store, deletes the endpoint it created unless kept. Safe to call twice. */

@@ -259,7 +259,12 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const db = options.dbPath ?? join(setup.stateDir, 'captures.json');
     const discovery = join(setup.stateDir, 'listen.json');
     cleanups.push(
-      await writeListenDiscovery(discovery, { listener: listener.url, inspector: inspector?.url ?? null, db }),
+      await writeListenDiscovery(discovery, {
+        listener: listener.url,
+        inspector: inspector?.url ?? null,
+        db,
+        startedAt,
+      }),
     );
     let closing: Promise<void> | undefined;
     const timeScale = api?.timeScale ?? 1;

@@ -35,12 +35,13 @@ export function kindWords(kind: DeliveryKind, retry?: number): string {
 }
 
 /**
- * How long until `at`, as a person reads it: "in under a minute", "in 4 min", "in 2 h"; "now" once due.
+ * How long until `at`, as a person reads it: "in under a minute", "in 4 min", "in 2 h"; "any moment now"
+ * once due (the service lists an attempt only once it completes).
  * Every "next in" goes through here, already scaled by a sandbox's --time-scale.
  */
 export function inTime(at: number, now: number): string {
   const ms = at - now;
-  if (ms <= 0) return 'now';
+  if (ms <= 0) return 'any moment now';
   if (ms < 60_000) return 'in under a minute';
   if (ms < 3_600_000) return `in ${Math.round(ms / 60_000)} min`;
   return `in ${Math.round(ms / 360_000) / 10} h`;

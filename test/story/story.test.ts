@@ -153,10 +153,10 @@ describe("an event's state", () => {
 });
 
 describe('when the service tries next', () => {
-  it('says "in under a minute" rather than 0 min, and now once due', () => {
+  it('says "in under a minute" rather than 0 min, and "any moment now" once due', () => {
     expect(inTime(T0 + 3_000, T0)).toBe('in under a minute');
     expect(inTime(T0 + 5 * 60_000, T0)).toBe('in 5 min');
     expect(inTime(T0 + 2 * 3_600_000, T0)).toBe('in 2 h');
-    expect(inTime(T0 - 1, T0)).toBe('now');
+    expect(inTime(T0 - 1, T0)).toBe('any moment now');
   });
 });
