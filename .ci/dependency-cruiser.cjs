@@ -14,9 +14,17 @@ module.exports = {
     {
       name: 'shared-below-components',
       severity: 'error',
-      comment: 'http/, store/ and api/ sit below every component: they never import one.',
+      comment: 'http/, store/ and api/ sit below every component (story/ too): they never import one.',
       from: { path: '^src/(http|store|api)/' },
-      to: { path: '^src/(listener|listen|inspector|relay|sandbox|check|captures|testing|cli)/' },
+      to: { path: '^src/(story|listener|listen|inspector|relay|sandbox|check|captures|testing|cli)/' },
+    },
+    {
+      name: 'story-decides-below-every-surface',
+      severity: 'error',
+      comment:
+        'story/ decides what each delivery was, from captures and the service view: pure, it knows no surface that renders it.',
+      from: { path: '^src/story/' },
+      to: { path: '^src/', pathNot: '^src/(story|store|api|contract)/' },
     },
     {
       name: 'components-below-listen',

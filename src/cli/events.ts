@@ -6,6 +6,10 @@ import { textExcerpt } from '../http/index.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { redeliverMissed } from './catch-up.js';
 import { UsageError } from './errors.js';
+import { recordsOnFile } from './secret.js';
+import { join } from 'node:path';
+import { readCaptureStore } from '../store/index.js';
+import { serviceEventStory } from '../story/index.js';
 import { parseEventType } from './help.js';
 import { parsePositiveInt } from './process.js';
 
@@ -80,8 +84,20 @@ export function outlookLines(
   ];
 }
 
-function printEvent(event: EventRecord, outlook: DeliveryOutlook[], timeScale: number): void {
-  console.log(`${event.id}  ${event.type}  created ${formatCreated(event.created)}`);
+/**
+ * The event's story: in a listen's folder (one endpoint on file), from its captures here and the service's
+ * view for that endpoint; elsewhere, the service's view alone.
+ */
+async function storyHere(event: EventRecord, outlook: DeliveryOutlook[]) {
+  const records = await recordsOnFile().catch(() => []);
+  if (records.length !== 1) return serviceEventStory(event, outlook, {});
+  const reading = await readCaptureStore(join('.clockhook', 'captures.json')).catch(() => null);
+  const captures = (reading?.captures ?? []).filter((c) => c.envelope?.id === event.id);
+  return serviceEventStory(event, outlook, { captures, endpointId: records[0].id });
+}
+
+function printEvent(event: EventRecord, outlook: DeliveryOutlook[], timeScale: number, state: string): void {
+  console.log(`${event.id}  ${event.type}  created ${formatCreated(event.created)}  ${state}`);
   if (event.delivery_attempts.length === 0) {
     console.log('No delivery attempts yet (attempts appear once they complete).');
     return;
@@ -128,8 +144,10 @@ export function registerEvents(program: Command): void {
     async (id: string, flags: EventFlags) => {
       const { client, timeScale } = await resolveApi(flags);
       const event = await client.getEvent(id);
-      if (flags.json) printJson(event);
-      else printEvent(event, await readDeliveryOutlook(client, event, timeScale), timeScale);
+      const outlook = await readDeliveryOutlook(client, event, timeScale);
+      const { state, words, next } = await storyHere(event, outlook);
+      if (flags.json) printJson({ ...event, story: { state, words, next } });
+      else printEvent(event, outlook, timeScale, words);
     },
   );
 

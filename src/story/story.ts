@@ -16,6 +16,8 @@ export interface DeliveryStory {
 export interface ServiceView {
   /** The event never reached this listen (see listen's missed list). */
   missed?: boolean;
+  /** Every endpoint asked about took its latest attempt. */
+  delivered?: boolean;
   /** What the service does next, from its delivery attempts (see deliveryOutlook); null: nothing is due. */
   next?: NextAttempt | null;
   /** Why nothing more comes, when the service says so. */
@@ -105,9 +107,19 @@ function withKinds(captures: readonly Capture[]): (Capture & { kind: DeliveryKin
   return done;
 }
 
+/** The state of an event that has no capture here: the service's view alone. */
+function serviceState(service: ServiceView): { state: EventState; next: NextAttempt | null } {
+  if (service.missed) return { state: 'missed', next: service.next ?? null };
+  if (service.delivered) return { state: 'delivered', next: null };
+  if (service.ended === 'gave-up') return { state: 'given-up', next: null };
+  if (service.ended === 'disabled') return { state: 'disabled', next: null };
+  if (service.next || service.ended) return { state: 'failing', next: service.next ?? null };
+  return { state: 'pending', next: null };
+}
+
 /** The state of an event from its captures (oldest first) and what the service says, where it was asked. */
 function stateOf(latest: Capture | undefined, service: ServiceView): { state: EventState; next: NextAttempt | null } {
-  if (!latest) return { state: service.missed ? 'missed' : 'pending', next: service.next ?? null };
+  if (!latest) return serviceState(service);
   const outcome = outcomeOf(latest);
   if (outcome === 'pending') return { state: 'pending', next: null };
   if (outcome === '2xx') return { state: 'delivered', next: null };

@@ -51,7 +51,7 @@ export function inTime(at: number, now: number): string {
 export function stateWords(state: EventState, next: NextAttempt | null, now: number): string {
   switch (state) {
     case 'pending':
-      return 'with the app';
+      return 'on its way (no answer yet)';
     case 'delivered':
       return 'delivered';
     case 'failing': {
