@@ -26,6 +26,9 @@ export function confirmOthers({ yes, say, count }: { yes: boolean; say: (line: s
   };
 }
 
+/** How to get the missed events now while listen runs: its store is locked, so from another terminal. */
+export const WHILE_LISTEN_RUNS = 'npx clockhook events redeliver --missed (from another terminal)';
+
 /**
  * After the ready line: the events that came while listen was off and did not reach its endpoint, said in
  * one line (`--json`: a `missed` line each), and with `catchUp`, redelivered now. Only for an endpoint that
@@ -42,7 +45,7 @@ export async function reportMissed(
   if (missed.length === 0) return;
   // Once they are being redelivered, no hint to get them; while listen runs, its store is locked, and the
   // command that works from another terminal is `events redeliver --missed`.
-  const hint = redeliver ? undefined : 'npx clockhook events redeliver --missed (from another terminal)';
+  const hint = redeliver ? undefined : WHILE_LISTEN_RUNS;
   if (!json) writeLine(colour.yellow(missedSummary(missed, { hint })));
   if (redeliver) await session.catchUp(confirmOthers({ yes, say, count: missed.length }), say);
 }

@@ -235,7 +235,7 @@ function kindText(story: DeliveryReport['story']): string {
 }
 
 /** A delivery's `--json` line: the report's fields, those without a value left out. */
-function deliveryJson(report: DeliveryReport): Record<string, unknown> {
+export function deliveryJson(report: DeliveryReport): Record<string, unknown> {
   const { captureId, eventId, type, signature, status, durationMs, error, answer, source } = report;
   const { signatureReason, duplicateOf } = report;
   return {

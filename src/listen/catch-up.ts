@@ -24,7 +24,8 @@ function missedOf(
   // Created while this listen runs: its first attempt may be on its way right now.
   const sameSecond = Number(event.created) * 1000 >= Math.floor(startedAt / 1000) * 1000;
   const before = attempts.filter((a) => !(Date.parse(a.createdAt) >= startedAt));
-  if (sameSecond && (before.length === 0 || before.length < attempts.length)) return null;
+  // Nothing is on its way to a disabled endpoint, though.
+  if (sameSecond && !disabled && (before.length === 0 || before.length < attempts.length)) return null;
   if (attempts.length === 0)
     return { ...base, outlook: disabled ? { next: 'none', reason: 'disabled' } : { next: 'attempt', attempt: 1 } };
   if (!failed(attempts[attempts.length - 1].statusCode)) return null;

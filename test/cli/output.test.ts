@@ -159,12 +159,21 @@ describe('the delivery line', () => {
     eventId: 'evt_1',
     type: 'punch.created',
     signature: 'valid',
+    story: {
+      kind: 'first',
+      words: 'first delivery',
+      event: { state: 'delivered', words: 'delivered', failed: false, latest: true },
+    },
     duplicateOf: null,
     method: 'POST',
     target: 'http://localhost:3000/hooks',
     status: 200,
     durationMs: 23,
   };
+  const as = (kind: 'retry' | 'duplicate', words: string): DeliveryReport => ({
+    ...report,
+    story: { ...report.story!, kind, words },
+  });
 
   it('names the event, the verdict and where it went', () => {
     expect(deliveryLine(report)).toMatch(
@@ -172,9 +181,12 @@ describe('the delivery line', () => {
     );
   });
 
-  it('marks an event id delivered before as a duplicate', () => {
-    expect(deliveryLine({ ...report, duplicateOf: 'cap_0' })).toMatch(
-      / --> punch\.created \[evt_1\] duplicate signature valid {2}<-- \[200\] /,
+  it('says what a repeat was: a retry while the app had not taken the event, a duplicate once it had', () => {
+    expect(deliveryLine(as('retry', 'retry 2'))).toMatch(
+      /^\d\d:\d\d:\d\d retry 2 --> punch\.created \[evt_1\] signature valid /,
+    );
+    expect(deliveryLine({ ...as('duplicate', 'duplicate (the app had taken it)'), duplicateOf: 'cap_0' })).toMatch(
+      /^\d\d:\d\d:\d\d duplicate \(the app had taken it\) --> punch\.created \[evt_1\] signature valid {2}<-- \[200\] /,
     );
   });
 
