@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WHILE_LISTEN_RUNS } from '../../src/cli/catch-up.js';
@@ -24,7 +25,6 @@ const RETRY_MS = 60_000 * SCALE;
 const DUPLICATE = 'duplicate (the app had taken it)';
 
 type Json = Record<string, any>;
-const strip = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 
 describe('one story of each delivery, on every surface', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -80,7 +80,10 @@ describe('one story of each delivery, on every surface', () => {
   const terminalKinds = (eventId: string) =>
     reports
       .filter((r) => r.eventId === eventId)
-      .map((r) => /^\d\d:\d\d:\d\d(?: (.+?))? --> /.exec(strip(deliveryLine(r)))?.[1] ?? 'first delivery');
+      .map(
+        (r) =>
+          /^\d\d:\d\d:\d\d(?: (.+?))? --> /.exec(stripVTControlCharacters(deliveryLine(r)))?.[1] ?? 'first delivery',
+      );
 
   /** The row of an event in the page's By event view: its status chip and marks. */
   async function pageRow(eventId: string) {
