@@ -9,6 +9,8 @@ import { openTab, tabbed } from './tabs.js';
 import { timelineSection } from './timeline.js';
 import { storyOf } from './list.js';
 
+import { editor, keepEditorPlace, parsedBody } from './editor.js';
+
 /**
  * What a repeat of an event means for the app, as clockhook decided it: a duplicate came after the app had
  * taken the event (it must not act twice); a retry came while it had not (it should take this one).
@@ -29,15 +31,15 @@ function repeatNote(capture) {
     );
   }
   if (story?.kind !== 'retry') return null;
+  const earlier = capture.repeatOf ?? capture.duplicateOf;
   return el(
     'p',
     { class: 'duplicate-note' },
-    `${story.words[0].toUpperCase()}${story.words.slice(1)}: the app had not taken this event (no 2xx)`,
-    capture.repeatOf ? [' since ', captureLink(capture.repeatOf)] : null,
-    '. Your app has not acted on it yet: it should take this one.',
+    `${story.words[0].toUpperCase()}${story.words.slice(1)}: the app did not take the earlier delivery of this event id (no 2xx)`,
+    earlier ? [', in ', captureLink(earlier)] : null,
+    '. Your app has not acted on this event yet: it should take this one.',
   );
 }
-import { editor, keepEditorPlace, parsedBody } from './editor.js';
 
 /** Says what is shown of a body kept apart until the whole of it is here. */
 export function partialBodyNote(capture) {

@@ -1,5 +1,5 @@
 // The gist of an app's answer, for one line: the listener's delivery line at the terminal and the page's
-// note above a failed delivery say the same (src/http/excerpt.ts loads this file).
+// note above a failed delivery say the same (src/excerpt.ts imports this file, typed by excerpt.d.ts).
 
 /** Longest excerpt of an app's answer. */
 const EXCERPT_CHARS = 100;

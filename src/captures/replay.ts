@@ -17,7 +17,7 @@ export interface ReplayOutcome {
 }
 
 /** Headers of a captured request as they go out again: not those of its connection, its length or host. */
-function headersToSend(capture: Capture): Record<string, string | string[]> {
+export function headersToSend(capture: Capture): Record<string, string | string[]> {
   const { 'content-length': _length, host: _host, ...headers } = withoutHopByHop(capture.headers);
   return headers;
 }

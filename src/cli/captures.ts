@@ -1,9 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
+import { counted } from '../words.js';
 import { type Command, Option } from 'commander';
 import { curlScript, fixtureOf, harOf, outcomeOf, selectCaptures, statusOf } from '../captures/index.js';
 import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/index.js';
-import type { Capture, StoreReading } from '../store/index.js';
+import { type Capture, encodeBody, type StoreReading } from '../store/index.js';
 import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';
 import { UsageError } from './errors.js';
 import { colour, printJson, writeLine } from './output.js';
@@ -13,6 +14,7 @@ interface ExportFlags extends CaptureFlags {
   format: 'har' | 'curl' | 'fixture' | 'ndjson';
   output?: string;
   to?: string;
+  asIs?: boolean;
 }
 
 /**
@@ -78,6 +80,15 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
   ].join('\n');
 }
 
+/**
+ * A capture as `show --json` and the NDJSON export give it: as stored, with its story, and `body` the whole
+ * body (`bodyEncoding` utf8 when it is valid UTF-8, else base64), also when the store kept it in a file.
+ */
+function wholeCapture(capture: Capture, body: Buffer, stories: ReadonlyMap<string, EventStory>) {
+  const { bodyFile: _kept, ...shown } = withStory(capture, stories);
+  return { ...shown, ...encodeBody(body) };
+}
+
 /** Every capture with its whole body (from its body file when it is over 16 KiB). */
 const withBodies = (reading: StoreReading, captures: Capture[]) =>
   Promise.all(captures.map(async (capture) => ({ capture, body: await reading.body(capture) })));
@@ -95,24 +106,24 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
     await mkdir(out, { recursive: true });
     for (const { capture, body } of captures)
       await writeFile(join(out, `${capture.id}.json`), `${JSON.stringify(fixtureOf(capture, body), null, 2)}\n`);
-    console.error(`Wrote ${captures.length} fixtures to ${out}/.`);
+    console.error(`Wrote ${counted(captures.length, 'fixture')} to ${join(out, sep)}.`);
     return;
   }
   const text =
     flags.format === 'har'
       ? `${JSON.stringify(harOf(captures, packageVersion, stories), null, 2)}\n`
       : flags.format === 'curl'
-        ? await curlScript(captures, flags.to)
+        ? curlScript(captures, { to: flags.to, asIs: Boolean(flags.asIs) })
         : flags.format === 'fixture'
           ? `${JSON.stringify(
               captures.map(({ capture, body }) => fixtureOf(capture, body)),
               null,
               2,
             )}\n`
-          : captures.map(({ capture }) => `${JSON.stringify(withStory(capture, stories))}\n`).join('');
+          : captures.map(({ capture, body }) => `${JSON.stringify(wholeCapture(capture, body, stories))}\n`).join('');
   if (out) {
     await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined);
-    console.error(`Wrote ${captures.length} captures to ${out}.`);
+    console.error(`Wrote ${counted(captures.length, 'capture')} to ${out}.`);
   } else process.stdout.write(text);
 }
 
@@ -140,20 +151,20 @@ export function registerCaptures(program: Command): void {
       filterOf(flags, [id]);
       const reading = await readStore(flags);
       const [capture] = namedCaptures(reading, [id]);
-      const shown = withStory(capture, storiesOf(reading.captures));
-      if (flags.json) printJson({ ...shown, wholeBody: (await reading.body(capture)).toString('base64') });
+      if (flags.json) printJson(wholeCapture(capture, await reading.body(capture), storiesOf(reading.captures)));
       else console.log(await showCapture(reading, capture));
     });
   withCaptureFilters(
     captures.command('export [capture-ids...]').description('export captures as HAR, curl, fixtures or NDJSON'),
   )
     .addOption(
-      new Option('--format <format>', 'har, curl, fixture or ndjson')
+      new Option('--format <format>', 'required: har, curl, fixture or ndjson')
         .choices(['har', 'curl', 'fixture', 'ndjson'])
         .makeOptionMandatory(),
     )
     .option('-o, --output <file>', 'write to this file (a folder for one fixture file per capture) instead of stdout')
     .option('--to <url>', 'curl: send to this listener URL (default: the Host each capture arrived at)')
+    .option('--as-is', 'curl: keep the signature each arrived with (default: re-signed when the script runs)')
     .action((ids: string[], flags: ExportFlags) => {
       if (flags.to !== undefined && !URL.canParse(flags.to))
         throw new UsageError(`--to ${flags.to} is not a URL, e.g. http://127.0.0.1:4300/`);

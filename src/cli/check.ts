@@ -124,7 +124,7 @@ export function registerCheck(program: Command): void {
   program
     .command('check')
     .description('test whether your receiver honours the webhook contract')
-    .option('--forward-to <url>', 'your receiver: 3000, localhost:3000/hooks or a URL (required)')
+    .option('--forward-to <url>', 'required: your receiver, 3000, localhost:3000/hooks or a URL')
     .option(
       '--secret <whsec>',
       'the secret your receiver verifies with (default: $CLOCKHOOK_SECRET, else that of the endpoint clockhook listen registered from this folder)',

@@ -138,7 +138,7 @@ function registerEndpointReads(endpoints: Command): void {
 /** create, update and delete. */
 function registerEndpointWrites(endpoints: Command): void {
   withApiOptions(endpoints.command('create').description('create an endpoint; prints its secret once'))
-    .requiredOption('--url <url>', 'HTTPS URL of the receiver')
+    .requiredOption('--url <url>', 'required: the HTTPS URL of the receiver')
     .option('--events <types>', 'comma-separated event types, or * for all', '*')
     .option('--description <text>', 'a label')
     .action(

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type DeliveryOutlook, readDeliveryOutlook } from '../api/index.js';
 import { type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
-import { textExcerpt } from '../http/index.js';
+import { textExcerpt } from '../excerpt.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { redeliverMissed } from './catch-up.js';
 import { UsageError } from './errors.js';
@@ -12,6 +12,7 @@ import { readCaptureStore } from '../store/index.js';
 import { serviceEventStory } from '../story/index.js';
 import { parseEventType } from './help.js';
 import { parsePositiveInt } from './process.js';
+import { counted } from '../words.js';
 
 interface EventFlags extends ApiFlags {
   type?: string;
@@ -173,7 +174,7 @@ export function registerEvents(program: Command): void {
       if (id === undefined) throw new UsageError('give the id of the event to redeliver (evt_…), or --missed.');
       const ack: RedeliveryAcknowledgement = await (await resolveApi(flags)).client.redeliverEvent(id);
       if (flags.json) printJson(ack);
-      else console.log(`Redelivery of ${ack.eventId} queued for ${ack.endpointsNotified} endpoint(s).`);
+      else console.log(`Redelivery of ${ack.eventId} queued for ${counted(ack.endpointsNotified, 'endpoint')}.`);
     },
   );
 }

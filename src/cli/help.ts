@@ -40,6 +40,15 @@ export function parseEventType(value: string, flag: string): string {
 
 /** Each command's examples, by its path (`endpoints create`), added to its `--help` by `addExamples`. */
 const EXAMPLES: Record<string, [string, string][]> = {
+  '': [
+    [
+      'see deliveries arrive, verified, and forward them to your app on port 3000',
+      'npx clockhook listen --forward-to 3000',
+    ],
+    ['send one from the sandbox (in another terminal)', 'npx clockhook trigger punch.created'],
+    ['does your receiver honour the webhook rules?', 'npx clockhook check --forward-to 3000'],
+    ['any command: what it takes, with examples', 'npx clockhook listen --help'],
+  ],
   listen: [
     ['forward every verified delivery to your app on port 3000', 'npx clockhook listen --forward-to 3000'],
     [
@@ -81,6 +90,14 @@ const EXAMPLES: Record<string, [string, string][]> = {
       'npx clockhook relay --port 8081 --public-url https://hooks.example.com --redis redis://127.0.0.1:6379/0',
     ],
   ],
+  'relay keys add': [
+    ['a key for a team member, printed once', 'npx clockhook relay keys add alice --redis redis://127.0.0.1:6379/0'],
+    ['in a keys file (0600) of a relay without Redis', 'npx clockhook relay keys add bob --keys relay-keys.json'],
+  ],
+  'relay keys list': [
+    ["each key's channels now and requests in the last hour", 'npx clockhook relay keys list --keys relay-keys.json'],
+  ],
+  'relay keys revoke': [['let a member go', 'npx clockhook relay keys revoke alice --redis redis://127.0.0.1:6379/0']],
   'relay keys': [
     ['a key for a team member, printed once', 'npx clockhook relay keys add alice --redis redis://127.0.0.1:6379/0'],
     ["each key's channels now and requests in the last hour", 'npx clockhook relay keys list --keys relay-keys.json'],
@@ -112,6 +129,15 @@ const EXAMPLES: Record<string, [string, string][]> = {
       'npx clockhook captures export --type punch.created --format har -o punches.har',
     ],
   ],
+  'captures list': [
+    ['the newest, one line each', 'npx clockhook captures list'],
+    ['each event whose latest delivery or replay failed', 'npx clockhook captures list --status failed'],
+    ['as JSON lines, each with its story, for jq', 'npx clockhook captures list --json --limit 100'],
+  ],
+  'captures show': [
+    ['headers, body, signature verdict and the answer', 'npx clockhook captures show cap_…'],
+    ['as JSON, with the whole body', 'npx clockhook captures show cap_… --json | jq -r .body'],
+  ],
   'captures export': [
     [
       'test fixtures, one file each, for your tests',
@@ -139,6 +165,15 @@ const EXAMPLES: Record<string, [string, string][]> = {
     ['send it a ping', 'npx clockhook endpoints ping 3'],
     ['enable it again after 10 failed deliveries disabled it', 'npx clockhook endpoints enable 3'],
   ],
+  'endpoints get': [['one endpoint: its URL, event types and status', 'npx clockhook endpoints get 3']],
+  'endpoints ping': [['a ping reaches it even when disabled: is it reachable?', 'npx clockhook endpoints ping 3']],
+  'endpoints enable': [['deliveries to it again after 10 failed ones disabled it', 'npx clockhook endpoints enable 3']],
+  'endpoints disable': [['no deliveries to it for now', 'npx clockhook endpoints disable 3']],
+  'endpoints update': [
+    ['punches only, from now on', 'npx clockhook endpoints update 3 --events punch.created,punch.updated'],
+    ['a new URL', 'npx clockhook endpoints update 3 --url https://example.com/new-hooks'],
+  ],
+  'endpoints delete': [['gone for good, with its secret', 'npx clockhook endpoints delete 3']],
   'endpoints list': [['as JSON, every page', 'npx clockhook endpoints list --limit 1000 --json']],
   'endpoints create': [
     ['an endpoint for every event type', 'npx clockhook endpoints create --url https://example.com/hooks'],
@@ -147,6 +182,14 @@ const EXAMPLES: Record<string, [string, string][]> = {
     ['the newest events of one type', 'npx clockhook events list --type punch.created'],
     ['an event with its delivery attempts, and when the service tries again', 'npx clockhook events get evt_…'],
     ['send it again now', 'npx clockhook events redeliver evt_…'],
+  ],
+  'events get': [
+    ['its delivery attempts, its state and when the service tries again', 'npx clockhook events get evt_…'],
+    ['as JSON, with its story', 'npx clockhook events get evt_… --json'],
+  ],
+  'events redeliver': [
+    ['to every endpoint subscribed to it now', 'npx clockhook events redeliver evt_…'],
+    ['what listen missed while it was off, from another terminal', 'npx clockhook events redeliver --missed'],
   ],
   'events list': [['the next page', 'npx clockhook events list --cursor <the cursor printed last>']],
   init: [

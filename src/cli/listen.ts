@@ -186,11 +186,13 @@ export function registerListen(program: Command): void {
   program
     .command('listen')
     .description('receive deliveries: verify, capture and forward them to your app')
-    .option(
-      '--forward-to <[types=]url>',
-      'your app: 3000, localhost:3000/hooks or a URL; repeat with types= to route by event type (default: capture-only)',
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
+    .addOption(
+      new Option(
+        '--forward-to <[types=]url>',
+        'your app: 3000, localhost:3000/hooks or a URL; repeat with types= to route by event type',
+      )
+        .default([] as string[], 'capture-only')
+        .argParser((value: string, previous: string[]) => [...previous, value]),
     )
     .option('--port <port>', 'listener port', '4300')
     .option('--inspector-port <port>', 'inspector port (127.0.0.1 only)', '4301')

@@ -9,7 +9,8 @@ export async function run(argv: string[] = process.argv): Promise<void> {
   dropOutputWhenClosed();
   const program = buildProgram();
   try {
-    await program.parseAsync(argv);
+    // -V, commander's short flag for the version before -v was (docs and scripts may use it).
+    await program.parseAsync(argv.length === 3 && argv[2] === '-V' ? [...argv.slice(0, 2), '--version'] : argv);
   } catch (error) {
     process.exitCode = reportError(error);
   }

@@ -19,7 +19,8 @@ import { registerTrigger } from './trigger.js';
 export function buildProgram(): Command {
   const program = new Command('clockhook')
     .description("Local development tunnel and inspector for the time-tracking service's signed webhooks.")
-    .version(packageVersion)
+    // -v as most CLIs have it; -V, commander's own, still works (see main.ts).
+    .version(packageVersion, '-v, --version')
     .showHelpAfterError('(run with --help for usage)')
     // commander's own usage errors ("error: missing required argument") begin as clockhook's others do.
     .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'clockhook: ')) })
@@ -37,6 +38,12 @@ export function buildProgram(): Command {
   registerCompletion(program);
   registerInit(program);
   addExamples(program);
+  // A command of subcommands answers an unknown one with its help, which lists them.
+  const withSubcommands = (command: Command): Command[] => [
+    ...(command.commands.length > 0 && command !== program ? [command] : []),
+    ...command.commands.flatMap(withSubcommands),
+  ];
+  for (const command of withSubcommands(program)) command.showHelpAfterError(true);
   program.hook('preAction', (_program, command) => refuseEmptyValues(command));
   return program;
 }

@@ -90,7 +90,9 @@ export function suggestEventType(typed: string): DomainEventType | null {
 /** A mistyped event type for a message, with what it may have meant: `employe.created (did you mean employee.created?)`. */
 export function withSuggestion(typed: string, shown = typed): string {
   const suggestion = suggestEventType(typed);
-  return suggestion ? `${shown} (did you mean ${suggestion}?)` : shown;
+  return suggestion
+    ? `${shown} (did you mean ${suggestion}?)`
+    : `${shown} (none of the ${EVENT_TYPES.length} types is close: npx clockhook trigger --help lists them)`;
 }
 
 export type SubscriptionCheck = { ok: true; types: string[] } | { ok: false; invalid: string[]; message: string };

@@ -1,6 +1,7 @@
 import { type ApiClient, deliveryOutlook, type MissedEvent } from '../api/index.js';
 import { type EventRecord, matchesSubscription, PING_EVENT_TYPE, type WebhookEndpoint } from '../contract/index.js';
 import { inTime } from '../story/index.js';
+import { counted } from '../words.js';
 
 /** How far back catch-up looks at most (hookdeck-cli #14: a laptop closed overnight). */
 const LOOK_BACK_MS = 24 * 3_600_000;
@@ -96,7 +97,7 @@ export function missedSummary(
       : []),
     ...(disabled.length > 0 ? [`${disabled.length} will not come while the endpoint is disabled`] : []),
   ];
-  const count = `${missed.length} event${missed.length === 1 ? '' : 's'} came while listen was off`;
+  const count = `${counted(missed.length, 'event')} came while listen was off`;
   return `${count}: ${parts.join('; ')}.${hint ? ` Get them now: ${hint}` : ''}`;
 }
 
@@ -104,7 +105,7 @@ export function missedSummary(
 export function reachText(endpoint: WebhookEndpoint, reached: WebhookEndpoint[], sameForAll: boolean): string {
   const all = [endpoint, ...reached.filter((e) => e.id !== endpoint.id)];
   const names = all.map((e, i) => `#${e.id} ${i === 0 ? `this listen (${e.url})` : e.url}`).join(', ');
-  const count = `${all.length} endpoint${all.length === 1 ? '' : 's'}`;
+  const count = counted(all.length, 'endpoint');
   return `${sameForAll ? 'each redelivery reaches' : 'the redeliveries reach up to'} ${count}: ${names}`;
 }
 
@@ -146,7 +147,7 @@ export async function catchUp(options: {
   for (const { eventId } of missed) {
     const ack = await client.redeliverEvent(eventId);
     redelivered.push(eventId);
-    say(`Redelivered ${eventId} to ${ack.endpointsNotified} endpoint${ack.endpointsNotified === 1 ? '' : 's'}.`);
+    say(`Redelivered ${eventId} to ${counted(ack.endpointsNotified, 'endpoint')}.`);
   }
   return { redelivered, reenabled };
 }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { editDistance } from '../contract/index.js';
-import { parseRoute } from '../listener/index.js';
+import { normalizeForwardTarget, parseRoute } from '../listener/index.js';
 
 /** `clockhook.config.json`'s `listen` part, as the schema shipped beside it (clockhook.config.schema.json) says. */
 export interface ListenConfigFile {
@@ -93,14 +93,22 @@ export function checkConfig(value: unknown, file: string): ListenConfigFile {
   const { $comment: _comment, ...settings } = listen as ListenConfigFile & { $comment?: string };
   for (const [i, route] of (settings.forwardTo ?? []).entries()) {
     try {
-      parseRoute(route);
+      normalizeForwardTarget(parseRoute(route).target);
     } catch (error) {
       throw new ConfigError(
-        `${file}: listen.forwardTo[${i}] ${(error as Error).message.replace(/^--forward-to /, '')}`,
+        `${file}: listen.forwardTo[${i}]: ${(error as Error).message.replace(/^--forward-to (\S+: )?/, '')}`,
       );
     }
   }
   return settings;
+}
+
+/** `:line:column` of a JSON syntax error, from the position V8 gives (1-based, as editors count). */
+function whereInJson(text: string, error: Error): string {
+  const at = /at position (\d+)/.exec(error.message);
+  if (!at) return '';
+  const before = text.slice(0, Number(at[1])).split('\n');
+  return `:${before.length}:${(before.at(-1) ?? '').length + 1}`;
 }
 
 /** Reads a config file: null when `optional` and there is none; a ConfigError for any other trouble. */
@@ -119,7 +127,9 @@ export async function readConfigFile(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${file} is not valid JSON: ${(error as Error).message}.`);
+    throw new ConfigError(
+      `${file}${whereInJson(text, error as Error)} is not valid JSON: ${(error as Error).message}.`,
+    );
   }
   return checkConfig(value, file);
 }

@@ -4,13 +4,13 @@ import { ActionError } from '../errors.js';
 import {
   answerClientError,
   answerError,
-  answerExcerpt,
   ByteBudget,
   errorMessage,
   hardenedServerOptions,
   leaseFrom,
   answerEarly,
 } from '../http/index.js';
+import { answerExcerpt } from '../excerpt.js';
 import { isEveryInterface, listenOn } from '../net.js';
 import { formatMiB } from '../size.js';
 import { type Capture, type CaptureForward, newCaptureId } from '../store/index.js';

@@ -27,14 +27,15 @@ function patternProblem(pattern: string): string | null {
  * as `3000`, or a URL whose query holds `=`) the route takes every type. Throws a TypeError naming the route.
  */
 export function parseRoute(spec: string): RouteSpec {
+  const example = "A route is [TYPES=]TARGET, e.g. 'punch.*,time_entry.*=3000/attendance', or 3000 for every type.";
+  if (spec.trim().startsWith('=')) throw new TypeError(`--forward-to ${spec}: no event types before the =. ${example}`);
+  if (/^[a-z_*.]+(?:,[a-z_*.]+)*=$/.test(spec.trim()))
+    throw new TypeError(`--forward-to ${spec}: no target after the =. ${example}`);
   const match = /^([a-z_*.]+(?:,[a-z_*.]+)*)=(.+)$/.exec(spec.trim());
   if (!match) return { types: null, target: spec.trim() };
   const types = match[1].split(',');
   const problem = types.map(patternProblem).find(Boolean);
-  if (problem)
-    throw new TypeError(
-      `--forward-to ${spec}: ${problem}. A route is [TYPES=]TARGET, e.g. 'punch.*,time_entry.*=3000/attendance'.`,
-    );
+  if (problem) throw new TypeError(`--forward-to ${spec}: ${problem}. ${example}`);
   return { types: types.includes('*') ? null : types, target: match[2] };
 }
 

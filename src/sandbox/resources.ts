@@ -1,3 +1,4 @@
+import { counted } from '../words.js';
 import {
   isKnownEventType,
   type FieldError,
@@ -344,7 +345,7 @@ export function redeliverEvent(ctx: RouteContext, id: string): RouteResult {
       eventId: event.id,
       endpointsNotified: endpoints.length,
       object: 'webhook_event_redelivery',
-      message: `Redelivery of ${event.id} queued for ${endpoints.length} endpoint${endpoints.length === 1 ? '' : 's'}.`,
+      message: `Redelivery of ${event.id} queued for ${counted(endpoints.length, 'endpoint')}.`,
     },
   };
 }

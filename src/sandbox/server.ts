@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Low } from 'lowdb';
 import { isApiVersionLabel, isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { claimStateFile, coalesceWrites } from '../store/index.js';
@@ -19,7 +18,7 @@ import {
   PLANS,
   type Plan,
   SCOPES,
-  type SandboxData,
+  type SandboxDb,
   type Scope,
 } from './state.js';
 import {
@@ -40,8 +39,8 @@ export interface SandboxOptions {
   port?: number;
   /** @default '127.0.0.1' */
   host?: string;
-  /** lowdb state file. @default '.clockhook/sandbox-db.json' */
-  dbPath?: string;
+  /** lowdb state file; null keeps the state in memory only (a test's sandbox). @default '.clockhook/sandbox-db.json' */
+  dbPath?: string | null;
   /** Discovery file for other commands; null writes none. @default '.clockhook/sandbox.json' */
   discoveryPath?: string | null;
   /** Multiplies retry delays: 0.001 turns 1 min into 60 ms. The 30 s time-out is not scaled. @default 1 */
@@ -76,7 +75,7 @@ export interface Sandbox {
 const DEFAULTS = {
   port: 4302,
   host: '127.0.0.1',
-  dbPath: '.clockhook/sandbox-db.json',
+  dbPath: '.clockhook/sandbox-db.json' as string | null,
   discoveryPath: DEFAULT_DISCOVERY_PATH as string | null,
   timeScale: 1,
   apiVersion: '2026-11-01',
@@ -102,14 +101,14 @@ function validateOptions(options: typeof DEFAULTS): void {
 }
 
 class SandboxApi {
-  readonly #db: Low<SandboxData>;
+  readonly #db: SandboxDb;
   readonly #config: typeof DEFAULTS;
   readonly #worker: DeliveryWorker;
   readonly #persist: () => Promise<void>;
   readonly #windows = new MinuteWindow();
 
   constructor(options: {
-    db: Low<SandboxData>;
+    db: SandboxDb;
     config: typeof DEFAULTS;
     worker: DeliveryWorker;
     persist: () => Promise<void>;
@@ -312,7 +311,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   validateOptions(config);
   // Two sandboxes over one state file would each write the whole of theirs, and the last to write
   // would undo the other's endpoints, secrets and events: the second is refused, as a second listen is.
-  const release = await claimStateFile(config.dbPath, 'sandbox-db.json', (pid) => sandboxInUse(config, pid));
+  const release =
+    config.dbPath === null
+      ? async () => {}
+      : await claimStateFile(config.dbPath, 'sandbox-db.json', (pid) => sandboxInUse(config, pid));
   try {
     return await runSandbox(config, release);
   } catch (error) {
@@ -331,7 +333,7 @@ async function sandboxInUse(config: typeof DEFAULTS, pid: number): Promise<strin
 
 async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>): Promise<Sandbox> {
   const { now, logger } = config;
-  const db: Low<SandboxData> = await openSandboxState(config.dbPath, logger);
+  const db = await openSandboxState(config.dbPath, logger);
   const defaultKey = ensureDefaultAccount(db.data, now());
   const persist = coalesceWrites(() => db.write());
   await persist();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Adapter, Low } from 'lowdb';
+import type { Adapter, Low } from 'lowdb';
 import type { DeliveryAttempt } from '../contract/index.js';
 import type { Logger } from '../logger.js';
 import { readJsonFile, writePrivateFile } from '../store/index.js';
@@ -168,7 +168,17 @@ class PrivateJsonAdapter implements Adapter<SandboxData> {
   }
 }
 
-export async function openSandboxState(path: string, logger: Logger): Promise<Low<SandboxData>> {
+/** Where the sandbox keeps its state: lowdb over a 0600 file, or memory only (a test's sandbox). */
+export type SandboxDb = Pick<Low<SandboxData>, 'data' | 'write'>;
+
+/**
+ * The sandbox's state from its file (lowdb, loaded only then), or, with no path, in memory: a test's
+ * sandbox (`clockhook/testing`) keeps nothing, so it needs no file and loads no lowdb, which is what lets
+ * it be required from CommonJS under any test runner.
+ */
+export async function openSandboxState(path: string | null, logger: Logger): Promise<SandboxDb> {
+  if (path === null) return { data: emptyData(), write: async () => {} };
+  const { Low } = await import('lowdb');
   const db = new Low<SandboxData>(new PrivateJsonAdapter(path, logger), emptyData());
   await db.read();
   return db;

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { Low } from 'lowdb';
 import {
   type DeliveryAttempt,
   type DeliveryEnvelope,
@@ -8,7 +7,7 @@ import {
   signPayload,
 } from '../contract/index.js';
 import { describeConnectionError, postBytes } from '../net.js';
-import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxData } from './state.js';
+import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxDb } from './state.js';
 
 export interface AttemptReport {
   eventId: string;
@@ -26,7 +25,7 @@ export interface AttemptReport {
 }
 
 export interface DeliveryWorkerOptions {
-  db: Low<SandboxData>;
+  db: SandboxDb;
   /** Persists the state after each change (coalesced by the caller). */
   persist: () => Promise<void>;
   /** Multiplies the retry delays (not the time-out). @default 1 */

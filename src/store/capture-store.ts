@@ -1,4 +1,4 @@
-import { Low } from 'lowdb';
+import type { Low } from 'lowdb';
 import { type Logger, silentLogger } from '../logger.js';
 import { bodyPreview, type Capture, decodeBody, INLINE_BODY_CHARS } from './capture.js';
 import { GroupCommit, type Staged } from './group-commit.js';
@@ -104,6 +104,9 @@ export class CaptureStore {
         now: options.now ?? Date.now,
         compactAfterBytes: options.compactAfterBytes ?? 16 * 1024 * 1024,
       });
+      // Loaded here, not at the top: a program that never opens a store (clockhook/testing, required from
+      // CommonJS by a test runner) does not load lowdb.
+      const { Low } = await import('lowdb');
       const db = new Low<StoreData>(adapter, { version: 1, captures: [] });
       await db.read();
       const store = new CaptureStore(

@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ApiClient } from '../api/index.js';
 import { type DeliveryAttempt, type EventRecord, sampleData, setPath } from '../contract/index.js';
 import { startSandbox as startSandboxServer } from '../sandbox/index.js';
@@ -95,17 +92,17 @@ async function waitForDelivery(
 }
 
 /**
- * The service's webhook API and delivery worker in this process, on a free port, with its own temporary
- * state (nothing in your `.clockhook/`), and a clock your test advances.
+ * The service's webhook API and delivery worker in this process, on a free port, with its state in memory
+ * (nothing in your `.clockhook/`, nothing left behind), and a clock your test advances.
  */
 export async function startSandbox(options: SandboxTestOptions = {}): Promise<TestSandbox> {
-  const dir = await mkdtemp(join(tmpdir(), 'clockhook-testing-'));
   const clock = new ManualClock();
   const arrivals = new Set<() => void>();
   const sandbox = await startSandboxServer({
     port: 0,
     host: '127.0.0.1',
-    dbPath: join(dir, 'sandbox-db.json'),
+    // In memory: nothing to clean up, and no lowdb to load (CommonJS test runners require this file).
+    dbPath: null,
     discoveryPath: null,
     apiVersion: options.apiVersion,
     deliveryTimeoutMs: options.deliveryTimeoutMs,
@@ -113,9 +110,6 @@ export async function startSandbox(options: SandboxTestOptions = {}): Promise<Te
     onAttempt: () => {
       for (const arrived of [...arrivals]) arrived();
     },
-  }).catch(async (error: unknown) => {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
   });
   const client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey });
   let closing: Promise<void> | undefined;
@@ -138,7 +132,6 @@ export async function startSandbox(options: SandboxTestOptions = {}): Promise<Te
     close() {
       closing ??= (async () => {
         await sandbox.close();
-        await rm(dir, { recursive: true, force: true });
       })();
       return closing;
     },

@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, signedFixture } from '../../src/captures/index.js';
-import { verifySignature } from '../../src/contract/index.js';
+import { signPayload, verifySignature } from '../../src/contract/index.js';
 import { type ListenSession, startListen } from '../../src/listen/index.js';
 import type { Capture } from '../../src/store/index.js';
 import { runCli } from '../helpers/cli.js';
@@ -34,6 +33,18 @@ const UTF8 = envelope('evt_utf8', { note: 'Zoë → café' });
 const BYTES = Buffer.from([0x7b, 0xff, 0xfe, 0x00, 0x80, 0x7d]); // not UTF-8: stored as base64
 const LARGE = envelope('evt_large', { pad: 'x'.repeat(40 * 1024) }); // over 16 KiB: kept in a body file
 const ids: Record<string, string> = {};
+
+/** Runs an exported script with bash, with `env` added; its exit code and output. */
+function bash(script: string, env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      'bash',
+      [script],
+      { env: { PATH: process.env.PATH, ...env }, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+  });
+}
 
 async function capturesNow(): Promise<Capture[]> {
   return JSON.parse(
@@ -87,8 +98,14 @@ describe('captures list and show', () => {
     expect(shown).toContain('"note": "Zoë → café"');
     expect(shown).toContain('Signature: valid');
     expect(shown).toMatch(/Answer: http:\/\/127\.0\.0\.1:\d+\/ answered 200/);
+    // --json: `body` is the whole body, UTF-8 as text and other bytes as base64, with no second field.
     const large = JSON.parse((await cli('captures', 'show', ids.large, '--json')).stdout);
-    expect(Buffer.from(large.wholeBody, 'base64').toString()).toBe(LARGE);
+    expect(large).toMatchObject({ body: LARGE, bodyEncoding: 'utf8', bodySize: Buffer.byteLength(LARGE) });
+    expect(large).not.toHaveProperty('bodyFile');
+    expect(large).not.toHaveProperty('wholeBody');
+    const bytes = JSON.parse((await cli('captures', 'show', ids.bytes, '--json')).stdout);
+    expect(bytes.bodyEncoding).toBe('base64');
+    expect(Buffer.from(bytes.body, 'base64').equals(BYTES)).toBe(true);
   });
 
   it('refuse what is given wrong with exit 2 and what to give instead', async () => {
@@ -158,7 +175,7 @@ describe('captures export', () => {
     expect(res.stdout).not.toContain(secret);
   });
 
-  it('curl: a bash script that sends the same bytes and headers again, byte for byte', async () => {
+  it('curl: a bash script that sends the same bytes and headers again, re-signed when it runs', async () => {
     const target = await startReceiver();
     try {
       const out = join(dir.path, 'replay.sh');
@@ -176,23 +193,72 @@ describe('captures export', () => {
         out,
       );
       expect(res.code).toBe(0);
+      expect(res.stderr).toBe(`Wrote 3 captures to ${out}.\n`);
       expect(await readFile(out, 'utf8')).not.toContain(secret);
-      await promisify(execFile)('bash', [out], { maxBuffer: 16 * 1024 * 1024 });
-      await target.waitFor(3);
+      // Without the secret, it says where to get it and sends nothing.
+      const unsigned = await bash(out);
+      expect(unsigned.code).toBe(2);
+      expect(unsigned.stderr).toContain('export WEBHOOK_SECRET="$(npx clockhook secret)"');
+      const sent = await bash(out, { WEBHOOK_SECRET: secret });
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(sent.stdout).toContain(`${ids.utf8} punch.created evt_utf8: 200`);
       expect(target.received.map((r) => r.body)).toEqual([Buffer.from(UTF8), BYTES, Buffer.from(LARGE)]);
-      // The signature header each arrived with, which still verifies over the bytes.
-      for (const request of target.received) {
-        const check = verifySignature({
-          header: request.headers['x-service-signature'],
-          payload: request.body,
-          secret,
-          tolerance: 0,
-        });
-        expect(check.ok).toBe(true);
-      }
+      // Signed now, with the endpoint's secret: valid within the 5-minute replay window.
+      for (const request of target.received)
+        expect(
+          verifySignature({ header: request.headers['x-service-signature'], payload: request.body, secret }),
+        ).toMatchObject({ ok: true });
+      // --as-is: the header each arrived with, which still verifies over the bytes.
+      expect(
+        (await cli('captures', 'export', ids.utf8, '--format', 'curl', '--as-is', '--to', `${target.url}/`, '-o', out))
+          .code,
+      ).toBe(0);
+      expect((await bash(out)).code).toBe(0);
+      const asIs = target.received[3];
+      const original = session.store.get(ids.utf8)?.headers['x-service-signature'];
+      expect(asIs.headers['x-service-signature']).toBe(original);
     } finally {
       await target.close();
     }
+  });
+
+  it('curl: a capture signed ten minutes ago goes through listen valid; the script stops at a 500, naming it', async () => {
+    // Captured, and refused: its signature was made ten minutes before it arrived.
+    const old = envelope('evt_old', { late: true });
+    const header = signPayload({ payload: old, secret, timestamp: Math.floor(Date.now() / 1000) - 600 });
+    expect((await post(session.ready.listener, old, { 'x-service-signature': header })).status).toBe(400);
+    const oldId = session.store.newest(1)[0].id;
+    const out = join(dir.path, 'old.sh');
+    const exported = await cli(
+      'captures',
+      'export',
+      oldId,
+      ids.utf8,
+      '--format',
+      'curl',
+      '--to',
+      session.ready.listener,
+      '-o',
+      out,
+    );
+    expect(exported.stderr).toBe(`Wrote 2 captures to ${out}.\n`);
+    const sent = await bash(out, { WEBHOOK_SECRET: secret });
+    expect(sent.code, sent.stderr).toBe(0);
+    const [again] = session.store.newest(2).filter((c) => c.envelope?.id === 'evt_old');
+    expect(again.signature.status).toBe('valid');
+    try {
+      failing = true;
+      const stopped = await bash(out, { WEBHOOK_SECRET: secret });
+      expect(stopped.code).toBe(1);
+      expect(stopped.stderr).toContain(`${oldId} punch.created evt_old: answered 500, not a 2xx; stopping here.`);
+      expect(stopped.stderr).toContain('handler broken');
+      // Stopped at the first: the second was not sent.
+      expect(stopped.stdout).not.toContain(ids.utf8);
+    } finally {
+      failing = false;
+    }
+    // Fixed, the script goes through again: the event is delivered (and out of the failed set).
+    expect((await bash(out, { WEBHOOK_SECRET: secret })).code).toBe(0);
   });
 
   it('fixtures: one file per capture without the signature; re-signed and sent, the listener finds it valid', async () => {
@@ -215,11 +281,17 @@ describe('captures export', () => {
     expect(session.store.newest(1)[0]).toMatchObject({ envelope: { id: 'evt_large' }, signature: { status: 'valid' } });
   });
 
-  it('ndjson: one capture per line, as stored', async () => {
-    const lines = (await cli('captures', 'export', ids.utf8, ids.bytes, '--format', 'ndjson')).stdout
+  it('ndjson: one capture per line, as stored, each with its whole body', async () => {
+    const lines = (await cli('captures', 'export', ids.utf8, ids.bytes, ids.large, '--format', 'ndjson')).stdout
       .trim()
-      .split('\n');
-    expect(lines.map((line) => JSON.parse(line).id)).toEqual([ids.utf8, ids.bytes]);
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.id)).toEqual([ids.utf8, ids.bytes, ids.large]);
+    const bodies = lines.map((line) => Buffer.from(line.body, line.bodyEncoding === 'base64' ? 'base64' : 'utf8'));
+    expect(bodies.map((body) => body.toString('hex'))).toEqual(
+      [UTF8, BYTES, LARGE].map((body) => Buffer.from(body).toString('hex')),
+    );
+    expect(lines.map((line) => line.story.kind)).toEqual(['first', 'first', 'first']);
   });
 });
 
@@ -232,7 +304,10 @@ describe('replay and trigger --set', () => {
       failing = true;
       const first = JSON.parse((await cli('trigger', 'employee.created', '--json')).stdout);
       const second = JSON.parse((await cli('trigger', 'employee.updated', '--json')).stdout);
-      await expect.poll(async () => (await capturesNow()).filter((c) => c.forward?.statusCode === 500).length).toBe(2);
+      const mine = (c: Capture) => c.envelope?.id === first.id || c.envelope?.id === second.id;
+      await expect
+        .poll(async () => (await capturesNow()).filter((c) => mine(c) && c.forward?.statusCode === 500).length)
+        .toBe(2);
       const failed = await cli('replay', '--failed');
       expect(failed.code).toBe(1); // still broken
       failing = false;

@@ -929,7 +929,7 @@ describe('the inspector page in Chromium', () => {
     await rows().filter({ hasText: 'evt_by_hand' }).filter({ hasText: 'retry 1' }).click();
     await expect
       .poll(() => page.locator('#detail .duplicate-note').textContent())
-      .toMatch(/^Retry: the app did not take the earlier delivery of this event id \(no 2xx\), in the capture of /);
+      .toMatch(/^Retry 1: the app did not take the earlier delivery of this event id \(no 2xx\), in the capture of /);
     expect(await rows().filter({ hasText: 'evt_by_hand' }).first().locator('.chip').getAttribute('class')).toBe(
       'chip chip-refused',
     );

@@ -48,6 +48,58 @@ const server = createServer((req, res) => {
 server.listen(0, '127.0.0.1', () => console.log('port ' + server.address().port));
 `;
 
+/** A CommonJS receiver: 200 for a delivery whose signature holds with `secret()`, 400 otherwise. */
+const CJS_RECEIVER = `const { createServer } = require('node:http');
+const { verifySignature } = require('clockhook');
+exports.createReceiver = (secret) =>
+  createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const header = req.headers['x-service-signature'];
+      const { ok } = verifySignature({ header, payload: Buffer.concat(chunks), secret: secret() });
+      res.writeHead(ok ? 200 : 400).end();
+    });
+  });
+`;
+
+/** Its tests, for node:test (with \`test\` required first) and for jest (whose \`test\` is a global). */
+const CJS_TEST = `const assert = require('node:assert');
+const { createReceiver } = require('./receiver.js');
+const { sendDelivery, startSandbox } = require('clockhook/testing');
+
+async function listening(secret) {
+  const server = createReceiver(secret);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: 'http://127.0.0.1:' + server.address().port + '/' };
+}
+
+test('takes a signed delivery and refuses a forged one', async () => {
+  const { server, url } = await listening(() => 'whsec_test');
+  try {
+    await sendDelivery(url, { secret: 'whsec_test', type: 'punch.created', expect: 'accepted' });
+    await sendDelivery(url, { secret: 'whsec_forged', type: 'punch.created', expect: 'refused' });
+  } finally {
+    server.close();
+  }
+});
+
+test('takes what the sandbox delivers', async () => {
+  let secret = '';
+  const { server, url } = await listening(() => secret);
+  const sandbox = await startSandbox();
+  try {
+    ({ secret } = await sandbox.createEndpoint(url));
+    const event = await sandbox.trigger('punch.created');
+    const delivery = await sandbox.waitForDelivery((d) => d.eventId === event.id);
+    assert.strictEqual(delivery.statusCode, 200);
+  } finally {
+    server.close();
+    await sandbox.close();
+  }
+});
+`;
+
 /** Starts a program and resolves with the first line `match` accepts, keeping every line. */
 function startLines(command: string, args: string[], cwd: string) {
   const child: ChildProcess = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
@@ -206,6 +258,53 @@ describe('the packed package', () => {
     expect(stdout.trim()).toBe(pkg.version);
     await listenAndTrigger(appDir);
     await usesTestingEntry(appDir);
+  }, 240_000);
+
+  it('loads from CommonJS: an npm init -y app requires clockhook/testing under node:test and jest', async () => {
+    const appDir = join(work.path, 'app-commonjs');
+    await run('mkdir', ['-p', appDir]);
+    await run('npm', ['init', '-y'], { cwd: appDir });
+    await npm(['install', '-D', tarball], appDir);
+    await writeFile(join(appDir, 'receiver.js'), CJS_RECEIVER);
+    await writeFile(join(appDir, 'receiver.node.test.js'), `const { test } = require('node:test');\n${CJS_TEST}`);
+    await writeFile(join(appDir, 'receiver.jest.test.js'), CJS_TEST);
+    const node = await run(process.execPath, ['--test', 'receiver.node.test.js'], { cwd: appDir });
+    expect(node.stdout).toMatch(/^# pass 2$/m);
+    // jest from clockhook's own dev dependencies, run in the app's folder with its defaults (no config).
+    const jest = await run(join(ROOT, 'node_modules', '.bin', 'jest'), ['--ci', 'receiver.jest.test.js'], {
+      cwd: appDir,
+    }).catch((error: { stdout: string; stderr: string }) => error);
+    expect(jest.stderr).toMatch(/Tests: +2 passed, 2 total/);
+    // Types for require too: a TypeScript file of this CommonJS package checks against them.
+    await writeFile(
+      join(appDir, 'typed.ts'),
+      `import { signDelivery, startSandbox, type TestSandbox } from 'clockhook/testing';
+import { verifySignature } from 'clockhook';
+export async function typed(): Promise<boolean> {
+  const sandbox: TestSandbox = await startSandbox();
+  await sandbox.close();
+  const signed = signDelivery({ body: '{}', secret: 'whsec_x' });
+  return verifySignature({ header: signed.headers['x-service-signature'], payload: signed.body, secret: 'whsec_x' }).ok;
+}
+`,
+    );
+    await writeFile(
+      join(appDir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          skipLibCheck: true,
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        files: ['typed.ts'],
+      }),
+    );
+    await run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir });
   }, 240_000);
 
   it('installs globally; clockhook runs from any folder', async () => {

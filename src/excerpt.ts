@@ -1,7 +1,7 @@
-/** The page's own excerpt (ui/excerpt.js), so that the terminal and the inspector say the same of an answer. */
-const shared = (await import(new URL('../../ui/excerpt.js', import.meta.url).href)) as {
-  textExcerpt: (body: string) => string | null;
-};
+// The page's own excerpt (ui/excerpt.js, typed by ui/excerpt.d.ts), so that the terminal and the inspector
+// say the same of an answer. A static import: a top-level await here would keep `require('clockhook/testing')`
+// from loading the package (Node's require of ES modules refuses a graph with one).
+import { textExcerpt as shared } from '../ui/excerpt.js';
 
 /**
  * What the app said when it did not answer 2xx, for the delivery's line at the terminal, so that a
@@ -18,4 +18,4 @@ export function answerExcerpt<T extends { body: string; bodyEncoding: string }>(
  * characters (a terminal's escape sequences among them) replaced, at most 100 characters; null for an
  * empty answer.
  */
-export const textExcerpt: (body: string) => string | null = shared.textExcerpt;
+export const textExcerpt: (body: string) => string | null = shared;
