@@ -86,10 +86,24 @@ describe('listen with clockhook.config.json', () => {
     const bad = await runCli(['listen', '--config', 'bad.json'], { cwd: dir.path });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^clockhook: bad\.json: unknown key listen\.prot \(did you mean port\?\)/);
-    await writeFile(join(dir.path, 'broken.json'), '{ "listen": ');
+    // A syntax error by line and column, as an editor counts them.
+    await writeFile(join(dir.path, 'broken.json'), '{\n  "listen": {\n    "port": 4300\n    "path": "/"\n  }\n}\n');
     expect((await runCli(['listen', '--config', 'broken.json'], { cwd: dir.path })).stderr).toMatch(
-      /broken\.json is not valid JSON/,
+      /^clockhook: broken\.json:4:5 is not valid JSON/,
     );
+    // A bad route by the file and the key, never as a flag the user did not type.
+    for (const [route, why] of [
+      ['=3000', 'no event types before the ='],
+      ['punch.*=', 'no target after the ='],
+      ['punch.*=http:/x', 'is not a port, host:port or URL'],
+    ]) {
+      await writeFile(join(dir.path, 'routes.json'), JSON.stringify({ listen: { forwardTo: ['3000', route] } }));
+      const refused = await runCli(['listen', '--config', 'routes.json'], { cwd: dir.path });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^clockhook: routes\.json: listen\.forwardTo\[1\]: /);
+      expect(refused.stderr).toContain(why);
+      expect(refused.stderr).not.toContain('--forward-to');
+    }
     const missing = await runCli(['listen', '--config', 'missing.json'], { cwd: dir.path });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('cannot read the config file missing.json');
