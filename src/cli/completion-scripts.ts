@@ -14,7 +14,8 @@ function idPaths(table: CompletionTable, kind: Kind): string[] {
   return table.paths.filter((p) => p.ids === kind).map((p) => p.path);
 }
 
-function bashFunctions(table: CompletionTable): string {
+/** The bash functions made from the table: the words of each path, its subcommands, ids and statuses. */
+function bashTables(table: CompletionTable): string {
   const words = table.paths.map((p) => `    ${q(p.path)}) echo ${q(p.words.join(' '))} ;;`).join('\n');
   const subs = table.paths.flatMap((p) => p.subcommands.map((sub) => q(`${p.path}|${sub}`))).join('|');
   const ids = (['captures', 'events', 'endpoints'] as const)
@@ -49,20 +50,25 @@ ${ids}
   esac
 }
 
-# The ids of that kind in the .clockhook/ folder here.
+_clockhook_status() {
+  case "$1" in
+${status}
+    *) echo '2xx failed rejected' ;;
+  esac
+}
+
+`;
+}
+
+/** The bash functions that complete a line, with the tables above. */
+function bashDriver(table: CompletionTable): string {
+  return String.raw`# The ids of that kind in the .clockhook/ folder here.
 _clockhook_ids() {
   case "$1" in
     captures) cat .clockhook/captures.json .clockhook/captures.json.journal 2>/dev/null | grep -o '"id":"cap_[0-9a-z]*"' | cut -d'"' -f4 ;;
     events) cat .clockhook/captures.json .clockhook/captures.json.journal 2>/dev/null | grep -o '"envelope":{"id":"evt_[0-9A-Za-z_]*"' | cut -d'"' -f6 ;;
     endpoints) grep -o '"id": *[0-9]*' .clockhook/endpoints.json 2>/dev/null | grep -o '[0-9]*$' ;;
   esac | sort -u
-}
-
-_clockhook_status() {
-  case "$1" in
-${status}
-    *) echo '2xx failed rejected' ;;
-  esac
 }
 
 # Completes COMP_WORDS from index $1, the word after "clockhook".
@@ -101,6 +107,8 @@ complete -o default -F _clockhook_npx npx
 `;
 }
 
+const bashFunctions = (table: CompletionTable) => `${bashTables(table)}\n${bashDriver(table)}`;
+
 /** Bash: plain `complete -F` and `compgen`, so it works in a bash without the bash-completion package. */
 export function bashScript(table: CompletionTable): string {
   return `# clockhook completion for bash: source <(npx clockhook completion bash), or put that line in ~/.bashrc
@@ -121,15 +129,6 @@ export function fishScript(table: CompletionTable): string {
     .map((p) => `        case ${q(p.path)}\n            printf '%s\\n' ${p.words.map(q).join(' ')}`)
     .join('\n');
   const subs = table.paths.flatMap((p) => p.subcommands.map((sub) => q(`${p.path}|${sub}`))).join(' ');
-  const ids = (['captures', 'events', 'endpoints'] as const)
-    .map((kind) => `        case ${idPaths(table, kind).map(q).join(' ')}\n            __clockhook_ids ${kind}`)
-    .join('\n');
-  const status = Object.entries(table.statusByPath)
-    .map(
-      ([path, values]) =>
-        `                case ${q(path)}\n                    printf '%s\\n' ${values.map(q).join(' ')}`,
-    )
-    .join('\n');
   return String.raw`# clockhook completion for fish: npx clockhook completion fish > ~/.config/fish/completions/clockhook.fish
 function __clockhook_words --argument-names path
     switch "$path"
@@ -156,7 +155,24 @@ function __clockhook_ids --argument-names kind
     end
 end
 
-function __clockhook_candidates
+${fishCandidates(table)}
+complete -c clockhook -f -a '(__clockhook_candidates)'
+complete -c npx -n 'contains -- clockhook (commandline -opc)' -f -a '(__clockhook_candidates)'
+`;
+}
+
+/** Fish's function that finds the command path among the words typed and prints what may follow. */
+function fishCandidates(table: CompletionTable): string {
+  const ids = (['captures', 'events', 'endpoints'] as const)
+    .map((kind) => `        case ${idPaths(table, kind).map(q).join(' ')}\n            __clockhook_ids ${kind}`)
+    .join('\n');
+  const status = Object.entries(table.statusByPath)
+    .map(
+      ([path, values]) =>
+        `                case ${q(path)}\n                    printf '%s\\n' ${values.map(q).join(' ')}`,
+    )
+    .join('\n');
+  return String.raw`function __clockhook_candidates
     set -l typed (commandline -opc)
     set -l at (contains -i -- clockhook $typed)
     or return
@@ -192,7 +208,5 @@ ${ids}
     end
 end
 
-complete -c clockhook -f -a '(__clockhook_candidates)'
-complete -c npx -n 'contains -- clockhook (commandline -opc)' -f -a '(__clockhook_candidates)'
 `;
 }
