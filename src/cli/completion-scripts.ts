@@ -2,7 +2,20 @@
 // `clockhook …` and `npx clockhook …` alike: commands, flags, the values of --format, --status, --type and
 // --events, the shells of `completion`, the event types of `trigger`, and the capture, event and endpoint
 // ids of the .clockhook/ folder where the shell is, read with grep (no Node start per Tab).
-import type { CompletionTable } from './completion.js';
+
+/**
+ * What completion offers, by command path ("", "listen", "relay keys"): the words after it (its
+ * subcommands and flags, and a positional's values), and which of those words are subcommands.
+ */
+export interface CompletionTable {
+  paths: { path: string; words: string[]; subcommands: string[]; ids: 'captures' | 'events' | 'endpoints' | null }[];
+  /** Values by flag; `--status` differs by command, so its list is per path. */
+  values: Record<string, string[]>;
+  statusByPath: Record<string, string[]>;
+  /** Flags that take a file. */
+  files: string[];
+  types: string[];
+}
 
 /** Single quotes for bash and fish: a word of our own never holds one, so they are plain. */
 const q = (word: string) => `'${word}'`;

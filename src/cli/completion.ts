@@ -1,21 +1,7 @@
 import type { Command } from 'commander';
 import { EVENT_TYPES } from '../contract/index.js';
 import { UsageError } from './errors.js';
-import { bashScript, fishScript, zshScript } from './completion-scripts.js';
-
-/**
- * What completion offers, by command path ("", "listen", "relay keys"): the words after it (its
- * subcommands and flags, and a positional's values), and which of those words are subcommands.
- */
-export interface CompletionTable {
-  paths: { path: string; words: string[]; subcommands: string[]; ids: 'captures' | 'events' | 'endpoints' | null }[];
-  /** Values by flag; `--status` differs by command, so its list is per path. */
-  values: Record<string, string[]>;
-  statusByPath: Record<string, string[]>;
-  /** Flags that take a file. */
-  files: string[];
-  types: string[];
-}
+import { bashScript, type CompletionTable, fishScript, zshScript } from './completion-scripts.js';
 
 export const SHELL_NAMES = ['bash', 'zsh', 'fish'] as const;
 
