@@ -29,8 +29,10 @@ import {
   parsePort,
   parsePositiveInt,
   parseSizeFlag,
+  parseTimeScale,
   strayArgumentsError,
 } from './process.js';
+import { deliveryJson, deliveryLine } from './delivery-line.js';
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags {
@@ -41,6 +43,7 @@ interface ListenFlags {
   port: string;
   inspectorPort: string;
   sandboxPort: string;
+  timeScale?: string;
   host: string;
   path: string;
   secret?: string;
@@ -63,37 +66,6 @@ interface ListenFlags {
   json?: boolean;
   inspector: boolean;
   open: boolean;
-}
-
-const time = () => new Date().toTimeString().slice(0, 8);
-
-function signatureText(report: DeliveryReport): string {
-  switch (report.signature) {
-    case 'valid':
-      return colour.green('signature valid');
-    case 'unchecked':
-      return colour.yellow('signature unchecked');
-    default:
-      return colour.red(`signature ${report.signature}${report.signatureReason ? ` (${report.signatureReason})` : ''}`);
-  }
-}
-
-/**
- * One line per delivery: time, `-->` type [event id] what it was, verdict, `<--` [status] METHOD target
- * (ms). What it was (src/story/) is said unless it is a first delivery: `retry 2` (the app had not taken
- * the event yet), `duplicate (the app had taken it)` (the moment a handler must deduplicate), `replay`,
- * `edited replay`.
- */
-export function deliveryLine(report: DeliveryReport): string {
-  const status = report.status < 300 ? colour.green(`[${report.status}]`) : colour.red(`[${report.status}]`);
-  const target = report.target ?? (report.route === null ? 'clockhook (no route)' : 'clockhook');
-  const error = report.error ? colour.red(` ${report.error}`) : '';
-  const answer = report.answer ? colour.grey(` ${JSON.stringify(report.answer)}`) : '';
-  // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
-  if (report.captureId === null)
-    return `${colour.grey(time())}${report.source === 'replay' ? colour.cyan(' replay') : ''} --> ${report.method} (not captured)  <-- ${status} ${target} (${report.durationMs} ms)${error}`;
-  const what = report.type ? `${report.type} [${report.eventId}]` : `${report.method} (not an envelope)`;
-  return `${colour.grey(time())}${kindText(report.story)} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}${answer}`;
 }
 
 /**
@@ -195,6 +167,10 @@ export function registerListen(program: Command): void {
         .argParser((value: string, previous: string[]) => [...previous, value]),
     )
     .option('--port <port>', 'listener port', '4300')
+    .option(
+      '--time-scale <factor>',
+      "the embedded sandbox's retries (1 min, 5 min, 30 min, 2 h) times this: 0.01 turns 1 min into 0.6 s (default: 1)",
+    )
     .option('--inspector-port <port>', 'inspector port (127.0.0.1 only)', '4301')
     .option('--sandbox-port <port>', 'embedded sandbox port (a free one if taken)', '4302')
     .option('--host <host>', 'listener address', '127.0.0.1')
@@ -229,35 +205,6 @@ export function registerListen(program: Command): void {
     .action((flags: ListenFlags, command: Command) => runListen(flags, command));
 }
 
-/** What a capture was, before the arrow; nothing for a first delivery, the usual case. */
-function kindText(story: DeliveryReport['story']): string {
-  if (!story || story.kind === 'first') return '';
-  const paint = story.kind === 'duplicate' ? colour.yellow : story.kind === 'retry' ? colour.grey : colour.cyan;
-  return ` ${paint(story.words)}`;
-}
-
-/** A delivery's `--json` line: the report's fields, those without a value left out. */
-export function deliveryJson(report: DeliveryReport): Record<string, unknown> {
-  const { captureId, eventId, type, signature, status, durationMs, error, answer, source } = report;
-  const { signatureReason, duplicateOf } = report;
-  return {
-    event: 'delivery',
-    captureId,
-    eventId,
-    type,
-    signature,
-    ...(signatureReason ? { signatureReason } : {}),
-    ...(duplicateOf ? { duplicateOf } : {}),
-    status,
-    durationMs,
-    source,
-    ...(report.story ? { story: report.story } : {}),
-    ...(error ? { error } : {}),
-    ...(answer ? { answer } : {}),
-    ...(report.route !== undefined ? { route: report.route } : {}),
-  };
-}
-
 /** The flags as ListenOptions; `say` prints a line once listen is ready (the ready line comes first). */
 function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): ListenOptions {
   return {
@@ -269,6 +216,7 @@ function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): 
       '--sandbox-port',
       'fetch, which clockhook calls the sandbox with,',
     ),
+    ...(flags.timeScale === undefined ? {} : { timeScale: parseTimeScale(flags.timeScale) }),
     host: flags.host,
     path: flags.path,
     secret: flags.secret ?? fromEnv('CLOCKHOOK_SECRET'),

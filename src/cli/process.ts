@@ -60,6 +60,14 @@ export function parsePositiveInt(value: string, flag: string): number {
   return n;
 }
 
+/** `--time-scale`: a positive number that multiplies the sandbox's retry delays. */
+export function parseTimeScale(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(`--time-scale must be a positive number (got ${value}); 0.01 turns 1 min into 0.6 s.`);
+  return n;
+}
+
 /**
  * A file or folder of clockhook's state that could not be made or written, said for people; null for
  * any other error. `what`: what `--db` moves elsewhere ("the store").

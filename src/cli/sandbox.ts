@@ -5,7 +5,7 @@ import { consoleLogger } from '../logger.js';
 import { ForeignPathError, StoreLockedError } from '../store/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
-import { bindFailure, fileFailure, onShutdown, parseFetchablePort } from './process.js';
+import { bindFailure, fileFailure, onShutdown, parseFetchablePort, parseTimeScale } from './process.js';
 
 interface SandboxFlags {
   port: string;
@@ -40,9 +40,7 @@ export function registerSandbox(program: Command): void {
     .option('--json', 'print NDJSON: a ready line, then one line per delivery attempt')
     .action(async (flags: SandboxFlags) => {
       const port = parseFetchablePort(flags.port, '--port', 'fetch, which clockhook calls the sandbox with,');
-      const timeScale = Number(flags.timeScale);
-      if (!Number.isFinite(timeScale) || timeScale <= 0)
-        throw new UsageError(`--time-scale must be a positive number (got ${flags.timeScale}).`);
+      const timeScale = parseTimeScale(flags.timeScale);
       if (!isApiVersionLabel(flags.apiVersion))
         throw new UsageError(`--api-version must be a date YYYY-MM-DD (got ${flags.apiVersion}).`);
 

@@ -66,6 +66,11 @@ export interface ListenOptions {
   /** @default silent */
   logger?: Logger;
   onDelivery?: (report: DeliveryReport) => void;
+  /**
+   * The embedded sandbox's retry delays are the service's (1 min, 5 min, 30 min, 2 h) times this: 0.01 turns
+   * 1 min into 0.6 s. Only for a sandbox listen starts. @default 1
+   */
+  timeScale?: number;
   /** How often a sandbox of the folder that listen did not start is asked whether it still runs (see watchSandbox). @default 5000 */
   sandboxWatchMs?: number;
   /** When the endpoint is read again after a failed delivery (see EndpointWatch). @default 2 s after it, at most every 30 s */
@@ -169,9 +174,16 @@ export function chooseMode(options: ListenOptions): ListenMode {
   if (options.endpointId !== undefined && !options.secret) {
     throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
   }
+  const { timeScale } = options;
+  if (timeScale !== undefined && !(Number.isFinite(timeScale) && timeScale > 0))
+    throw new ListenUsageError(`--time-scale must be a positive number (got ${timeScale}); 0.01 turns 1 min into 0.6 s.`);
   if (options.apiKey) {
     if (!options.apiBase)
       throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
+    if (timeScale !== undefined)
+      throw new ListenUsageError(
+        '--time-scale speeds up the sandbox: the service retries on its own schedule (1 min, 5 min, 30 min, 2 h). Drop it, or the API key to use the sandbox.',
+      );
     return 'api';
   }
   if (options.endpointId !== undefined)

@@ -74,12 +74,17 @@ async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup):
       intervalMs: options.sandboxWatchMs,
     });
     cleanups.push(async () => watch.close());
+    if (options.timeScale !== undefined && options.timeScale !== (running.timeScale ?? 1))
+      logger.warn(
+        `A sandbox already runs in this folder (${running.apiBase}) with its own time scale (${running.timeScale ?? 1}): --time-scale applies to a sandbox listen starts. Stop that one, or start it with npx clockhook sandbox --time-scale ${options.timeScale}.`,
+      );
     return connect(running.apiBase, running.apiKey, undefined, running.timeScale);
   }
   const port = options.sandboxPort ?? 4302;
-  const sandbox = await startEmbeddedSandbox(port, stateDir, logger);
+  const timeScale = options.timeScale ?? 1;
+  const sandbox = await startEmbeddedSandbox(port, stateDir, logger, timeScale);
   cleanups.push(() => sandbox.close());
-  return connect(sandbox.apiBase, sandbox.apiKey, `http://127.0.0.1:${port}`);
+  return connect(sandbox.apiBase, sandbox.apiKey, `http://127.0.0.1:${port}`, timeScale);
 }
 
 /** Connects to the relay (with the token on file) and resolves with the channel's public URL. */
@@ -290,9 +295,10 @@ function startInspectorOnFreePort(
   );
 }
 
-function startEmbeddedSandbox(port: number, stateDir: string, logger: Logger): Promise<Sandbox> {
+function startEmbeddedSandbox(port: number, stateDir: string, logger: Logger, timeScale: number): Promise<Sandbox> {
   const options = {
     host: '127.0.0.1',
+    timeScale,
     dbPath: join(stateDir, 'sandbox-db.json'),
     discoveryPath: join(stateDir, 'sandbox.json'),
     logger,

@@ -455,6 +455,20 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     expect(again.stderr).toContain(`Deleting endpoint ${proc.ready.endpointId}`);
   });
 
+  it("--time-scale hurries the embedded sandbox's retries, and events get says when at that pace", async () => {
+    await app.close();
+    // 1 min becomes 60 ms: the app is down, and the service's first retry follows its first attempt at once.
+    const proc = await listen('--forward-to', app.url, '--time-scale', '0.001');
+    const event = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
+    await proc.waitForLine(
+      () => proc.lines.filter((l) => l.event === 'delivery' && l.eventId === event.id).length >= 2,
+    );
+    const retry = proc.lines.filter((l) => l.event === 'delivery' && l.eventId === event.id)[1];
+    expect(retry.story).toMatchObject({ kind: 'retry', retry: 1, words: 'retry 1' });
+    const got = JSON.parse((await runCli(['events', 'get', event.id, '--json'], { cwd: dir.path })).stdout);
+    expect(got.story.state).toBe('failing');
+  });
+
   it('answers 502 when the app is down; the sandbox records the failure and retries', async () => {
     const { client } = await folderSandbox();
     await app.close();
@@ -687,6 +701,9 @@ describe('listen with an API key', () => {
       ['--public-url', 'abc123.ngrok.app', '--api-key', 'tt_live_x', '--api-base', 'http://127.0.0.1:8'],
       ['--inspector-port', '6000'],
       ['--sandbox-port', '6667'],
+      ['--time-scale', '0'],
+      ['--time-scale', 'fast'],
+      ['--time-scale', '0.01', '--api-key', 'tt_live_x', '--api-base', 'https://api.example.com'],
     ]) {
       const res = await runCli(['listen', '--port', '0', ...args], { cwd: dir.path });
       expect(res.code, args.join(' ')).toBe(2);

@@ -3,7 +3,7 @@ import { stripVTControlCharacters } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WHILE_LISTEN_RUNS } from '../../src/cli/catch-up.js';
-import { deliveryJson, deliveryLine } from '../../src/cli/listen.js';
+import { deliveryJson, deliveryLine } from '../../src/cli/delivery-line.js';
 import { type ListenSession, missedSummary, startListen } from '../../src/listen/index.js';
 import type { DeliveryReport } from '../../src/listener/index.js';
 import { launchChromium } from '../helpers/browser.js';
