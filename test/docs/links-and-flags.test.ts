@@ -75,3 +75,22 @@ describe('README.md and docs/', () => {
     expect(unknown).toEqual([]);
   });
 });
+
+describe("the user's words", () => {
+  // Our own words, which a user of the tool does not have: they say "the service's webhook rules", or
+  // name the rule; DESIGN.md is not in their copy; a byte budget or our benchmark machine mean nothing there.
+  const OURS = [/\bthe contract\b/i, /\bcontract's\b/i, /DESIGN\.md/, /byte budget/i, /benchmark machine/i];
+
+  it.each(PAGES.filter((page) => page !== 'docs/performance.md'))('%s speaks them', (page) => {
+    const text = read(page);
+    for (const word of OURS) expect(text.match(word)?.[0], `${page}: ${word}`).toBeUndefined();
+  });
+
+  it('the README ends with what a user needs; contributor material is in CONTRIBUTING.md', () => {
+    const readme = read('README.md');
+    expect(readme).not.toMatch(/Listener#handle|Where things live in `src\/`/);
+    expect(readme).not.toContain('<host>');
+    expect(readme).toContain('[CONTRIBUTING.md](CONTRIBUTING.md)');
+    expect(read('CONTRIBUTING.md')).toContain('Where things live in `src/`');
+  });
+});

@@ -19,7 +19,7 @@ describe("docs/testing.md's CI recipe", () => {
     expect(step('Set up Node')?.uses).toMatch(/^actions\/setup-node@/);
     expect(step('Install')?.run).toBe('npm ci');
     expect(step('Start the app')?.run).toContain('npm start &');
-    expect(step('Check the receiver against the contract')?.run).toMatch(
+    expect(step("Check the receiver against the service's webhook rules")?.run).toMatch(
       /^npx clockhook check --forward-to \S+ --secret/,
     );
     expect(step("Run the app's tests")?.run).toBe('npm test');
@@ -29,7 +29,7 @@ describe("docs/testing.md's CI recipe", () => {
       'Set up Node',
       'Install',
       'Start the app',
-      'Check the receiver against the contract',
+      "Check the receiver against the service's webhook rules",
       "Run the app's tests",
     ]);
   });
