@@ -19,6 +19,12 @@ let editorView = null;
 
 export function editor(capture) {
   if (editorView?.captureId !== capture.id) editorView = newEditor(capture);
+  if (state.focusEditor) {
+    state.focusEditor = false;
+    // After this render has put it on the page: typing goes into the body at once.
+    const { area } = editorView;
+    queueMicrotask(() => area.focus());
+  }
   editorView.unkept.hidden = !drafts.isUnkept(capture.id);
   return editorView.node;
 }

@@ -37,6 +37,8 @@ addEventListener('hashchange', () => {
 
 export function setEditing(captureId) {
   state.editing = captureId;
+  // Opened by hand (e, or Edit & replay): the editor takes the focus once it is drawn (see editor.js).
+  state.focusEditor = captureId !== null;
   rememberEditing(captureId);
 }
 

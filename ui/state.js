@@ -27,6 +27,8 @@ export const state = {
   results: new Map(),
   /** The id of the capture whose Edit & replay is open, or null. */
   editing: null,
+  /** Whether the editor, just opened by hand, is to take the focus when it is drawn. */
+  focusEditor: false,
   /**
    * The whole body of the selected capture when the listener kept it apart (capture.bodyFile):
    * captures arrive with only its beginning. { id, body, bodyEncoding } | { id, error } | { id } while loading.

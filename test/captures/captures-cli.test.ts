@@ -209,10 +209,19 @@ describe('captures export', () => {
           verifySignature({ header: request.headers['x-service-signature'], payload: request.body, secret }),
         ).toMatchObject({ ok: true });
       // --as-is: the header each arrived with, which still verifies over the bytes.
-      expect(
-        (await cli('captures', 'export', ids.utf8, '--format', 'curl', '--as-is', '--to', `${target.url}/`, '-o', out))
-          .code,
-      ).toBe(0);
+      const one = await cli(
+        'captures',
+        'export',
+        ids.utf8,
+        '--format',
+        'curl',
+        '--as-is',
+        '--to',
+        `${target.url}/`,
+        '-o',
+        out,
+      );
+      expect(one.stderr).toBe(`Wrote 1 capture to ${out}.\n`);
       expect((await bash(out)).code).toBe(0);
       const asIs = target.received[3];
       const original = session.store.get(ids.utf8)?.headers['x-service-signature'];

@@ -232,6 +232,10 @@ describe('the inspector, second edition', () => {
     await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('tab');
     await page.locator('body').press('e');
     await expect.poll(() => page.getByLabel('Body to replay').count()).toBe(1);
+    // The focus is in the editor: what is typed next goes into the body.
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')))
+      .toBe('Body to replay');
     await page.getByRole('button', { name: 'Close' }).click();
     await page.locator('body').press('?');
     await expect.poll(() => page.getByRole('dialog', { name: 'Keys' }).isVisible()).toBe(true);
