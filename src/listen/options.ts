@@ -176,7 +176,9 @@ export function chooseMode(options: ListenOptions): ListenMode {
   }
   const { timeScale } = options;
   if (timeScale !== undefined && !(Number.isFinite(timeScale) && timeScale > 0))
-    throw new ListenUsageError(`--time-scale must be a positive number (got ${timeScale}); 0.01 turns 1 min into 0.6 s.`);
+    throw new ListenUsageError(
+      `--time-scale must be a positive number (got ${timeScale}); 0.01 turns 1 min into 0.6 s.`,
+    );
   if (options.apiKey) {
     if (!options.apiBase)
       throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
