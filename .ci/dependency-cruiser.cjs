@@ -34,6 +34,13 @@ module.exports = {
       to: { path: '^src/(listen|cli|testing)/' },
     },
     {
+      name: 'mcp-beside-the-cli',
+      severity: 'error',
+      comment: 'mcp/ (clockhook mcp) is a surface like the CLI: only the CLI starts it, and nothing below imports it.',
+      from: { path: '^src/', pathNot: '^src/(cli|mcp)/' },
+      to: { path: '^src/mcp/' },
+    },
+    {
       name: 'cli-on-top',
       severity: 'error',
       comment: 'Only the CLI imports the CLI.',

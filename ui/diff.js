@@ -4,6 +4,7 @@
 // capture of the same type. Any other capture the page holds can be picked by hand.
 
 import { parsedBody } from './editor.js';
+import { headerDiff, jsonDiff } from './json-diff.js';
 import { newestFirst } from './list.js';
 import { el } from './render.js';
 import { heldCaptures, scheduleRender, state } from './state.js';
@@ -23,28 +24,6 @@ export function defaultOther(capture) {
     (type && earlier.find((other) => other.envelope?.type === type)) ||
     null
   );
-}
-
-const isObject = (value) => typeof value === 'object' && value !== null;
-
-/** Every path where two JSON values differ: { path, before, after } (undefined where a side lacks it). */
-export function jsonDiff(before, after, path = '') {
-  if (isObject(before) && isObject(after) && Array.isArray(before) === Array.isArray(after)) {
-    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
-    return keys.flatMap((key) =>
-      jsonDiff(before[key], after[key], Array.isArray(before) ? `${path}[${key}]` : path ? `${path}.${key}` : key),
-    );
-  }
-  return JSON.stringify(before) === JSON.stringify(after) ? [] : [{ path: path || '(whole body)', before, after }];
-}
-
-/** The headers that differ, by name (lower-case, as stored). */
-function headerDiff(before, after) {
-  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  const text = (value) => (value === undefined ? undefined : [value].flat().join(', '));
-  return names
-    .map((name) => ({ path: name, before: text(before[name]), after: text(after[name]) }))
-    .filter((row) => row.before !== row.after);
 }
 
 const shown = (value) => (value === undefined ? '(absent)' : JSON.stringify(value));

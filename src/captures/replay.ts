@@ -74,12 +74,16 @@ export async function connectToListen(inspectorUrl: string) {
   });
   let next = 1;
   return {
-    async replay(capture: Capture, { asIs }: { asIs: boolean }): Promise<ReplayOutcome> {
+    /** `body`: an edited body, sent re-signed (listen refuses one with `asIs`). */
+    async replay(capture: Capture, { asIs, body }: { asIs: boolean; body?: string }): Promise<ReplayOutcome> {
       const id = next++;
       const started = performance.now();
       const answer = await new Promise<{ ok: boolean; data?: any; error?: { message: string } }>((resolve) => {
         waiting.set(id, resolve);
-        socket.send(JSON.stringify({ type: 'replay', id, captureId: capture.id, mode: asIs ? 'asis' : 'resign' }));
+        const mode = asIs ? 'asis' : 'resign';
+        socket.send(
+          JSON.stringify({ type: 'replay', id, captureId: capture.id, mode, ...(body === undefined ? {} : { body }) }),
+        );
       });
       waiting.delete(id);
       const durationMs = Math.round(performance.now() - started);

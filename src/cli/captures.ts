@@ -2,9 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { counted } from '../words.js';
 import { type Command, Option } from 'commander';
-import { curlScript, fixtureOf, harOf, outcomeOf, selectCaptures, statusOf } from '../captures/index.js';
+import { curlScript, fixtureOf, harOf, outcomeOf, selectCaptures, statusOf, wholeCapture } from '../captures/index.js';
 import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/index.js';
-import { type Capture, encodeBody, type StoreReading } from '../store/index.js';
+import type { Capture, StoreReading } from '../store/index.js';
 import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';
 import { UsageError } from './errors.js';
 import { colour, printJson, writeLine } from './output.js';
@@ -78,15 +78,6 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
     `Answer: ${answer}`,
     `Story: ${story.words}; the event is ${story.event.words}`,
   ].join('\n');
-}
-
-/**
- * A capture as `show --json` and the NDJSON export give it: as stored, with its story, and `body` the whole
- * body (`bodyEncoding` utf8 when it is valid UTF-8, else base64), also when the store kept it in a file.
- */
-function wholeCapture(capture: Capture, body: Buffer, stories: ReadonlyMap<string, EventStory>) {
-  const { bodyFile: _kept, ...shown } = withStory(capture, stories);
-  return { ...shown, ...encodeBody(body) };
 }
 
 /** Every capture with its whole body (from its body file when it is over 16 KiB). */

@@ -1,9 +1,7 @@
 import { createInterface } from 'node:readline/promises';
-import { catchUp, findMissed, type ListenSession, missedSummary, readListenDiscovery } from '../listen/index.js';
-import { join, resolve } from 'node:path';
+import { catchUp, findMissedHere, type ListenSession, missedSummary } from '../listen/index.js';
 import type { ApiClient } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
-import { type Capture, readCaptureStore } from '../store/index.js';
 import { endpointRecordOnFile } from './secret.js';
 import { colour, printLine, writeLine } from './output.js';
 
@@ -65,16 +63,7 @@ export async function redeliverMissed(
 ): Promise<void> {
   const record = await endpointRecordOnFile(endpointId);
   const endpoint = await client.getEndpoint(record.id);
-  const path = join('.clockhook', 'captures.json');
-  const store = await readCaptureStore(path);
-  // While listen runs here, what it captured since it started came while it ran: the scan goes on past it.
-  const listen = await readListenDiscovery(join('.clockhook', 'listen.json'));
-  const startedAt = listen?.db === resolve(path) ? listen.startedAt : undefined;
-  const idsOf = (captures: readonly Capture[]) => new Set(captures.flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
-  const captured = idsOf(store.captures);
-  const capturedBefore =
-    startedAt === undefined ? captured : idsOf(store.captures.filter((c) => Date.parse(c.receivedAt) < startedAt));
-  const missed = await findMissed({ client, endpoint, captured, capturedBefore, timeScale, startedAt });
+  const missed = await findMissedHere({ client, endpoint, stateDir: '.clockhook', timeScale });
   const say = (line: string) => (json ? process.stderr.write(`clockhook: ${line}\n`) : console.log(line));
   if (missed.length === 0) {
     say(`Endpoint ${endpoint.id} missed nothing: every event since the newest listen captured reached it.`);

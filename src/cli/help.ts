@@ -196,6 +196,11 @@ const EXAMPLES: Record<string, [string, string][]> = {
     ['write clockhook.config.json here, then edit its routes', 'npx clockhook init'],
     ['listen as the file says, with no flags', 'npx clockhook listen'],
   ],
+  mcp: [
+    ['add it to Claude Code, for this project', 'claude mcp add clockhook -- npx clockhook mcp'],
+    ['what a client runs (VS Code, Cursor: see docs/mcp.md)', 'npx clockhook mcp'],
+    ['with the real API (CLOCKHOOK_API_KEY set): let tools redeliver and ping', 'npx clockhook mcp --allow-writes'],
+  ],
   completion: [
     [
       'bash: complete clockhook in this shell (put the line in ~/.bashrc to keep it)',

@@ -10,6 +10,7 @@ import { UsageError } from './errors.js';
 import { registerEndpoints } from './endpoints.js';
 import { registerEvents } from './events.js';
 import { registerListen } from './listen.js';
+import { registerMcp } from './mcp.js';
 import { registerRelay } from './relay.js';
 import { registerSandbox } from './sandbox.js';
 import { registerSecret } from './secret.js';
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerEvents(program);
   registerCaptures(program);
   registerReplay(program);
+  registerMcp(program);
   registerCompletion(program);
   registerInit(program);
   addExamples(program);

@@ -1,6 +1,9 @@
 import { type ApiClient, deliveryOutlook, type MissedEvent } from '../api/index.js';
 import { type EventRecord, matchesSubscription, PING_EVENT_TYPE, type WebhookEndpoint } from '../contract/index.js';
 import { inTime } from '../story/index.js';
+import { join, resolve } from 'node:path';
+import { type Capture, readCaptureStore } from '../store/index.js';
+import { readListenDiscovery } from './discovery.js';
 import { counted } from '../words.js';
 
 /** How far back catch-up looks at most (hookdeck-cli #14: a laptop closed overnight). */
@@ -72,6 +75,29 @@ export async function findMissed(options: {
     if (!page.hasMore || !page.nextCursor) return missed;
     cursor = page.nextCursor;
   }
+}
+
+/**
+ * The missed events of a folder's endpoint, asked from elsewhere than its listen (another terminal, an
+ * assistant's tools): against the folder's capture store, read as it is; while a listen runs there, what it
+ * captured since it started came while it ran, so the scan goes on past it.
+ */
+export async function findMissedHere(options: {
+  client: ApiClient;
+  endpoint: WebhookEndpoint;
+  stateDir: string;
+  timeScale: number;
+}): Promise<MissedEvent[]> {
+  const { client, endpoint, stateDir, timeScale } = options;
+  const path = join(stateDir, 'captures.json');
+  const store = await readCaptureStore(path);
+  const listen = await readListenDiscovery(join(stateDir, 'listen.json'));
+  const startedAt = listen?.db === resolve(path) ? listen.startedAt : undefined;
+  const idsOf = (captures: readonly Capture[]) => new Set(captures.flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
+  const captured = idsOf(store.captures);
+  const capturedBefore =
+    startedAt === undefined ? captured : idsOf(store.captures.filter((c) => Date.parse(c.receivedAt) < startedAt));
+  return findMissed({ client, endpoint, captured, capturedBefore, timeScale, startedAt });
 }
 
 /**

@@ -28,4 +28,4 @@ export {
   readConfigFile,
   STARTING_CONFIG,
 } from './config.js';
-export { catchUp, findMissed, missedSummary, redeliveryReach } from './catch-up.js';
+export { catchUp, findMissed, findMissedHere, missedSummary, reachText, redeliveryReach } from './catch-up.js';

@@ -145,7 +145,8 @@ describe('clockhook completion', () => {
   it('zsh and fish print scripts; another shell is refused with exit 2', async () => {
     expect((await runCli(['completion', 'zsh'], { cwd: dir.path })).stdout).toContain('bashcompinit');
     const fish = (await runCli(['completion', 'fish'], { cwd: dir.path })).stdout;
-    expect(fish).toContain('complete -c clockhook -n __fish_use_subcommand -a listen');
+    expect(fish).toContain("complete -c clockhook -f -a '(__clockhook_candidates)'");
+    expect(fish).toContain("complete -c npx -n 'contains -- clockhook (commandline -opc)'");
     const bad = await runCli(['completion', 'tcsh'], { cwd: dir.path });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('give bash, zsh or fish');

@@ -1,0 +1,85 @@
+import { join, resolve } from 'node:path';
+import { ApiClient } from '../api/index.js';
+import { type EndpointRecordOnFile, readEndpointRecords, readListenDiscovery } from '../listen/index.js';
+import { findRunningSandbox } from '../sandbox/index.js';
+import { readCaptureStore, type StoreReading } from '../store/index.js';
+
+/** What every tool works with: the folder the server started in, as the other commands do. */
+export interface McpContext {
+  /** The folder, where `.clockhook/` is. */
+  dir: string;
+  /** Whether tools that make the real service do something may run (`--allow-writes`). */
+  allowWrites: boolean;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The API the tools call: the real one when a key is set, else the sandbox running in this folder. */
+export interface ToolApi {
+  client: ApiClient;
+  /** A key is set: the real API, or whatever the user points the key at. */
+  keyed: boolean;
+  /** The sandbox's --time-scale (1 for the real API). */
+  timeScale: number;
+}
+
+const stateFile = (ctx: McpContext, name: string) => join(ctx.dir, '.clockhook', name);
+
+export const storePath = (ctx: McpContext) =>
+  resolve(ctx.dir, ctx.env.CLOCKHOOK_DB || join('.clockhook', 'captures.json'));
+
+/** The capture store as it is now (read-only: a listen may hold it). */
+export function readStore(ctx: McpContext): Promise<StoreReading> {
+  return readCaptureStore(storePath(ctx));
+}
+
+/** The API, or an error that says how to get one. */
+export async function apiOf(ctx: McpContext): Promise<ToolApi> {
+  const apiKey = ctx.env.CLOCKHOOK_API_KEY;
+  if (apiKey) {
+    const baseUrl = ctx.env.CLOCKHOOK_API_BASE;
+    if (!baseUrl) throw new Error('CLOCKHOOK_API_KEY is set without CLOCKHOOK_API_BASE: set the API base URL too.');
+    return { client: new ApiClient({ baseUrl, apiKey }), keyed: true, timeScale: 1 };
+  }
+  const sandbox = await findRunningSandbox(stateFile(ctx, 'sandbox.json'));
+  if (!sandbox)
+    throw new Error(
+      `No API here: no sandbox runs in ${ctx.dir} and CLOCKHOOK_API_KEY is not set. Start "npx clockhook listen --forward-to <your app>" in this folder (it runs the sandbox), or set CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE.`,
+    );
+  const client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey });
+  return { client, keyed: false, timeScale: sandbox.timeScale ?? 1 };
+}
+
+/**
+ * The API for a tool that makes the service do something (redeliver, ping, enable): allowed with the
+ * sandbox; with a key set, only when the server was started with --allow-writes.
+ */
+export async function writingApiOf(ctx: McpContext, what: string): Promise<ToolApi> {
+  const api = await apiOf(ctx);
+  if (api.keyed && !ctx.allowWrites)
+    throw new Error(
+      `${what} would make the service act, and an API key is set (CLOCKHOOK_API_KEY): not without --allow-writes. Start the server as "npx clockhook mcp --allow-writes" to let it, or unset the key to use the sandbox.`,
+    );
+  return api;
+}
+
+/** The endpoint listen registered in this folder (the one on file, or `id` among several). */
+export async function endpointOnFile(ctx: McpContext, id?: number): Promise<EndpointRecordOnFile> {
+  const records = await readEndpointRecords(stateFile(ctx, 'endpoints.json'));
+  const record = id === undefined ? (records.length === 1 ? records[0] : undefined) : records.find((r) => r.id === id);
+  if (record) return record;
+  throw new Error(
+    records.length === 0
+      ? `No endpoint on file in ${stateFile(ctx, 'endpoints.json')}: run "npx clockhook listen" in this folder first.`
+      : `Several endpoints are on file (${records.map((r) => r.id).join(', ')}): give endpointId.`,
+  );
+}
+
+/** The running listen of this folder, for replays; an error that says how to start one. */
+export async function listenHere(ctx: McpContext): Promise<{ inspector: string; startedAt?: number }> {
+  const listen = await readListenDiscovery(stateFile(ctx, 'listen.json'));
+  if (listen?.inspector && listen.db === storePath(ctx))
+    return { inspector: listen.inspector, startedAt: listen.startedAt };
+  throw new Error(
+    `No listen with its inspector runs in ${ctx.dir} on this store: start "npx clockhook listen --forward-to <your app>" here; replays go through it.`,
+  );
+}

@@ -1,0 +1,2 @@
+export type { McpContext } from './context.js';
+export { createMcpServer, runMcpServer } from './server.js';
