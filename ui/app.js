@@ -10,6 +10,15 @@ import { openTab } from './tabs.js';
 import { deliveryAnswered } from './attempts.js';
 import { reenable, replay } from './actions.js';
 import { renderDetail } from './detail.js';
+import { initSplitter } from './splitter.js';
+
+const NARROW = matchMedia('(max-width: 700px)');
+initSplitter(document.querySelector('.layout'), $('splitter'));
+// On a narrow screen the filters and the chart fold behind a button.
+$('filters-toggle').addEventListener('click', () => {
+  const open = document.body.classList.toggle('filters-open');
+  $('filters-toggle').setAttribute('aria-expanded', String(open));
+});
 
 function receive(message) {
   switch (message.type) {
@@ -91,6 +100,8 @@ const KEYS = {
   // As on GitHub and in most web apps: / goes to the search box.
   '/': () => $('search').focus(),
   '?': () => $('keys').showModal(),
+  // On a narrow screen the detail is a view of its own: Escape goes back to the list, as its Back does.
+  Escape: () => NARROW.matches && state.selected && select(null),
 };
 
 document.addEventListener('keydown', (event) => {

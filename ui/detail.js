@@ -2,7 +2,7 @@
 import { textExcerpt } from './excerpt.js';
 import { clear, el, jsonTree } from './render.js';
 import { errorText, heldCapture, scheduleRender, serviceEvent, state, $ } from './state.js';
-import { captureLink, loadWholeBody, withWholeBody } from './selection.js';
+import { captureLink, loadWholeBody, select, withWholeBody } from './selection.js';
 import { captureActions, eventActions } from './actions.js';
 import { diffSection } from './diff.js';
 import { openTab, tabbed } from './tabs.js';
@@ -250,6 +250,8 @@ export function renderDetail() {
   clear(pane);
   clearTimeout(dueTimer); // the attempts shown, if any, set it again
   const capture = state.selected ? heldCapture(state.selected) : null;
+  // On a narrow screen the detail is a view of its own, over the list, while a capture is open.
+  document.body.classList.toggle('detail-open', Boolean(capture));
   if (!capture) {
     const missing = state.wanted && state.mode !== null;
     pane.append(
@@ -268,6 +270,7 @@ export function renderDetail() {
   const result = state.results.get(capture.id);
   // Element.append would print null as "null": only real sections go in.
   const sections = [
+    el('button', { type: 'button', class: 'detail-back', onclick: () => select(null) }, '← Back to the list'),
     el(
       'h2',
       {},

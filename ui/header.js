@@ -15,16 +15,18 @@ export function renderHeader() {
       ' ',
       el('span', { class: 'mono' }, endpoint.url),
       el(
-        'div',
+        'span',
         { class: 'muted' },
-        `events: ${(endpoint.enabledEvents ?? []).join(', ')}`,
+        ` · events: ${(endpoint.enabledEvents ?? []).join(', ')}`,
         endpoint.secretHint ? ` · secret ${endpoint.secretHint}` : '',
       ),
     );
+    // One line: what does not fit is cut, and whole on hover.
+    node.title = node.textContent;
   } else node.append(el('span', { class: 'muted' }, 'none registered'));
   clear($('endpoint-actions'));
   $('endpoint-actions').append(...endpointActions().filter(Boolean));
-  $('forward').textContent = state.forwardTo ?? 'capture-only (clockhook answers 200)';
+  renderForwarding($('forward'), state.forwardTo);
   $('mode').textContent = state.mode ?? '–';
   const inactive = endpoint && endpoint.status !== 'enabled';
   $('banner').hidden = !inactive;
@@ -43,3 +45,23 @@ export function endpointProblem(endpoint) {
 /** A deleted endpoint cannot be enabled again; any other that is not enabled can. */
 export const canReenable = (endpoint) =>
   Boolean(endpoint && endpoint.status !== 'enabled' && endpoint.status !== 'deleted');
+
+/** Where deliveries go: the app, or several routes summarised ("3 routes"), their table on click or focus. */
+function renderForwarding(node, forwardTo) {
+  clear(node);
+  const routes = forwardTo ? forwardTo.split('; ') : [];
+  if (routes.length < 2) {
+    node.textContent = forwardTo ?? 'capture-only (clockhook answers 200)';
+    node.title = node.textContent;
+    return;
+  }
+  node.title = '';
+  node.append(
+    el(
+      'details',
+      { class: 'routes' },
+      el('summary', {}, `${routes.length} routes`),
+      el('ul', {}, ...routes.map((route) => el('li', { class: 'mono' }, route))),
+    ),
+  );
+}

@@ -2,12 +2,12 @@
 import { BulkReplay } from './bulk.js';
 import { ClearCaptures } from './clear.js';
 import { drawChart } from './chart.js';
-import { deliveryStoryOf, eventStoryOf, failedNow, keepStories, storyKey, storyLabel } from './story.js';
+import { deliveryStoryOf, eventStoryOf, failedNow, keepStories, storyKey } from './story.js';
 import { clear, el } from './render.js';
+import { captureRow } from './row.js';
 import { errorText, heldCapture, heldCaptures, scheduleRender, state, $ } from './state.js';
 import { act } from './connection.js';
 import { select } from './selection.js';
-import { openTab } from './tabs.js';
 
 export const newestFirst = (a, b) => (a.id < b.id ? 1 : -1);
 
@@ -31,38 +31,6 @@ export const currentSearch = () => (searchAnswer()?.ids ? state.search : null);
 export function listedCaptures() {
   return currentSearch() ? [...heldCaptures()].sort(newestFirst) : sortedCaptures();
 }
-
-/** A row's mark for a signature that is not valid; none for a valid one, the usual case. */
-export function signatureBadge(signature) {
-  switch (signature.status) {
-    case 'valid':
-      return null;
-    case 'missing':
-      return el('span', { class: 'badge bad' }, 'signature missing');
-    case 'invalid':
-      return el('span', { class: 'badge bad', title: signature.hint ?? '' }, `invalid: ${signature.reason ?? '?'}`);
-    default:
-      return el('span', { class: 'badge plain' }, 'unchecked');
-  }
-}
-
-/**
- * The status the sender got, first in the row, coloured by class: 2xx green, 4xx amber, 5xx and no
- * answer red, refused by clockhook itself grey.
- */
-export function statusChip(capture) {
-  if (capture.rejected) {
-    const { statusCode, code } = capture.rejected;
-    return el('span', { class: 'chip chip-refused', title: `refused by clockhook: ${code}` }, statusCode);
-  }
-  if (capture.forward === null) return el('span', { class: 'chip chip-2xx', title: 'captured only' }, '200');
-  if (!capture.forward) return el('span', { class: 'chip chip-wait', title: 'forwarding…' }, '…');
-  const { statusCode, error } = capture.forward;
-  const kind = statusCode === null ? 'chip-5xx' : `chip-${Math.floor(statusCode / 100)}xx`;
-  return el('span', { class: `chip ${kind}`, title: error ?? '' }, statusCode ?? 'no answer');
-}
-
-const durationOf = (capture) => (capture.forward ? `${capture.forward.durationMs} ms` : '');
 
 export function matchesFilters(capture) {
   const type = $('type-filter').value;
@@ -117,27 +85,6 @@ export function renderTypeFilter(captures) {
   }
 }
 
-/** When a capture came: its time, with its day when that is not today (the store outlives a day). */
-// The formats of toLocaleTimeString(), toLocaleString() and a short day, made once: each of those calls
-// makes a formatter anew, which took most of the time of drawing a list of 200 rows.
-const TIME = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', second: '2-digit' });
-const FULL = new Intl.DateTimeFormat(undefined, {
-  year: 'numeric',
-  month: 'numeric',
-  day: 'numeric',
-  hour: 'numeric',
-  minute: '2-digit',
-  second: '2-digit',
-});
-const DAY = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
-
-export function receivedLabel(receivedAt) {
-  const at = new Date(receivedAt);
-  const time = TIME.format(at);
-  const today = at.toDateString() === new Date().toDateString();
-  return el('span', { class: 'time', title: FULL.format(at) }, today ? time : `${DAY.format(at)}, ${time}`);
-}
-
 export function renderList() {
   const all = sortedCaptures();
   renderTypeFilter(all);
@@ -158,67 +105,11 @@ export function renderList() {
   $('older').hidden = !state.hasMore;
 }
 
-/** One line at 1280 px: status, time, method and path, type, short event id, duration; marks only for the exceptional. */
-function captureRow(capture, count) {
-  const markers = [signatureBadge(capture.signature)];
-  if (count > 1)
-    markers.push(el('span', { class: 'badge plain', title: 'captures of this event' }, `${count} deliveries`));
-  markers.push(state.view === 'event' ? stateBadge(capture) : kindBadge(capture));
-  if (capture.contractProblems.length > 0)
-    markers.push(
-      el(
-        'span',
-        { class: 'badge warn', title: capture.contractProblems.map((p) => `${p.field}: ${p.message}`).join('\n') },
-        `${capture.contractProblems.length} contract problem${capture.contractProblems.length > 1 ? 's' : ''}`,
-      ),
-    );
-  if (capture.pinned) markers.push(el('span', { class: 'badge plain' }, 'pinned'));
-  const eventId = capture.envelope?.id;
-  return el(
-    'li',
-    {
-      class: `capture${capture.id === state.selected ? ' selected' : ''}`,
-      'data-id': capture.id,
-      onclick: () => {
-        select(capture.id);
-        // An event opens on its story: its deliveries in order, and the service's attempts.
-        if (state.view === 'event' && capture.envelope?.id) openTab('attempts');
-      },
-    },
-    statusChip(capture),
-    receivedLabel(capture.receivedAt),
-    el('span', { class: 'request mono' }, `${capture.method} ${capture.path}`),
-    el('span', { class: 'type' }, capture.envelope?.type || '(no type)'),
-    el('span', { class: 'id mono', title: eventId ?? '' }, eventId ?? '(no event id)'),
-    el('span', { class: 'duration' }, durationOf(capture)),
-    el('span', { class: 'markers' }, markers.filter(Boolean)),
-  );
-}
-
 /**
  * What replaying a shown capture sends: for a failed event, its newest delivery from the service, as
  * `replay --failed` sends (an edited replay that failed is not sent again in its place).
  */
 const toResend = (capture) => (failedNow(capture) && heldCapture(eventStoryOf(capture).resend)) || capture;
-
-/** What a capture was (by request): retry n, duplicate, replay, edited replay; nothing for a first delivery. */
-function kindBadge(capture) {
-  const label = storyLabel(capture);
-  if (!label) return null;
-  const kind = deliveryStoryOf(capture).kind;
-  return el('span', { class: `badge ${kind === 'duplicate' ? 'warn' : kind === 'retry' ? 'plain' : 'info'}` }, label);
-}
-
-/** An event's state (by event) when it is not simply delivered: failing, given up, disabled, with the app. */
-function stateBadge(capture) {
-  const story = eventStoryOf(capture);
-  if (!story || story.state === 'delivered' || story.latest !== capture.id) return null;
-  return el(
-    'span',
-    { class: `badge ${story.failed ? 'bad' : 'plain'}`, title: story.words },
-    story.state.replace('-', ' '),
-  );
-}
 
 /** What a capture was for its event (see story.js), as clockhook said. */
 export const storyOf = (id) => {

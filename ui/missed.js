@@ -18,6 +18,9 @@ function outlookText(outlook) {
  * `act` sends an action to listen and resolves with its result.
  */
 export function renderMissed(node, missed, act) {
+  // Open on a wide screen, a strip on a narrow one; as the reader left it when the list changes.
+  const was = node.querySelector('details');
+  const open = was ? was.open : !matchMedia('(max-width: 700px)').matches;
   clear(node);
   node.hidden = missed.length === 0;
   if (missed.length === 0) return;
@@ -38,8 +41,10 @@ export function renderMissed(node, missed, act) {
     said.textContent = `Redelivered ${result.data.redelivered.length}: they arrive as deliveries.`;
   };
   const button = el('button', { type: 'button', onclick: () => redeliver(false) }, `Redeliver ${missed.length}`);
-  node.append(
-    el('h2', {}, `Missed while away (${missed.length})`),
+  const details = el(
+    'details',
+    {},
+    el('summary', {}, el('h2', {}, `Missed while away (${missed.length})`)),
     el(
       'ul',
       {},
@@ -50,4 +55,6 @@ export function renderMissed(node, missed, act) {
     button,
     said,
   );
+  details.open = open;
+  node.append(details);
 }

@@ -2,7 +2,8 @@
 // clockhook decided it, see story.js), with its time, status and duration; a click opens it. The service's own delivery_attempts
 // and when it tries next follow in the Attempts tab.
 
-import { storyOf, statusChip } from './list.js';
+import { storyOf } from './list.js';
+import { statusChip } from './row.js';
 import { el } from './render.js';
 import { select } from './selection.js';
 import { heldCaptures, state } from './state.js';

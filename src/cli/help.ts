@@ -35,7 +35,9 @@ export function eventTypesHelp(): string {
 export function parseEventType(value: string, flag: string): string {
   const type = value.trim();
   if (type === PING_EVENT_TYPE || isDomainEventType(type) || suggestEventType(type) === null) return type;
-  throw new UsageError(`${flag}: unknown event type ${withSuggestion(type)}. Valid types: ${EVENT_TYPES.join(', ')}`);
+  throw new UsageError(
+    `${flag}: unknown event type ${withSuggestion(type, type, { listed: true })}. Valid types: ${EVENT_TYPES.join(', ')}`,
+  );
 }
 
 /** Each command's examples, by its path (`endpoints create`), added to its `--help` by `addExamples`. */

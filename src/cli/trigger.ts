@@ -123,7 +123,7 @@ export function registerTrigger(program: Command): void {
       );
     if (!isDomainEventType(type)) {
       throw new UsageError(
-        `unknown event type ${withSuggestion(type, JSON.stringify(type))}. Valid types: ${EVENT_TYPES.join(', ')}`,
+        `unknown event type ${withSuggestion(type, JSON.stringify(type), { listed: true })}. Valid types: ${EVENT_TYPES.join(', ')}`,
       );
     }
     const data = await dataOf(type, flags);

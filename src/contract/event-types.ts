@@ -88,10 +88,12 @@ export function suggestEventType(typed: string): DomainEventType | null {
 }
 
 /** A mistyped event type for a message, with what it may have meant: `employe.created (did you mean employee.created?)`. */
-export function withSuggestion(typed: string, shown = typed): string {
+export function withSuggestion(typed: string, shown = typed, { listed = false }: { listed?: boolean } = {}): string {
   const suggestion = suggestEventType(typed);
-  return suggestion
-    ? `${shown} (did you mean ${suggestion}?)`
+  if (suggestion) return `${shown} (did you mean ${suggestion}?)`;
+  // Where the message goes on to list the types, it need not say where they are listed.
+  return listed
+    ? shown
     : `${shown} (none of the ${EVENT_TYPES.length} types is close: npx clockhook trigger --help lists them)`;
 }
 
@@ -117,7 +119,7 @@ export function validateSubscription(types: unknown): SubscriptionCheck {
     return {
       ok: false,
       invalid,
-      message: `unknown event type${invalid.length > 1 ? 's' : ''} ${invalid.map((t) => (t === PING_EVENT_TYPE ? t : withSuggestion(t))).join(', ')}.${pingNote} Valid types: *, ${EVENT_TYPES.join(', ')}`,
+      message: `unknown event type${invalid.length > 1 ? 's' : ''} ${invalid.map((t) => (t === PING_EVENT_TYPE ? t : withSuggestion(t, t, { listed: true }))).join(', ')}.${pingNote} Valid types: *, ${EVENT_TYPES.join(', ')}`,
     };
   }
   return { ok: true, types: [...new Set(types as string[])] };

@@ -76,8 +76,8 @@ describe('a far-off value of a closed set', () => {
     [['relay', 'keys', 'zzz'], /unknown command 'zzz'[\s\S]*add \[options\] <name>[\s\S]*list[\s\S]*revoke/],
     [['events', 'zzz'], /unknown command 'zzz'[\s\S]*list[\s\S]*get[\s\S]*redeliver/],
     [['captures', 'list', '--type', 'zzz.zzz'], lists],
-    [['trigger', 'zzz.zzz'], lists],
-    [['listen', '--events', 'zzz.zzz'], lists],
+    [['trigger', 'zzz.zzz'], /Valid types: employee\.created, /],
+    [['listen', '--events', 'zzz.zzz'], /Valid types: \*, employee\.created, /],
   ] as [string[], RegExp | string][])('%j is refused naming the valid values, exit 2', async (args, valid) => {
     const dir = await tempDir();
     try {

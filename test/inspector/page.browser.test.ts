@@ -89,7 +89,8 @@ describe('the inspector page in Chromium', () => {
     await expect.poll(() => rows().first().locator('.chip').getAttribute('class')).toBe('chip chip-2xx');
     expect(await rows().first().locator('.chip').textContent()).toBe('200');
     expect(await rows().first().textContent()).not.toContain('signature');
-    expect(await rows().first().locator('.request').textContent()).toBe('POST /');
+    // The listener's usual POST to its path is not repeated on every row: only an unusual one is marked.
+    expect(await rows().first().textContent()).not.toContain('POST /');
     await rows().first().click();
     await expect.poll(() => page.locator('#detail h2').textContent()).toContain(event.id);
 
@@ -884,10 +885,14 @@ describe('the inspector page in Chromium', () => {
 
   it('works at a narrow 400 px width', async () => {
     await page.setViewportSize({ width: 400, height: 800 });
+    // A capture is selected still: there, its detail is a view over the list, which Escape closes.
+    await page.locator('body').press('Escape');
     await rows().first().click();
     const overflow = () =>
       page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(await overflow()).toBeLessThanOrEqual(0);
+    // The detail is a view of its own there: back to the list for another capture.
+    await page.getByRole('button', { name: '← Back to the list' }).click();
     // The service's attempts: each time on one line, not a character per line, and nothing wider than the page.
     await rows().filter({ hasText: 'punch.updated' }).first().click();
     await openTab(page, 'Attempts');
@@ -911,6 +916,8 @@ describe('the inspector page in Chromium', () => {
     expect(await overflow()).toBeLessThanOrEqual(0);
     await expect.poll(() => page.getByRole('button', { name: 'Replay', exact: true }).isVisible()).toBe(true);
     await page.screenshot({ path: join(await outputDir(), 'inspector-400.png'), fullPage: true });
+    await page.keyboard.press('Escape');
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it('calls a second delivery the app never took a retry, not a duplicate', async () => {

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, outputDir } from '../helpers/browser.js';
+import { seriousViolations } from '../helpers/axe.js';
 import { runCli } from '../helpers/cli.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 import { postSigned } from '../helpers/listen.js';
@@ -18,7 +18,6 @@ let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let browser: Browser;
 let page: Page;
 const problems: string[] = [];
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 const rows = () => page.locator('#captures .capture');
 /** Opens a tab of the detail, and waits until it is drawn. */
@@ -31,23 +30,6 @@ const shot = async (name: string, on: Page = page) => on.screenshot({ path: join
 const envelope = (id: string, data: object = {}) =>
   JSON.stringify({ id, object: 'event', type: 'time_entry.created', api_version: '2026-11-01', created: 1, data });
 const deliver = (body: string) => postSigned(t.session.ready.listener, body, t.session.secret as string);
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function seriousViolations(on: Page = page): Promise<string[]> {
-  // Evaluated, not added as a script tag: the page's Content-Security-Policy allows its own scripts only.
-  if (!(await on.evaluate(() => 'axe' in window))) await on.evaluate(await readFile(AXE, 'utf8'));
-  const results = await on.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    return (await axe.run()).violations;
-  });
-  return results
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 beforeAll(async () => {
   t = await startInspectedSession();
@@ -245,19 +227,19 @@ describe('the inspector, second edition', () => {
 
   it('has no serious or critical axe-core violation on the list, on each tab, and in the dark scheme', async () => {
     await rows().filter({ hasText: 'evt_story' }).click();
-    expect(await seriousViolations()).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     for (const name of ['Request', 'Response', 'Signature', 'Attempts', 'Diff']) {
       await openTab(name);
-      expect(await seriousViolations(), name).toEqual([]);
+      expect(await seriousViolations(page), name).toEqual([]);
     }
     await page.emulateMedia({ colorScheme: 'dark' });
     try {
       const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
       expect(background).toBe('rgb(21, 23, 28)');
       await openTab('Request');
-      expect(await seriousViolations()).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
       await openTab('Attempts');
-      expect(await seriousViolations()).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
       await shot('dark-1280.png');
       await page.setViewportSize({ width: 400, height: 800 });
       await shot('dark-400.png');

@@ -165,6 +165,13 @@ describe('one story of each delivery, on every surface', () => {
     if (kinds.length > 1) expect(marks).toContain(`${kinds.length} deliveries`);
   }
 
+  /** Waits until the service's first retry of an event came due (while the endpoint was disabled: not made). */
+  async function pastFirstRetry(eventId: string): Promise<void> {
+    const event = await json('events', 'get', eventId, '--json');
+    const due = Date.parse(event.delivery_attempts[0].createdAt) + RETRY_MS;
+    await expect.poll(() => Date.now() > due + 500, { timeout: RETRY_MS + 5_000 }).toBe(true);
+  }
+
   /** The page's timeline of an event: what each capture of it was, in order. */
   async function pageTimeline(eventId: string): Promise<string[]> {
     await page.locator('#captures li.capture', { has: page.locator(`.id[title="${eventId}"]`) }).click();
@@ -201,18 +208,25 @@ describe('one story of each delivery, on every surface', () => {
     await dir?.remove();
   });
 
-  it('a delivery the app failed is failing everywhere; its retry after the fix is "retry 1", and delivered', async () => {
+  it('a delivery the app failed is failing everywhere; redelivered after the fix, it is "retry 1", and delivered', async () => {
     failing = true;
     events.e1 = (await json('trigger', 'time_card.approved', '--json')).id;
     await answered(events.e1, 1);
+    // No retry of the service's comes while the surfaces are read: the endpoint is disabled, and the
+    // retry that comes due meanwhile is not made (nor later ones).
+    await cli('endpoints', 'disable', String(endpointId));
     await toldEverywhere(events.e1, ['first delivery'], 'failing', 500);
     expect(await failedEverywhere()).toEqual(Array(4).fill([events.e1]));
     failing = false;
+    await pastFirstRetry(events.e1);
+    await cli('endpoints', 'enable', String(endpointId));
+    // Asked to redeliver while the app had not taken the event: a retry.
+    await json('events', 'redeliver', events.e1, '--json');
     await answered(events.e1, 2);
     await toldEverywhere(events.e1, ['first delivery', 'retry 1'], 'delivered', 200);
     expect(await failedEverywhere()).toEqual(Array(4).fill([]));
     expect(reports.every((r) => r.duplicateOf === null)).toBe(true);
-  }, 60_000);
+  }, 90_000);
 
   it('a redelivery after the app took it is a duplicate, naming the capture it took', async () => {
     await json('events', 'redeliver', events.e1, '--json');
@@ -275,9 +289,7 @@ describe('one story of each delivery, on every surface', () => {
 
     // E2's retry came due while the endpoint was disabled, so the service did not make it (nor later ones);
     // then the other terminal's command re-enables the endpoint and gets E3 now.
-    const e2 = await json('events', 'get', events.e2, '--json');
-    const dueE2 = Date.parse(e2.delivery_attempts[0].createdAt) + RETRY_MS;
-    await expect.poll(() => Date.now() > dueE2 + 500, { timeout: RETRY_MS + 5_000 }).toBe(true);
+    await pastFirstRetry(events.e2);
     const redelivered = await cli('events', 'redeliver', '--missed', '--yes');
     expect(redelivered.code, redelivered.stderr).toBe(0);
     expect(redelivered.stdout).toContain(`Re-enabled endpoint ${endpointId}`);

@@ -1,0 +1,139 @@
+// One row of the list: cells in fixed columns (status, time, event type, event id, duration, marks), so that
+// every row's cells line up under the column header whatever marks a row carries, and nothing is cut.
+import { deliveryStoryOf, eventStoryOf, storyLabel } from './story.js';
+import { el } from './render.js';
+import { state } from './state.js';
+import { select } from './selection.js';
+import { openTab } from './tabs.js';
+
+/** A row's mark for a signature that is not valid; none for a valid one, the usual case. */
+export function signatureBadge(signature) {
+  switch (signature.status) {
+    case 'valid':
+      return null;
+    case 'missing':
+      return el('span', { class: 'badge bad' }, 'signature missing');
+    case 'invalid':
+      return el('span', { class: 'badge bad', title: signature.hint ?? '' }, `invalid: ${signature.reason ?? '?'}`);
+    default:
+      return el('span', { class: 'badge plain' }, 'unchecked');
+  }
+}
+
+/**
+ * The status the sender got, first in the row, coloured by class: 2xx green, 4xx amber, 5xx and no
+ * answer red, refused by clockhook itself grey.
+ */
+export function statusChip(capture) {
+  if (capture.rejected) {
+    const { statusCode, code } = capture.rejected;
+    return el('span', { class: 'chip chip-refused', title: `refused by clockhook: ${code}` }, statusCode);
+  }
+  if (capture.forward === null) return el('span', { class: 'chip chip-2xx', title: 'captured only' }, '200');
+  if (!capture.forward) return el('span', { class: 'chip chip-wait', title: 'forwarding…' }, '…');
+  const { statusCode, error } = capture.forward;
+  const kind = statusCode === null ? 'chip-5xx' : `chip-${Math.floor(statusCode / 100)}xx`;
+  return el('span', { class: `chip ${kind}`, title: error ?? '' }, statusCode ?? 'no answer');
+}
+
+const durationOf = (capture) => (capture.forward ? `${capture.forward.durationMs} ms` : '');
+
+/** When a capture came: its time, with its day when that is not today (the store outlives a day). */
+// The formats of toLocaleTimeString(), toLocaleString() and a short day, made once: each of those calls
+// makes a formatter anew, which took most of the time of drawing a list of 200 rows.
+const TIME = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', second: '2-digit' });
+const FULL = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'numeric',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: '2-digit',
+  second: '2-digit',
+});
+const DAY = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+
+export function receivedLabel(receivedAt) {
+  const at = new Date(receivedAt);
+  const time = TIME.format(at);
+  const today = at.toDateString() === new Date().toDateString();
+  return el('span', { class: 'time', title: FULL.format(at) }, today ? time : `${DAY.format(at)}, ${time}`);
+}
+
+/** What a capture was (by request): retry n, duplicate, replay, edited replay; nothing for a first delivery. */
+function kindBadge(capture) {
+  const label = storyLabel(capture);
+  if (!label) return null;
+  const kind = deliveryStoryOf(capture).kind;
+  return el('span', { class: `badge ${kind === 'duplicate' ? 'warn' : kind === 'retry' ? 'plain' : 'info'}` }, label);
+}
+
+/** An event's state (by event) when it is not simply delivered: failing, given up, disabled, with the app. */
+function stateBadge(capture) {
+  const story = eventStoryOf(capture);
+  if (!story || story.state === 'delivered' || story.latest !== capture.id) return null;
+  return el(
+    'span',
+    { class: `badge ${story.failed ? 'bad' : 'plain'}`, title: story.words },
+    story.state.replace('-', ' '),
+  );
+}
+
+/**
+ * An event id shortened in the middle where its column is too narrow, `evt_5c48…9f1a`: its head is cut with
+ * an ellipsis, its last four characters stay. The text is the whole id (for search, copy and screen
+ * readers), and so is its title.
+ */
+function idCell(eventId) {
+  if (!eventId) return el('span', { class: 'id mono' }, '(no event id)');
+  return el(
+    'span',
+    { class: 'id mono', title: eventId },
+    el('span', { class: 'id-head' }, eventId.slice(0, -4)),
+    el('span', { class: 'id-tail' }, eventId.slice(-4)),
+  );
+}
+
+/** Method and path, as a mark, only when they are not the listener's usual POST to its path. */
+function requestBadge(capture) {
+  const base = state.listener ? new URL(state.listener).pathname : '/';
+  if (capture.method === 'POST' && capture.path === base) return null;
+  return el('span', { class: 'badge plain mono' }, `${capture.method} ${capture.path}`);
+}
+
+/** The exceptional only: a signature not valid, how many captures (by event), what it was or its event's state. */
+function marksOf(capture, count) {
+  const marks = [signatureBadge(capture.signature), requestBadge(capture)];
+  if (count > 1)
+    marks.push(el('span', { class: 'badge plain', title: 'captures of this event' }, `${count} deliveries`));
+  marks.push(state.view === 'event' ? stateBadge(capture) : kindBadge(capture));
+  const problems = capture.contractProblems;
+  if (problems.length > 0) {
+    const title = problems.map((p) => `${p.field}: ${p.message}`).join('\n');
+    const words = `${problems.length} contract problem${problems.length > 1 ? 's' : ''}`;
+    marks.push(el('span', { class: 'badge warn', title }, words));
+  }
+  if (capture.pinned) marks.push(el('span', { class: 'badge plain' }, 'pinned'));
+  return marks.filter(Boolean);
+}
+
+/** One row: status, time, event type, event id, duration, marks, each in its column. */
+export function captureRow(capture, count) {
+  return el(
+    'li',
+    {
+      class: `capture${capture.id === state.selected ? ' selected' : ''}`,
+      'data-id': capture.id,
+      onclick: () => {
+        select(capture.id);
+        // An event opens on its story: its deliveries in order, and the service's attempts.
+        if (state.view === 'event' && capture.envelope?.id) openTab('attempts');
+      },
+    },
+    el('span', { class: 'status' }, statusChip(capture)),
+    receivedLabel(capture.receivedAt),
+    el('span', { class: 'type' }, capture.envelope?.type || '(no type)'),
+    idCell(capture.envelope?.id),
+    el('span', { class: 'duration' }, durationOf(capture)),
+    el('span', { class: 'markers' }, marksOf(capture, count)),
+  );
+}
