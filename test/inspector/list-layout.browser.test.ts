@@ -181,6 +181,7 @@ describe('the list at every width', () => {
       expect(await page.locator('#captures').isVisible()).toBe(false);
       expect(await overlaps()).toEqual([]);
       await shot(`400-${scheme}-detail`);
+      expect(await seriousViolations(page)).toEqual([]);
       await page.getByRole('button', { name: '← Back to the list' }).click();
       await expect.poll(() => page.locator('#captures').isVisible()).toBe(true);
       await page.locator('#captures .capture').nth(1).click();
