@@ -85,8 +85,9 @@ function registerGetAndDiff(server: McpServer, ctx: McpContext): void {
     },
     async ({ id }) => {
       const reading = await readStore(ctx);
-      const shown = await whole(reading, named(reading, id));
-      const text = `${captureLine(captureSummary(named(reading, id), storiesOf(reading.captures)))}\n${UNTRUSTED}`;
+      const found = named(reading, id);
+      const shown = await whole(reading, found);
+      const text = `${captureLine(captureSummary(found, storiesOf(reading.captures)))}\n${UNTRUSTED}`;
       return result(text, { capture: shown, untrusted: UNTRUSTED });
     },
   );
@@ -139,9 +140,9 @@ function registerWait(server: McpServer, ctx: McpContext): void {
     },
     async ({ type, eventId, timeoutMs }) => {
       checkedType(type);
-      const before = new Set((await readStore(ctx)).captures.map((c) => c.id));
-      const seenEvent =
-        eventId !== undefined && [...(await readStore(ctx)).captures].some((c) => c.envelope?.id === eventId);
+      const { captures } = await readStore(ctx);
+      const before = new Set(captures.map((c) => c.id));
+      const seenEvent = eventId !== undefined && captures.some((c) => c.envelope?.id === eventId);
       const match = (c: Capture) =>
         (seenEvent || !before.has(c.id)) &&
         (eventId === undefined || c.envelope?.id === eventId) &&

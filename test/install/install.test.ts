@@ -165,6 +165,30 @@ async function listenAndTrigger(appDir: string): Promise<void> {
   }
 }
 
+/**
+ * The app's typed.ts compiles, strict, against clockhook's types as the app resolves them (ESM or CommonJS,
+ * as its package.json says).
+ */
+async function typechecks(appDir: string): Promise<void> {
+  await writeFile(
+    join(appDir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'es2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        skipLibCheck: true,
+        typeRoots: [join(ROOT, 'node_modules', '@types')],
+        types: ['node'],
+      },
+      files: ['typed.ts'],
+    }),
+  );
+  await run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir });
+}
+
 /** A node:test file of the app imports clockhook/testing, and a strict TypeScript file compiles against it. */
 async function usesTestingEntry(appDir: string): Promise<void> {
   await writeFile(
@@ -207,23 +231,7 @@ export async function typed(url: string): Promise<number | null> {
 }
 `,
   );
-  await writeFile(
-    join(appDir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        noEmit: true,
-        target: 'es2022',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        skipLibCheck: true,
-        typeRoots: [join(ROOT, 'node_modules', '@types')],
-        types: ['node'],
-      },
-      files: ['typed.ts'],
-    }),
-  );
-  await run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir });
+  await typechecks(appDir);
 }
 
 async function newApp(name: string): Promise<string> {
@@ -288,23 +296,7 @@ export async function typed(): Promise<boolean> {
 }
 `,
     );
-    await writeFile(
-      join(appDir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          noEmit: true,
-          target: 'es2022',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          skipLibCheck: true,
-          typeRoots: [join(ROOT, 'node_modules', '@types')],
-          types: ['node'],
-        },
-        files: ['typed.ts'],
-      }),
-    );
-    await run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir });
+    await typechecks(appDir);
   }, 240_000);
 
   it('installs globally; clockhook runs from any folder', async () => {

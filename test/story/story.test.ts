@@ -160,3 +160,41 @@ describe('when the service tries next', () => {
     expect(inTime(T0 - 1, T0)).toBe('any moment now');
   });
 });
+
+describe('a store written by the previous version', () => {
+  it('opens, with the listener and with the captures commands, and tells its retries truthfully', async () => {
+    const { mkdtemp, rm, writeFile, mkdir } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { CaptureStore, readCaptureStore } = await import('../../src/store/index.js');
+    const dir = await mkdtemp(join(tmpdir(), 'clockhook-legacy-'));
+    try {
+      // As the previous version wrote it: no kind, and a retry after a 500 stored with duplicateOf.
+      const first = arrive('evt_old', 0, 500);
+      const retry = arrive('evt_old', 60, 200, { duplicateOf: first.id });
+      const repeat = arrive('evt_old', 120, 200, { duplicateOf: first.id });
+      for (const capture of [first, retry, repeat]) delete (capture as Partial<Capture>).kind;
+      await mkdir(join(dir, '.clockhook'));
+      const path = join(dir, '.clockhook', 'captures.json');
+      await writeFile(path, `${JSON.stringify({ version: 1, captures: [first, retry, repeat] })}\n`);
+      const read = await readCaptureStore(path);
+      const store = await CaptureStore.open({ path });
+      try {
+        for (const captures of [read.captures, store.all()]) {
+          const stories = storiesOf(captures);
+          expect(captures.map((c) => withStory(c, stories).story.words)).toEqual([
+            'first delivery',
+            'retry 1',
+            'duplicate (the app had taken it)',
+          ]);
+          expect(captures.map((c) => withStory(c, stories).duplicateOf)).toEqual([null, null, first.id]);
+        }
+        expect(store.ofEvent('evt_old')).toHaveLength(3);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
