@@ -1,7 +1,7 @@
 // npm run bench: clockhook beside the bare proxy, in one run, on one machine, as ratios (issue 8).
 // Plain ESM over dist/ (built by `npm run bench` first), so it runs on Node 20 without a TS loader.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -576,6 +576,26 @@ async function testingSandboxStart() {
 
 const mib = (bytes) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
+/**
+ * The page's own figures on a full 10,000-capture store (opening it, switching views, filtering), as
+ * test/inspector/full-store.browser.test.ts measures them in Chromium, run here with CLOCKHOOK_BENCH=1.
+ */
+async function inspectorOnFullStore() {
+  const vitest = fileURLToPath(new URL('../../node_modules/.bin/vitest', import.meta.url));
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  await new Promise((resolve, reject) => {
+    const child = spawn(vitest, ['run', 'test/inspector/full-store.browser.test.ts'], {
+      cwd: root,
+      env: { ...process.env, CLOCKHOOK_BENCH: '1' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    child.once('error', reject);
+    child.once('exit', () => resolve());
+  });
+  const figures = JSON.parse(await readFile(join(root, 'test-results', 'inspector-10k.json'), 'utf8'));
+  return figures.best;
+}
+
 async function settle(condition, timeoutMs = 10_000) {
   const start = Date.now();
   while (!condition() && Date.now() - start < timeoutMs) await new Promise((r) => setTimeout(r, 50));
@@ -622,6 +642,8 @@ const memory = await memoryAfter(app, body);
 console.error('clockhook/testing: startSandbox, five times');
 const testingSandboxMs = await testingSandboxStart();
 await app.close();
+console.error('the inspector page on a full 10,000-capture store, in Chromium');
+const page10k = await inspectorOnFullStore();
 
 const lost =
   ['C', 'C1', 'C10kEmpty', 'C10kFull', 'D', 'E'].reduce(
@@ -677,6 +699,12 @@ const targets = [
     met: startupMs < 1000,
   },
   { figure: 'inspector snapshot, 1,000 captures (ms)', value: snapshotMs, target: '< 200', met: snapshotMs < 200 },
+  ...['openedStore', 'byRequest', 'byEvent', 'filtered', 'typed'].map((what) => ({
+    figure: `inspector page, 10,000-capture store: ${what}, best of 3 (ms)`,
+    value: Math.round(page10k[what]),
+    target: '< 200',
+    met: page10k[what] < 200,
+  })),
   {
     figure: `listener RSS after ${MEMORY_DELIVERIES} deliveries (MiB)`,
     value: memory.rssMiB,

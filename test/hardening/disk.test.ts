@@ -72,7 +72,9 @@ const envelope = (id: string) =>
     type: 'punch.created',
     api_version: '2026-11-01',
     created: 1_790_000_000,
-    data: { pad: 'p'.repeat(3000) },
+    // More than a page (4 KiB) of journal per capture: on a full disk, the last page of the journal may
+    // still have that much room, and a smaller capture would be written there after all.
+    data: { pad: 'p'.repeat(6000) },
   });
 const send = (id: string) => postSigned(listen?.ready.listener as string, envelope(id), SECRET);
 

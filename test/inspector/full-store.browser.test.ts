@@ -176,8 +176,12 @@ describe('the inspector with a full 10,000-capture store', () => {
       Object.keys(tries[0]).map((what) => [what, Math.min(...tries.map((figures) => figures[what]))]),
     );
     await writeFile(join(await outputDir(), 'inspector-10k.json'), `${JSON.stringify({ best, tries }, null, 2)}\n`);
+    // The 200 ms target is met in the benchmark (npm run bench runs this file with CLOCKHOOK_BENCH=1), not
+    // in the suite, which must pass on a busy machine too: there, a figure five times the target is a
+    // regression to catch, and a busy core's slower try is not.
+    const bound = process.env.CLOCKHOOK_BENCH ? 200 : 1000;
     for (const what of ['openedStore', 'byRequest', 'byEvent', 'filtered', 'typed'])
-      expect(best[what], what).toBeLessThan(200);
+      expect(best[what], what).toBeLessThan(bound);
     // The whole opening, from the HTML's arrival, is longer (loading the page's modules and connecting come
     // first; see docs/performance.md): this bound only catches it getting much worse.
     expect(best.opened).toBeLessThan(1500);
