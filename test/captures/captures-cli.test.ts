@@ -9,15 +9,14 @@ import type { Capture } from '../../src/store/index.js';
 import { runCli } from '../helpers/cli.js';
 import { connectClient } from '../helpers/inspector.js';
 import { post, postSigned } from '../helpers/listen.js';
-import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { type FixableApp, startFixableApp, startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
 // One listen (embedded sandbox, inspector) and one app for the file; the commands run in its folder.
 let dir: Awaited<ReturnType<typeof tempDir>>;
-let app: Receiver;
+let app: FixableApp;
 let session: ListenSession;
 let secret: string;
-let failing = false;
 const cli = (...args: string[]) => runCli(args, { cwd: dir.path });
 const envelope = (id: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -54,10 +53,7 @@ async function capturesNow(): Promise<Capture[]> {
 
 beforeAll(async () => {
   dir = await tempDir();
-  app = await startReceiver((request, res) => {
-    res.writeHead(failing ? 500 : 200, { 'content-type': 'application/json' });
-    res.end(failing ? '{"error":"handler broken"}' : '{"ok":true}');
-  });
+  app = await startFixableApp();
   session = await startListen({
     forwardTo: app.url,
     port: 0,
@@ -256,7 +252,7 @@ describe('captures export', () => {
     const [again] = session.store.newest(2).filter((c) => c.envelope?.id === 'evt_old');
     expect(again.signature.status).toBe('valid');
     try {
-      failing = true;
+      app.failing = true;
       const stopped = await bash(out, { WEBHOOK_SECRET: secret });
       expect(stopped.code).toBe(1);
       expect(stopped.stderr).toContain(`${oldId} punch.created evt_old: answered 500, not a 2xx; stopping here.`);
@@ -264,7 +260,7 @@ describe('captures export', () => {
       // Stopped at the first: the second was not sent.
       expect(stopped.stdout).not.toContain(ids.utf8);
     } finally {
-      failing = false;
+      app.failing = false;
     }
     // Fixed, the script goes through again: the event is delivered (and out of the failed set).
     expect((await bash(out, { WEBHOOK_SECRET: secret })).code).toBe(0);
@@ -310,7 +306,7 @@ describe('replay and trigger --set', () => {
       `ws://${new URL(session.ready.inspector as string).host}/ws?token=${new URL(session.ready.inspector as string).searchParams.get('token')}`,
     );
     try {
-      failing = true;
+      app.failing = true;
       const first = JSON.parse((await cli('trigger', 'employee.created', '--json')).stdout);
       const second = JSON.parse((await cli('trigger', 'employee.updated', '--json')).stdout);
       const mine = (c: Capture) => c.envelope?.id === first.id || c.envelope?.id === second.id;
@@ -319,7 +315,7 @@ describe('replay and trigger --set', () => {
         .toBe(2);
       const failed = await cli('replay', '--failed');
       expect(failed.code).toBe(1); // still broken
-      failing = false;
+      app.failing = false;
       const fixed = await cli('replay', '--failed', '--json');
       expect(fixed.code, fixed.stderr).toBe(0);
       const lines = fixed.stdout
@@ -340,7 +336,7 @@ describe('replay and trigger --set', () => {
       // Nothing failed is left: a second run has nothing to do.
       expect((await cli('replay', '--failed')).stderr).toContain('Nothing to replay: no event failed');
     } finally {
-      failing = false;
+      app.failing = false;
       page.close();
     }
   }, 60_000);

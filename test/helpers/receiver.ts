@@ -78,3 +78,16 @@ export async function startReceiver(respond: Responder = answer200) {
 }
 
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/**
+ * An app being written: while `failing` is set it answers 500 with a JSON error ("handler broken"), and 200
+ * once it is fixed (`failing = false`).
+ */
+export async function startFixableApp() {
+  const app = await startReceiver((_request, res) => {
+    res.writeHead(app.failing ? 500 : 200, { 'content-type': 'application/json' });
+    res.end(app.failing ? '{"error":{"message":"handler broken"}}' : '{"ok":true}');
+  }).then((receiver) => Object.assign(receiver, { failing: false }));
+  return app;
+}
+export type FixableApp = Awaited<ReturnType<typeof startFixableApp>>;

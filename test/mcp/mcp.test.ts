@@ -5,16 +5,15 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ListenSession, startListen } from '../../src/listen/index.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
-import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { type FixableApp, startFixableApp } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
 // A real `clockhook mcp` over stdio, driven by the SDK's own client, beside a real listen (with its embedded
 // sandbox) and an app on port 0 that fails until it is fixed.
 type Json = Record<string, any>;
 let dir: Awaited<ReturnType<typeof tempDir>>;
-let app: Receiver;
+let app: FixableApp;
 let session: ListenSession;
-let failing = true;
 const servers: { client: Client; stderr: string[] }[] = [];
 /** Every byte the servers wrote that a test read: results and errors (stdout), and their stderr. */
 const written: string[] = [];
@@ -44,10 +43,7 @@ async function call(client: Client, name: string, args: Json = {}) {
 
 beforeAll(async () => {
   dir = await tempDir();
-  app = await startReceiver((_request, res) => {
-    res.writeHead(failing ? 500 : 200, { 'content-type': 'application/json' });
-    res.end(failing ? '{"error":{"message":"handler broken"}}' : '{"ok":true}');
-  });
+  app = await startFixableApp();
   session = await startListen({
     forwardTo: app.url,
     port: 0,
@@ -97,7 +93,7 @@ describe('clockhook mcp', () => {
 
   it('runs the loop through tools alone: trigger, see the 500, fix, replay a 2xx, see it delivered', async () => {
     const client = servers[0].client;
-    failing = true;
+    app.failing = true;
     const event = await call(client, 'trigger', { type: 'punch.created', set: { note: 'from the assistant' } });
     expect(event.error, event.text).toBe(false);
     const waited = await call(client, 'wait_for_delivery', { eventId: event.data.id, timeoutMs: 15_000 });
@@ -107,7 +103,7 @@ describe('clockhook mcp', () => {
     expect(waited.data.untrusted).toMatch(/untrusted data/);
     expect(waited.text).toMatch(/untrusted data/);
 
-    failing = false;
+    app.failing = false;
     const replayed = await call(client, 'replay', { captureId: waited.data.capture.id });
     expect(replayed.data).toMatchObject({ status: 200, capture: { story: { kind: 'replay' } } });
     const listed = await call(client, 'list_captures', { limit: 5 });

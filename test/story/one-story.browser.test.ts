@@ -11,7 +11,7 @@ import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
 import { connectClient } from '../helpers/inspector.js';
 import { recordingLogger } from '../helpers/logger.js';
 import { portForRestarts } from '../helpers/ports.js';
-import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { type FixableApp, startFixableApp } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 
 // One scenario, told by every surface at each step: the sandbox retries at 0.15 of the contract's
@@ -28,14 +28,13 @@ type Json = Record<string, any>;
 
 describe('one story of each delivery, on every surface', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
-  let app: Receiver;
+  let app: FixableApp;
   let sandbox: SpawnedCli;
   let session: ListenSession;
   let browser: Browser;
   let page: Page;
   let socket: Awaited<ReturnType<typeof connectClient>>;
   let endpointId: number;
-  let failing = false;
   const reports: DeliveryReport[] = [];
   const logger = recordingLogger();
   const events: Record<string, string> = {};
@@ -180,10 +179,7 @@ describe('one story of each delivery, on every surface', () => {
 
   beforeAll(async () => {
     dir = await tempDir();
-    app = await startReceiver((request, res) => {
-      res.writeHead(failing ? 500 : 200, { 'content-type': 'application/json' });
-      res.end(failing ? '{"error":{"message":"handler broken"}}' : '{"ok":true}');
-    });
+    app = await startFixableApp();
     sandbox = spawnCli(['sandbox', '--json', '--port', '0', '--time-scale', String(SCALE)], { cwd: dir.path });
     await sandbox.waitForLine((line) => line.event === 'ready', 30_000);
     options = {
@@ -209,7 +205,7 @@ describe('one story of each delivery, on every surface', () => {
   });
 
   it('a delivery the app failed is failing everywhere; redelivered after the fix, it is "retry 1", and delivered', async () => {
-    failing = true;
+    app.failing = true;
     events.e1 = (await json('trigger', 'time_card.approved', '--json')).id;
     await answered(events.e1, 1);
     // No retry of the service's comes while the surfaces are read: the endpoint is disabled, and the
@@ -217,7 +213,7 @@ describe('one story of each delivery, on every surface', () => {
     await cli('endpoints', 'disable', String(endpointId));
     await toldEverywhere(events.e1, ['first delivery'], 'failing', 500);
     expect(await failedEverywhere()).toEqual(Array(4).fill([events.e1]));
-    failing = false;
+    app.failing = false;
     await pastFirstRetry(events.e1);
     await cli('endpoints', 'enable', String(endpointId));
     // Asked to redeliver while the app had not taken the event: a retry.
@@ -237,7 +233,7 @@ describe('one story of each delivery, on every surface', () => {
   }, 60_000);
 
   it('a failed event replayed with a 200 from the CLI and from the page is delivered everywhere at once', async () => {
-    failing = true;
+    app.failing = true;
     events.e2 = (await json('trigger', 'employee.created', '--json')).id;
     await answered(events.e2, 1);
     // Asked, the service says when it tries again, as the sandbox's time scale has it (9 s).
@@ -252,7 +248,7 @@ describe('one story of each delivery, on every surface', () => {
     // Where the service is asked, the same event is disabled: nothing comes while the endpoint is.
     expect((await json('events', 'get', events.e2, '--json')).story).toMatchObject({ state: 'disabled' });
 
-    failing = false;
+    app.failing = false;
     const replayed = await cli('replay', '--failed', '--json');
     expect(replayed.code, replayed.stderr).toBe(0);
     await answered(events.e2, 2);
