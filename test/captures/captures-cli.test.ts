@@ -4,20 +4,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, signedFixture } from '../../src/captures/index.js';
 import { signPayload, verifySignature } from '../../src/contract/index.js';
-import { type ListenSession, startListen } from '../../src/listen/index.js';
+import type { ListenSession } from '../../src/listen/index.js';
 import type { Capture } from '../../src/store/index.js';
 import { runCli } from '../helpers/cli.js';
-import { connectClient } from '../helpers/inspector.js';
+import { connectClient, startInspectedSession } from '../helpers/inspector.js';
 import { post, postSigned } from '../helpers/listen.js';
-import { type FixableApp, startFixableApp, startReceiver } from '../helpers/receiver.js';
-import { tempDir } from '../helpers/sandbox.js';
+import { type FixableApp, startReceiver } from '../helpers/receiver.js';
 
 // One listen (embedded sandbox, inspector) and one app for the file; the commands run in its folder.
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let app: FixableApp;
 let session: ListenSession;
 let secret: string;
-const cli = (...args: string[]) => runCli(args, { cwd: dir.path });
+const cli = (...args: string[]) => runCli(args, { cwd: t.dir });
 const envelope = (id: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
     id,
@@ -52,15 +51,8 @@ async function capturesNow(): Promise<Capture[]> {
 }
 
 beforeAll(async () => {
-  dir = await tempDir();
-  app = await startFixableApp();
-  session = await startListen({
-    forwardTo: app.url,
-    port: 0,
-    sandboxPort: 0,
-    inspectorPort: 0,
-    stateDir: join(dir.path, '.clockhook'),
-  });
+  t = await startInspectedSession();
+  ({ app, session } = t);
   secret = session.secret as string;
   for (const [name, body] of [
     ['utf8', UTF8],
@@ -74,9 +66,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await session?.close();
-  await app?.close();
-  await dir?.remove();
+  await t?.close();
 });
 
 describe('captures list and show', () => {
@@ -174,7 +164,7 @@ describe('captures export', () => {
   it('curl: a bash script that sends the same bytes and headers again, re-signed when it runs', async () => {
     const target = await startReceiver();
     try {
-      const out = join(dir.path, 'replay.sh');
+      const out = join(t.dir, 'replay.sh');
       const res = await cli(
         'captures',
         'export',
@@ -233,7 +223,7 @@ describe('captures export', () => {
     const header = signPayload({ payload: old, secret, timestamp: Math.floor(Date.now() / 1000) - 600 });
     expect((await post(session.ready.listener, old, { 'x-service-signature': header })).status).toBe(400);
     const oldId = session.store.newest(1)[0].id;
-    const out = join(dir.path, 'old.sh');
+    const out = join(t.dir, 'old.sh');
     const exported = await cli(
       'captures',
       'export',
@@ -267,7 +257,7 @@ describe('captures export', () => {
   });
 
   it('fixtures: one file per capture without the signature; re-signed and sent, the listener finds it valid', async () => {
-    const out = join(dir.path, 'fixtures');
+    const out = join(t.dir, 'fixtures');
     expect((await cli('captures', 'export', ids.utf8, ids.large, '--format', 'fixture', '-o', out)).code).toBe(0);
     expect((await readdir(out)).sort()).toEqual([`${ids.large}.json`, `${ids.utf8}.json`].sort());
     const fixture = JSON.parse(await readFile(join(out, `${ids.large}.json`), 'utf8')) as Fixture;

@@ -1,13 +1,16 @@
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { type ListenOptions, startListen } from '../../src/listen/index.js';
-import { startReceiver } from './receiver.js';
+import { startFixableApp } from './receiver.js';
 import { tempDir } from './sandbox.js';
 
-/** listen in-process (embedded sandbox, inspector on port 0) with a receiver app, in a temp folder. */
+/**
+ * listen in-process (embedded sandbox, inspector on port 0) with a receiver app, in a temp folder. The app
+ * takes every delivery until a test sets `app.failing` (see startFixableApp).
+ */
 export async function startInspectedSession(options: Partial<ListenOptions> = {}) {
   const dir = await tempDir();
-  const app = await startReceiver();
+  const app = await startFixableApp();
   const session = await startListen({
     forwardTo: app.url,
     port: 0,

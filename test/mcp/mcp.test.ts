@@ -3,15 +3,15 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ListenSession, startListen } from '../../src/listen/index.js';
+import type { ListenSession } from '../../src/listen/index.js';
 import { BIN, cleanEnv } from '../helpers/cli.js';
-import { type FixableApp, startFixableApp } from '../helpers/receiver.js';
-import { tempDir } from '../helpers/sandbox.js';
+import { startInspectedSession } from '../helpers/inspector.js';
+import type { FixableApp } from '../helpers/receiver.js';
 
 // A real `clockhook mcp` over stdio, driven by the SDK's own client, beside a real listen (with its embedded
 // sandbox) and an app on port 0 that fails until it is fixed.
 type Json = Record<string, any>;
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let app: FixableApp;
 let session: ListenSession;
 const servers: { client: Client; stderr: string[] }[] = [];
@@ -22,7 +22,7 @@ async function mcp(env: Record<string, string> = {}, args: string[] = []) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN, 'mcp', ...args],
-    cwd: dir.path,
+    cwd: t.dir,
     env: cleanEnv(env) as Record<string, string>,
     stderr: 'pipe',
   });
@@ -42,22 +42,13 @@ async function call(client: Client, name: string, args: Json = {}) {
 }
 
 beforeAll(async () => {
-  dir = await tempDir();
-  app = await startFixableApp();
-  session = await startListen({
-    forwardTo: app.url,
-    port: 0,
-    sandboxPort: 0,
-    inspectorPort: 0,
-    stateDir: join(dir.path, '.clockhook'),
-  });
+  t = await startInspectedSession();
+  ({ app, session } = t);
 }, 60_000);
 
 afterAll(async () => {
   for (const { client } of servers) await client.close();
-  await session?.close();
-  await app?.close();
-  await dir?.remove();
+  await t?.close();
 });
 
 describe('clockhook mcp', () => {
@@ -133,7 +124,7 @@ describe('clockhook mcp', () => {
   }, 60_000);
 
   it('refuses a writing tool when an API key is set, unless --allow-writes, saying so', async () => {
-    const discovery = JSON.parse(await readFile(join(dir.path, '.clockhook', 'sandbox.json'), 'utf8')) as Json;
+    const discovery = JSON.parse(await readFile(join(t.dir, '.clockhook', 'sandbox.json'), 'utf8')) as Json;
     const env = { CLOCKHOOK_API_KEY: discovery.apiKey, CLOCKHOOK_API_BASE: discovery.apiBase };
     const keyed = await mcp(env);
     const endpointId = (await call(keyed, 'list_endpoints')).data.endpoints[0].id;
@@ -168,7 +159,7 @@ describe('clockhook mcp', () => {
   }, 30_000);
 
   it('writes no secret, API key or relay key anywhere', () => {
-    const discovery = readFile(join(dir.path, '.clockhook', 'sandbox.json'), 'utf8');
+    const discovery = readFile(join(t.dir, '.clockhook', 'sandbox.json'), 'utf8');
     return discovery.then((text) => {
       const apiKey = (JSON.parse(text) as Json).apiKey as string;
       const everything = [...written, ...servers.flatMap((s) => s.stderr)].join('\n');
