@@ -31,9 +31,14 @@ export function statusChip(capture) {
   }
   if (capture.forward === null) return el('span', { class: 'chip chip-2xx', title: 'captured only' }, '200');
   if (!capture.forward) return el('span', { class: 'chip chip-wait', title: 'forwarding…' }, '…');
-  const { statusCode, error } = capture.forward;
-  const kind = statusCode === null ? 'chip-5xx' : `chip-${Math.floor(statusCode / 100)}xx`;
-  return el('span', { class: `chip ${kind}`, title: error ?? '' }, statusCode ?? 'no answer');
+  const { statusCode, error, cut } = capture.forward;
+  // An answer the app cut short failed, whatever its status line said.
+  const kind = statusCode === null || cut ? 'chip-5xx' : `chip-${Math.floor(statusCode / 100)}xx`;
+  return el(
+    'span',
+    { class: `chip ${kind}`, title: error ?? '' },
+    statusCode === null ? 'no answer' : `${statusCode}${cut ? ' cut' : ''}`,
+  );
 }
 
 const durationOf = (capture) => (capture.forward ? `${capture.forward.durationMs} ms` : '');

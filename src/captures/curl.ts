@@ -1,3 +1,4 @@
+import type { WithBody } from './whole.js';
 import type { Capture } from '../store/index.js';
 import { headersToSend } from './replay.js';
 
@@ -72,12 +73,11 @@ function captureLines(capture: Capture, body: Buffer, url: string, asIs: boolean
  * receiver with a replay window takes it days later; `asIs` keeps the header each arrived with. The script
  * stops at the first answer that is not a 2xx, saying which capture and what came back.
  */
-export function curlScript(
-  captures: { capture: Capture; body: Buffer }[],
-  { to, asIs = false }: { to?: string; asIs?: boolean } = {},
-): string {
-  const sends = captures.map(({ capture, body }) =>
-    captureLines(capture, body, to ?? `http://${String(capture.headers.host ?? 'localhost')}/`, asIs),
+export function curlScript(captures: WithBody[], { to, asIs = false }: { to?: string; asIs?: boolean } = {}): string {
+  const sends = captures.map(({ capture, body, missing }) =>
+    missing
+      ? `# ${capture.id}: not sent, its body is missing. ${missing.replace(/\n/g, ' ')}`
+      : captureLines(capture, body, to ?? `http://${String(capture.headers.host ?? 'localhost')}/`, asIs),
   );
   const how = asIs ? 'with the signature each arrived with' : 'each re-signed now with $WEBHOOK_SECRET';
   return [

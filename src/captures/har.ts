@@ -1,3 +1,4 @@
+import type { WithBody } from './whole.js';
 import type { Capture } from '../store/index.js';
 import { type EventStory, outcomeOf, withStory } from '../story/index.js';
 
@@ -59,7 +60,7 @@ function harResponse(capture: Capture) {
 }
 
 /** One HAR entry; clockhook's own facts in `_clockhook`, as HAR allows for fields of a tool. */
-function harEntry(stored: Capture, body: Buffer, stories: ReadonlyMap<string, EventStory>) {
+function harEntry({ capture: stored, body, missing }: WithBody, stories: ReadonlyMap<string, EventStory>) {
   const capture = withStory(stored, stories);
   const wait = capture.forward?.durationMs ?? 0;
   return {
@@ -81,7 +82,9 @@ function harEntry(stored: Capture, body: Buffer, stories: ReadonlyMap<string, Ev
       rejected: capture.rejected,
       forwardedTo: capture.forward?.target ?? null,
       forwardError: capture.forward?.error ?? null,
+      ...(missing ? { bodyMissing: missing } : {}),
     },
+    ...(missing ? { comment: `body missing: ${missing}` } : {}),
   };
 }
 
@@ -89,16 +92,12 @@ function harEntry(stored: Capture, body: Buffer, stories: ReadonlyMap<string, Ev
  * A HAR 1.2 log of captures, each with its whole body: it opens in a browser's network panel. `stories`:
  * those of the store the captures come from (see storiesOf), so that each says what it was.
  */
-export function harOf(
-  captures: { capture: Capture; body: Buffer }[],
-  version: string,
-  stories: ReadonlyMap<string, EventStory>,
-) {
+export function harOf(captures: WithBody[], version: string, stories: ReadonlyMap<string, EventStory>) {
   return {
     log: {
       version: '1.2',
       creator: { name: 'clockhook', version },
-      entries: captures.map(({ capture, body }) => harEntry(capture, body, stories)),
+      entries: captures.map((one) => harEntry(one, stories)),
     },
   };
 }

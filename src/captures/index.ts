@@ -4,4 +4,4 @@ export { harOf } from './har.js';
 export { connectToListen, replayDirect, type ReplayOutcome } from './replay.js';
 export { type CaptureFilter, parseSince, selectCaptures } from './select.js';
 export { type Outcome, OUTCOMES, outcomeOf, statusOf } from '../story/index.js';
-export { wholeCapture } from './whole.js';
+export { wholeCapture, withBody, type WithBody } from './whole.js';

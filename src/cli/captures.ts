@@ -2,7 +2,17 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { counted } from '../words.js';
 import { type Command, Option } from 'commander';
-import { curlScript, fixtureOf, harOf, outcomeOf, selectCaptures, statusOf, wholeCapture } from '../captures/index.js';
+import {
+  curlScript,
+  fixtureOf,
+  harOf,
+  outcomeOf,
+  selectCaptures,
+  statusOf,
+  wholeCapture,
+  withBody,
+  type WithBody,
+} from '../captures/index.js';
 import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';
@@ -32,7 +42,7 @@ export function captureLine(capture: Capture, stories: ReadonlyMap<string, Event
     story.kind === 'first' ? '' : ` ${(story.kind === 'duplicate' ? colour.yellow : colour.cyan)(story.words)}`;
   const state = story.event.latest && story.event.state !== 'delivered' ? `  ${colour.red(story.event.words)}` : '';
   const outcome = outcomeOf(capture);
-  const status = statusOf(capture) ?? 'no answer';
+  const status = `${statusOf(capture) ?? 'no answer'}${capture.forward?.cut ? ' cut' : ''}`;
   const shown = outcome === '2xx' ? colour.green(`[${status}]`) : colour.red(`[${status}]`);
   const duration = capture.forward ? ` (${capture.forward.durationMs} ms)` : '';
   return `${colour.grey(time)}${kind} ${what} signature ${capture.signature.status}  ${shown}${duration}  ${capture.id}${state}`;
@@ -56,7 +66,7 @@ function bodyText(body: Buffer): string {
 
 async function showCapture(reading: StoreReading, capture: Capture): Promise<string> {
   const story = captureStoryOf(capture, storiesOf(reading.captures));
-  const body = await reading.body(capture);
+  const { body, missing } = await withBody(reading, capture);
   const headers = Object.entries(capture.headers).map(([name, value]) => `  ${name}: ${String(value)}`);
   const { status, reason, hint } = capture.signature;
   const forward = capture.forward;
@@ -73,6 +83,7 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
     ...headers,
     '',
     bodyText(body),
+    ...(missing ? [colour.red(`(body missing) ${missing}`)] : []),
     '',
     `Signature: ${status}${reason ? ` (${reason})` : ''}${hint ? `: ${hint}` : ''}`,
     `Answer: ${answer}`,
@@ -80,9 +91,22 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
   ].join('\n');
 }
 
-/** Every capture with its whole body (from its body file when it is over 16 KiB). */
-const withBodies = (reading: StoreReading, captures: Capture[]) =>
-  Promise.all(captures.map(async (capture) => ({ capture, body: await reading.body(capture) })));
+/**
+ * Every capture with its whole body (from its body file when it is over 16 KiB). One whose body file is gone
+ * comes with its beginning, marked (`bodyMissing`; a curl script skips it, a fixture folder leaves it out),
+ * and is named once on stderr: it never stops the export of the others.
+ */
+async function withBodies(reading: StoreReading, captures: Capture[]): Promise<WithBody[]> {
+  const all = await Promise.all(captures.map((capture) => withBody(reading, capture)));
+  const missing = all.filter((one) => one.missing);
+  if (missing.length > 0) {
+    const ids = missing.map((one) => one.capture.id).join(', ');
+    console.error(
+      `The body file of ${counted(missing.length, 'capture')} is gone (${ids}): exported with the beginning the store kept, marked bodyMissing; curl scripts and fixtures leave them out.`,
+    );
+  }
+  return all;
+}
 
 async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> {
   const filter = filterOf(flags, ids);
@@ -92,12 +116,14 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
   const stories = storiesOf(reading.captures);
   const selected = selectCaptures(reading.captures, filter, stories);
   const captures = await withBodies(reading, ids.length > 0 ? selected : selected.reverse());
+  // A fixture of a body cut short would test a handler with a delivery the service never sent.
+  const whole = captures.filter((one) => !one.missing);
   const out = flags.output;
   if (flags.format === 'fixture' && out && !out.endsWith('.json')) {
     await mkdir(out, { recursive: true });
-    for (const { capture, body } of captures)
+    for (const { capture, body } of whole)
       await writeFile(join(out, `${capture.id}.json`), `${JSON.stringify(fixtureOf(capture, body), null, 2)}\n`);
-    console.error(`Wrote ${counted(captures.length, 'fixture')} to ${join(out, sep)}.`);
+    console.error(`Wrote ${counted(whole.length, 'fixture')} to ${join(out, sep)}.`);
     return;
   }
   const text =
@@ -107,11 +133,13 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
         ? curlScript(captures, { to: flags.to, asIs: Boolean(flags.asIs) })
         : flags.format === 'fixture'
           ? `${JSON.stringify(
-              captures.map(({ capture, body }) => fixtureOf(capture, body)),
+              whole.map(({ capture, body }) => fixtureOf(capture, body)),
               null,
               2,
             )}\n`
-          : captures.map(({ capture, body }) => `${JSON.stringify(wholeCapture(capture, body, stories))}\n`).join('');
+          : captures
+              .map(({ capture, body, missing }) => `${JSON.stringify(wholeCapture(capture, body, stories, missing))}\n`)
+              .join('');
   if (out) {
     await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined);
     console.error(`Wrote ${counted(captures.length, 'capture')} to ${out}.`);
@@ -142,8 +170,9 @@ export function registerCaptures(program: Command): void {
       filterOf(flags, [id]);
       const reading = await readStore(flags);
       const [capture] = namedCaptures(reading, [id]);
-      if (flags.json) printJson(wholeCapture(capture, await reading.body(capture), storiesOf(reading.captures)));
-      else console.log(await showCapture(reading, capture));
+      if (!flags.json) return console.log(await showCapture(reading, capture));
+      const { body, missing } = await withBody(reading, capture);
+      printJson(wholeCapture(capture, body, storiesOf(reading.captures), missing));
     });
   withCaptureFilters(
     captures.command('export [capture-ids...]').description('export captures as HAR, curl, fixtures or NDJSON'),

@@ -12,7 +12,7 @@ import {
 } from '../listen/index.js';
 import { type DeliveryReport, MAX_BODY_BYTES } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
-import { ForeignPathError, StoreLockedError } from '../store/index.js';
+import { DiskFullError, ForeignPathError, StoreLockedError } from '../store/index.js';
 import { RelayRefusedError, RelayUnreachableError } from '../relay/index.js';
 import { isCertificateError, isEveryInterface } from '../net.js';
 import { parseEventList } from './api-options.js';
@@ -320,7 +320,8 @@ function relayAdvice(code: string | undefined): string {
 function explainStartFailure(error: unknown, host: string, port: number): unknown {
   if (error instanceof ListenUsageError || error instanceof TypeError || error instanceof ForeignPathError)
     return new UsageError(error.message);
-  if (error instanceof StoreLockedError || error instanceof EndpointRecordsError) return new CliError(error.message);
+  if (error instanceof StoreLockedError || error instanceof EndpointRecordsError || error instanceof DiskFullError)
+    return new CliError(error.message);
   if (error instanceof RelayRefusedError) return new CliError(`the relay refused this listener: ${error.message}`);
   if (error instanceof RelayUnreachableError) return new CliError(`${error.message}. ${relayAdvice(error.code)}`);
   if (error instanceof ApiError) {

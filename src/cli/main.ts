@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { ApiError } from '../api/index.js';
+import { isDiskFull } from '../store/index.js';
 import { CliError, UsageError } from './errors.js';
 import { dropOutputWhenClosed } from './output.js';
 import { buildProgram } from './program.js';
@@ -31,6 +32,16 @@ function reportError(error: unknown): number {
   }
   if (error instanceof CliError) {
     process.stderr.write(`clockhook: ${error.message}\n`);
+    return 1;
+  }
+  if (isDiskFull(error)) {
+    // Said, not thrown: the path and what to do, no stack trace (a DiskFullError's message says both).
+    const { name, message, path } = error as NodeJS.ErrnoException;
+    const said =
+      name === 'DiskFullError'
+        ? message
+        : `the disk is full: could not write ${path ?? 'a file'} (${message}). Free some space and run it again.`;
+    process.stderr.write(`clockhook: ${said}\n`);
     return 1;
   }
   process.stderr.write(

@@ -263,14 +263,11 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     listener.release();
     const db = options.dbPath ?? join(setup.stateDir, 'captures.json');
     const discovery = join(setup.stateDir, 'listen.json');
-    cleanups.push(
-      await writeListenDiscovery(discovery, {
-        listener: listener.url,
-        inspector: inspector?.url ?? null,
-        db,
-        startedAt,
-      }),
-    );
+    const found = { listener: listener.url, inspector: inspector?.url ?? null, db, startedAt };
+    cleanups.push(await writeListenDiscovery(discovery, found));
+    // Deleted with the folder (`rm -rf .clockhook`): written again once the store is, so that replay finds listen.
+    const unwatch = store.onRecovered(() => void writeListenDiscovery(discovery, found).catch(() => {}));
+    cleanups.push(async () => void unwatch());
     let closing: Promise<void> | undefined;
     const timeScale = api?.timeScale ?? 1;
     const { existed } = registered;

@@ -16,8 +16,6 @@ export const FORWARD_BODY_LIMIT = 16 * 1024;
 
 export type ForwardOutcome =
   | { kind: 'answered'; forward: CaptureForward }
-  /** The app answered, but the capture never reached the disk: nothing was sent to the sender. */
-  | { kind: 'unstored'; error: Error; forward: CaptureForward }
   | {
       kind: 'failed';
       code: 'forward_failed' | 'forward_timeout';
@@ -28,8 +26,6 @@ export type ForwardOutcome =
 
 interface Pending {
   res: ServerResponse;
-  /** The app's answer goes to the sender only after this (the capture is durable). */
-  gate: Promise<void>;
   target: string;
   started: number;
   timedOut: boolean;
@@ -131,17 +127,10 @@ export class Forwarder {
    * Sends `body` (the raw bytes already read from `req`) to `path` on the target and streams the
    * answer to `res`. On failure nothing is written: the caller answers with the outcome's status.
    */
-  forward(
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: Buffer,
-    path: string,
-    gate: Promise<void> = Promise.resolve(),
-  ): Promise<ForwardOutcome> {
+  forward(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string): Promise<ForwardOutcome> {
     return new Promise((resolve) => {
       (req as Forwarded)[PENDING] = {
         res,
-        gate,
         target: this.urlFor(path),
         started: performance.now(),
         timedOut: false,
@@ -240,23 +229,7 @@ export class Forwarder {
 
   #relayAnswer(proxyRes: IncomingMessage, req: IncomingMessage): void {
     const pending = pendingOf(req);
-    if (!pending) return;
-    // The answer waits (paused, unread) until the capture is durable.
-    pending.gate.then(
-      () => this.#stream(proxyRes, req, pending),
-      (error: Error) => {
-        proxyRes.destroy();
-        const forward = {
-          target: pending.target,
-          statusCode: proxyRes.statusCode ?? null,
-          headers: withoutHopByHop(proxyRes.headers),
-          body: '',
-          bodyEncoding: 'utf8' as const,
-          durationMs: Math.round(performance.now() - pending.started),
-        };
-        this.#settle(req, { kind: 'unstored', error, forward });
-      },
-    );
+    if (pending) this.#stream(proxyRes, req, pending);
   }
 
   #stream(proxyRes: IncomingMessage, req: IncomingMessage, pending: Pending): void {
@@ -276,7 +249,10 @@ export class Forwarder {
       res.write(chunk);
     });
     const finish = (error?: string) => {
-      if (!res.writableEnded) res.end();
+      // An answer the app cut short is not passed off as whole: the sender's connection is closed (with
+      // Content-Length or chunked framing it then sees an error), and the capture records it as cut.
+      if (error) res.destroy();
+      else if (!res.writableEnded) res.end();
       const head = Buffer.concat(kept);
       this.#settle(req, {
         kind: 'answered',
@@ -287,7 +263,7 @@ export class Forwarder {
           ...(size > keptBytes ? { ...encodeBodyHead(head), bodyTruncated: true } : encodeBody(head)),
           bodySize: size,
           durationMs: Math.round(performance.now() - pending.started),
-          ...(error ? { error } : {}),
+          ...(error ? { error, cut: true } : {}),
         },
       });
     };

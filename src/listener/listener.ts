@@ -227,24 +227,14 @@ export class Listener {
     }
     // From here on only the capture as stored is kept (no variable holds the one made): for a large body,
     // its beginning, not the whole decoded text (the raw bytes are held until the app has them).
-    const {
-      written,
-      durable,
-      capture: stored,
-    } = this.#options.store.insert(this.#capture(req, body, replay), body.bytes);
-    if (!(await this.#reached(written, res, stored, started))) return stored;
+    // Nothing goes to the app, and the sender is told nothing, before the capture is on the disk (fsynced): a
+    // capture that cannot be kept is answered 503 and never forwarded, so the app never handles a delivery
+    // that the sender is then told failed (and sends again).
+    const { durable, capture: stored } = this.#options.store.insert(this.#capture(req, body, replay), body.bytes);
+    if (!(await this.#reached(durable, res, stored, started))) return stored;
     const route = routeOfCapture(this.#routes, this.#routed, stored);
-    if (stored.rejected || !route) await this.#answerItself(res, stored, durable, started);
-    else
-      await this.#forward(route.forwarder, {
-        req,
-        res,
-        capture: stored,
-        bytes: body.bytes,
-        relative,
-        durable,
-        started,
-      });
+    if (stored.rejected || !route) this.#answerItself(res, stored, started);
+    else await this.#forward(route.forwarder, { req, res, capture: stored, bytes: body.bytes, relative, started });
     return stored;
   }
 
@@ -302,18 +292,22 @@ export class Listener {
   /** Not on disk: the service must retry, so say 503 (and forward nothing that is not written). */
   #failedToStore(res: ServerResponse, capture: Capture, started: number, error: Error): void {
     const { logger, store } = this.#options;
+    // The store's own refusal (its files are another process's now) has said why already.
+    if (error.name === 'StoreLockedError') return this.#refuseUnstored(res, capture, started);
     logger.error(
       `Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`,
     );
+    this.#refuseUnstored(res, capture, started);
+  }
+
+  #refuseUnstored(res: ServerResponse, capture: Capture, started: number): void {
     const message = 'clockhook could not store this delivery (disk full or read-only?); retry later.';
     answerError(res, 503, 'capture_failed', message, { requestId: capture.id });
     this.#report(capture, 503, started, 'capture_failed');
   }
 
-  /** Step "answer" when the listener answers itself: a refusal, or 200 in capture-only mode. */
-  async #answerItself(res: ServerResponse, capture: Capture, durable: Promise<void>, started: number): Promise<void> {
-    // Every answer waits for `durable`: the sender is told "received" only once the capture is on the disk.
-    if (!(await this.#reached(durable, res, capture, started))) return;
+  /** Step "answer" when the listener answers itself (the capture is durable): a refusal, or 200 in capture-only mode. */
+  #answerItself(res: ServerResponse, capture: Capture, started: number): void {
     const { rejected } = capture;
     if (rejected) {
       const message = rejectionMessage(capture, this.#options.maxBodyBytes);
@@ -330,19 +324,13 @@ export class Listener {
     this.#report(capture, 200, started);
   }
 
-  /**
-   * Steps "forward" and "answer": the exact bytes go to the app now (it need not wait for the fsync), and
-   * its answer goes back to the sender once the capture is durable.
-   */
+  /** Steps "forward" and "answer" (the capture is durable): the exact bytes go to the app, its answer to the sender. */
   async #forward(forwarder: Forwarder, exchange: Exchange): Promise<void> {
-    const { req, res, capture, bytes, relative, durable, started } = exchange;
-    const outcome = await forwarder.forward(req, res, bytes, joinTargetPath(forwarder.target, relative), durable);
+    const { req, res, capture, bytes, relative, started } = exchange;
+    const outcome = await forwarder.forward(req, res, bytes, joinTargetPath(forwarder.target, relative));
     await this.#options.store.update(capture.id, { forward: outcome.forward }, { lazy: true });
-    if (outcome.kind === 'unstored') return this.#failedToStore(res, capture, started, outcome.error);
-    if (outcome.kind === 'failed') {
-      if (!(await this.#reached(durable, res, capture, started))) return;
+    if (outcome.kind === 'failed')
       answerError(res, outcome.statusCode, outcome.code, outcome.message, { requestId: capture.id });
-    }
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
     const answer =
       outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
@@ -392,6 +380,5 @@ interface Exchange {
   capture: Capture;
   bytes: Buffer;
   relative: string;
-  durable: Promise<void>;
   started: number;
 }

@@ -5,6 +5,8 @@ import { GroupCommit, type Staged } from './group-commit.js';
 import { JournalAdapter } from './journal.js';
 import type { StoreData } from './snapshot.js';
 import { claimStateFile } from './lock.js';
+import { StoreGuard } from './guard.js';
+import { isDiskFull, DiskFullError } from './disk-full.js';
 
 export interface CaptureStoreOptions {
   /** The capture file. @default '.clockhook/captures.json' */
@@ -41,7 +43,7 @@ export class CaptureStore {
   readonly #db: Low<StoreData>;
   readonly #adapter: JournalAdapter;
   readonly #commit: GroupCommit;
-  readonly #release: () => Promise<void>;
+  readonly #guard: StoreGuard;
   readonly #byId = new Map<string, Capture>();
   /** The ids of the held captures of each envelope id, oldest first: what the story of an event is made of. */
   readonly #byEventId = new Map<string, string[]>();
@@ -61,10 +63,18 @@ export class CaptureStore {
     this.#logger = logger;
     this.#db = db;
     this.#adapter = adapter;
-    this.#release = release;
     this.path = adapter.path;
     this.maxCaptures = maxCaptures;
-    this.#commit = new GroupCommit(adapter, () => db.data, { minSyncIntervalMs: syncIntervalMs });
+    this.#guard = new StoreGuard(
+      { path: this.path, adapter, logger, count: () => db.data.captures.length, rewrite: () => this.#rewrite() },
+      release,
+    );
+    this.#commit = new GroupCommit(
+      adapter,
+      () => db.data,
+      { minSyncIntervalMs: syncIntervalMs },
+      () => this.#guard.recoverAtSync(),
+    );
     this.#trim();
     this.#keepLargeBodiesApart();
     for (const capture of db.data.captures) this.#index(capture);
@@ -117,14 +127,38 @@ export class CaptureStore {
         options.logger ?? silentLogger,
         options.syncIntervalMs ?? 1,
       );
-      // The file exists from the start (0600), and a journal left by a crash is folded in.
-      if (adapter.needsCompaction) await db.write();
+      // The file exists from the start (0600), and a journal left by a crash is folded in: when the disk has
+      // room for that. A start needs room for what it writes, not for a copy of the store: on a full disk,
+      // the journal goes on as it is (its torn end, a crash's, cut off), and is folded in later.
+      if (adapter.needsCompaction) await store.#foldAtOpen();
       await adapter.bodies.removeOrphans(db.data.captures);
+      store.#guard.start();
       return store;
     } catch (error) {
       await release();
-      throw error;
+      throw isDiskFull(error) ? new DiskFullError(path, error as Error) : error;
     }
+  }
+
+  async #foldAtOpen(): Promise<void> {
+    try {
+      await this.#db.write();
+    } catch (error) {
+      if (!isDiskFull(error)) throw error;
+      this.#adapter.continueJournal();
+      this.#adapter.housekeepingFailed(error as Error);
+    }
+  }
+
+  /** Writes the whole store anew, after its files were deleted (StoreGuard). */
+  #rewrite(): Promise<void> {
+    this.#adapter.rewriteAll();
+    return this.#persist();
+  }
+
+  /** Calls `listener` each time the store was made again after its folder or files were deleted under it. */
+  onRecovered(listener: () => void): () => void {
+    return this.#guard.onRecovered(listener);
   }
 
   /** Every capture, oldest first. */
@@ -184,7 +218,19 @@ export class CaptureStore {
     this.#adapter.put(capture);
     this.#trim();
     this.#emit(capture);
-    return { ...this.#commit.stage(), capture };
+    const staged = this.#commit.stage();
+    // Before the caller learns it (promise reactions run in order): its 503 is what the capture then says.
+    staged.durable.catch(() => this.#refused(capture));
+    return { ...staged, capture };
+  }
+
+  /**
+   * A capture that could not be written was answered 503 and never forwarded: it stays marked as refused,
+   * with the status the sender got, and is written so if the disk takes it later, never as accepted.
+   */
+  #refused(capture: Capture): void {
+    if (!this.#byId.has(capture.id)) return;
+    void this.update(capture.id, { rejected: { statusCode: 503, code: 'capture_failed' } }, { lazy: true });
   }
 
   #persist(): Promise<void> {
@@ -251,11 +297,16 @@ export class CaptureStore {
       try {
         if (this.#lazyTimer) clearTimeout(this.#lazyTimer);
         await this.#commit.drain();
-        // A clean exit leaves everything in the snapshot, readable as one JSON file.
-        await this.#db.write();
+        // A clean exit leaves everything in the snapshot, readable as one JSON file; on a full disk, the
+        // journal (drained above) keeps it all instead, and is folded in at the next start.
+        await this.#db.write().catch((error: Error) => {
+          if (!isDiskFull(error)) throw error;
+        });
+      } catch (error) {
+        throw isDiskFull(error) ? new DiskFullError(this.path, error as Error) : error;
       } finally {
         this.#adapter.close();
-        await this.#release();
+        await this.#guard.close();
       }
     })();
     return this.#closed;

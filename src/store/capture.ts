@@ -37,6 +37,8 @@ export interface CaptureForward {
   bodyTruncated?: boolean;
   durationMs: number;
   error?: string;
+  /** The app's answer was cut short (its connection closed mid-answer): the sender's connection was closed too. */
+  cut?: boolean;
 }
 
 /** One request that reached the listener (or a replay of one), as stored. */

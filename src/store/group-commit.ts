@@ -64,6 +64,8 @@ export class GroupCommit {
     private readonly adapter: JournalAdapter,
     private readonly data: () => StoreData,
     options: GroupCommitOptions = {},
+    /** Makes the store's folder and lock again once its files are found deleted (see #rewrite). */
+    private readonly recover: () => Promise<void> = async () => {},
   ) {
     this.#minSyncIntervalMs = options.minSyncIntervalMs ?? 0;
     this.#now = options.now ?? (() => performance.now());
@@ -123,14 +125,8 @@ export class GroupCommit {
       const covered = this.#awaitingSync.splice(0);
       this.#lastCovered = covered.reduce((sum, batch) => sum + batch.changes, 0);
       try {
-        if (this.adapter.compactionDue && this.adapter.canFold) {
-          await this.adapter.fold(this.data());
-        } else if (this.adapter.compactionDue) {
-          this.#compacting = true;
-          await this.adapter.compact(this.data());
-        } else {
-          await this.adapter.sync();
-        }
+        await this.#syncOrHousekeep();
+        if (this.adapter.journalUnlinked) await this.#rewrite();
         for (const batch of covered) batch.durable.resolve();
       } catch (error) {
         for (const batch of covered) batch.durable.reject(error);
@@ -142,5 +138,37 @@ export class GroupCommit {
       }
     }
     this.#syncing = false;
+  }
+
+  /**
+   * An fsync, or the fold or compaction that is due in its place. These are housekeeping: one that fails (no
+   * room for a new snapshot) must not fail the deliveries, whose lines are in the journal; it is said once
+   * and tried again later, and the journal is fsynced instead.
+   */
+  async #syncOrHousekeep(): Promise<void> {
+    if (!this.adapter.compactionDue) return this.adapter.sync();
+    try {
+      if (this.adapter.canFold) {
+        await this.adapter.fold(this.data());
+      } else {
+        this.#compacting = true;
+        await this.adapter.compact(this.data());
+      }
+    } catch (error) {
+      this.adapter.housekeepingFailed(error as Error);
+      await this.adapter.sync();
+    }
+  }
+
+  /**
+   * The journal was deleted under the store (its folder removed): what it holds would go with this process,
+   * so before anything in it is called durable, the store's folder and lock are made again (`recover`) and the
+   * whole store is written anew. Should that fail, the deliveries waiting are refused (503).
+   */
+  async #rewrite(): Promise<void> {
+    await this.recover();
+    this.#compacting = true;
+    this.adapter.rewriteAll();
+    await this.adapter.compact(this.data());
   }
 }

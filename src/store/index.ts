@@ -5,3 +5,4 @@ export type { Staged } from './group-commit.js';
 export { claimStateFile, isProcessAlive, StoreLockedError } from './lock.js';
 export * from './private-files.js';
 export { readCaptureStore, type StoreReading, StoreUnreadableError } from './read-only.js';
+export { DiskFullError, isDiskFull } from './disk-full.js';

@@ -1,9 +1,10 @@
-import { ftruncateSync, openSync, renameSync, writeSync } from 'node:fs';
+import { fstatSync, ftruncateSync, openSync, renameSync, writeSync } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import { BodyFiles } from './body-files.js';
+import { Housekeeping } from './housekeeping.js';
 import { applyEntries, type JournalEntry, readJournalEntries } from './journal-entries.js';
 import type { Capture } from './capture.js';
 import {
@@ -15,7 +16,7 @@ import {
   writePrivateFile,
 } from './private-files.js';
 import { parseSnapshot, SNAPSHOT_HEADER, snapshotPieces, type StoreData, writeSnapshot } from './snapshot.js';
-import { closeQuietly, fdatasyncAsync, syncDir } from './sync.js';
+import { closeQuietly, cutTornEnd, fdatasyncAsync, syncDir } from './sync.js';
 
 /**
  * lowdb adapter that keeps lowdb's API while writing only what changed: the snapshot file holds the
@@ -52,11 +53,16 @@ export class JournalAdapter implements Adapter<StoreData> {
   #folding: Promise<void> | null = null;
   /** A folded journal is still on the disk (its snapshot failed, or a crash came first): only `compact` may go on. */
   #foldingLeft = false;
+  /** The store's files were deleted or replaced under it: the next sync writes everything again (`compact`). */
+  #rewrite = false;
+  readonly #housekeeping: Housekeeping;
   /**
    * Set by read() (no snapshot yet, or a journal to fold into it) and by the store when it moves
    * large inline bodies of an earlier version to files; the store compacts at open when it is set.
    */
   needsCompaction = false;
+  /** The store cannot be kept (its lock is another process's, see StoreGuard): every append fails with this. */
+  broken: Error | null = null;
 
   constructor(
     readonly path: string,
@@ -65,6 +71,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.journalPath = `${path}.journal`;
     this.foldingPath = `${this.journalPath}.folding`;
     this.bodies = new BodyFiles(path, options.logger);
+    this.#housekeeping = new Housekeeping(path, options.logger, options.now);
   }
 
   /** Records a new or changed capture for the next write. */
@@ -105,13 +112,66 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   /** Whether the journal has outgrown the snapshot (and 16 MiB): time to fold it in. */
   get compactionDue(): boolean {
-    if (this.#folding) return false;
+    if (this.#rewrite) return true;
+    if (this.#folding || !this.#housekeeping.mayRun) return false;
     return this.#foldingLeft || this.#journalBytes > Math.max(this.options.compactAfterBytes, 2 * this.#snapshotBytes);
   }
 
   /** Whether `fold` can run: no folded journal is left on the disk. Else `compact` must (it holds appends). */
   get canFold(): boolean {
-    return !this.#folding && !this.#foldingLeft;
+    return !this.#folding && !this.#foldingLeft && !this.#rewrite;
+  }
+
+  /**
+   * A fold or compaction failed (a full disk): the deliveries' lines are in the journal, which keeps
+   * growing; said once, tried again later (see Housekeeping).
+   */
+  housekeepingFailed(error: Error): void {
+    this.#housekeeping.failed(error, { path: this.journalPath, bytes: this.#journalBytes });
+  }
+
+  /**
+   * Whether the journal being appended to was deleted (`rm -rf .clockhook`, `git clean`): what it holds
+   * would be lost with this process. One fstat, after each fsync: nothing is acknowledged from a deleted file.
+   */
+  get journalUnlinked(): boolean {
+    if (this.#fd === null) return false;
+    try {
+      return fstatSync(this.#fd).nlink === 0;
+    } catch {
+      return true;
+    }
+  }
+
+  /** The journal open now (device and inode), to tell it from a file put in its place; null when none is. */
+  journalIdentity(): { dev: number; ino: number } | null {
+    if (this.#fd === null) return null;
+    const { dev, ino } = fstatSync(this.#fd);
+    return { dev, ino };
+  }
+
+  /** The store's files are gone or replaced: the next sync writes the whole store again, with a new journal. */
+  rewriteAll(): void {
+    this.#rewrite = true;
+  }
+
+  /** Whether a rewrite asked for (`rewriteAll`) has not been done yet (no room for it). */
+  get rewritePending(): boolean {
+    return this.#rewrite;
+  }
+
+  /** Whether a snapshot was read or written: one missing from then on was deleted. */
+  get hasSnapshot(): boolean {
+    return this.#snapshotBytes > 0;
+  }
+
+  /**
+   * At open, when the journal cannot be folded in (a full disk): appends go on after its last whole line
+   * (a torn end, a crash's, is cut off: a line after it would look like damage), and it is folded in later.
+   */
+  continueJournal(): void {
+    this.#journalBytes = cutTornEnd(this.journalPath);
+    this.needsCompaction = false;
   }
 
   /**
@@ -120,6 +180,7 @@ export class JournalAdapter implements Adapter<StoreData> {
    * for the next try, when the disk refuses them.
    */
   append(): void {
+    if (this.broken) throw this.broken;
     this.bodies.write();
     if (this.#pending.length === 0) return;
     const entries = this.#pending;
@@ -136,7 +197,7 @@ export class JournalAdapter implements Adapter<StoreData> {
           new Error(
             `ENOSPC: no space left on device, wrote ${written} of ${bytes.length} bytes to ${this.journalPath}`,
           ),
-          { code: 'ENOSPC' },
+          { code: 'ENOSPC', syscall: 'write', path: this.journalPath },
         );
       }
     } catch (error) {
@@ -201,11 +262,13 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#unsynced = false;
     this.#closeWhenSynced = false;
     try {
-      this.#fd = openSync(this.journalPath, 'a', 0o600);
       await Promise.all([this.bodies.sync(), fd === null ? undefined : fdatasyncAsync(fd)]);
     } finally {
       if (fd !== null) closeQuietly(fd);
     }
+    // Only now: had it failed before the fsync, the lines of the folded journal would have gone unsynced.
+    // Should it fail, the next append opens it.
+    this.#fd = openSync(this.journalPath, 'a', 0o600);
     await syncDir(dirname(this.path)); // the rename and the new journal's name
     this.#folding = this.#writeFoldedSnapshot(pieces).finally(() => {
       this.#folding = null;
@@ -222,10 +285,10 @@ export class JournalAdapter implements Adapter<StoreData> {
       await this.writeSnapshot(pieces);
       this.#snapshotBytes = (await stat(this.path)).size;
       await this.#removeFoldedJournal();
+      this.#housekeeping.succeeded();
     } catch (error) {
-      this.options.logger.warn(
-        `Could not write the capture store ${this.path}: ${(error as Error).message}. Nothing is lost (${this.foldingPath} keeps what it would have held); will try again.`,
-      );
+      // Nothing is lost: the folded journal keeps what the snapshot would have held, and is read back.
+      this.housekeepingFailed(error as Error);
     }
   }
 
@@ -261,6 +324,8 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#journalBytes = 0;
     if (this.#foldingLeft) await this.#removeFoldedJournal();
     this.needsCompaction = false;
+    this.#rewrite = false;
+    this.#housekeeping.succeeded();
   }
 
   /** Deletes the folded journal once a snapshot holds it: after that snapshot's new name is on the disk. */
@@ -294,6 +359,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     }
     const data = await parseSnapshot(this.path);
     if (data) return data;
+    this.#snapshotBytes = 0;
     await assertOwnFile(this.path, SNAPSHOT_HEADER, 'a clockhook capture store');
     const aside = await moveAside(this.path, this.options.now());
     this.options.logger.warn(

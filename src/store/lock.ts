@@ -1,4 +1,4 @@
-import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { assertNotFolder, ensurePrivateDir, ForeignPathError, inStateDir } from './private-files.js';
 
@@ -25,6 +25,22 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /**
+ * Creates the lock holding this process's pid; a pid the disk had no room for leaves no empty lock behind
+ * (one would be taken for another program's file outside .clockhook, refusing every later start).
+ */
+async function writeLockFile(lockPath: string): Promise<void> {
+  const handle = await open(lockPath, 'wx', 0o600);
+  try {
+    await handle.writeFile(String(process.pid));
+  } catch (error) {
+    await handle.close();
+    await unlink(lockPath).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+}
+
+/**
  * Takes `<path>.lock` for this process. A lock whose pid is alive refuses (with `inUse`'s words for
  * who holds it); one left by a process that no longer exists is taken over. Returns the release
  * function (safe to call twice).
@@ -36,12 +52,14 @@ export async function acquireLock(
   const lockPath = `${path}.lock`;
   for (let tries = 0; tries < 3; tries++) {
     try {
-      await writeFile(lockPath, String(process.pid), { flag: 'wx', mode: 0o600 });
+      await writeLockFile(lockPath);
       let released = false;
       return async () => {
         if (released) return;
         released = true;
-        await unlink(lockPath).catch(() => {});
+        // Only while it is this process's: after the folder was deleted under it, another may hold it now.
+        const holder = await readFile(lockPath, 'utf8').catch(() => null);
+        if (holder?.trim() === String(process.pid)) await unlink(lockPath).catch(() => {});
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -52,7 +70,8 @@ export async function acquireLock(
     });
     if (text === null) continue;
     // Outside .clockhook, only a pid is clockhook's: `--db Gemfile` must not delete the project's Gemfile.lock.
-    if (!/^\d+\n?$/.test(text) && !inStateDir(lockPath)) {
+    // An empty one is a start's that failed before writing its pid (a full disk): stale.
+    if (text !== '' && !/^\d+\n?$/.test(text) && !inStateDir(lockPath)) {
       throw new ForeignPathError(
         `${lockPath} is not a clockhook lock (it holds something else), so it is left as it is: give --db another path. (If clockhook left it, empty after a crash, delete it.)`,
       );

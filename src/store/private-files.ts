@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** The folder clockhook keeps its state in, in the project folder it runs from. */
@@ -16,15 +16,20 @@ const STATE_DIR_GITIGNORE = '# Written by clockhook: secrets, tokens and capture
  * Creates the folder (and parents) as 0700. An existing folder is tightened to 0700 only when it is a
  * `.clockhook` folder, clockhook's own: one the user named with `--db` (the project folder, `/tmp`, `/etc`)
  * keeps its mode, which other programs and users may depend on; the files clockhook puts there are 0600.
- * A `.clockhook` folder also gets its `.gitignore` (STATE_DIR_GITIGNORE) when it has none: never
- * overwritten, so an edit of it stays, and made again if deleted.
+ * A `.clockhook` folder also gets its `.gitignore` (STATE_DIR_GITIGNORE) whenever it has none, or one that does
+ * not ignore everything (empty after a start on a full disk, say): the folder holds the endpoint's secret. One
+ * that does (`*` on a line of its own) is left as it is, edits and all. It is written whole or not at all.
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
   await makeFolders(dir);
   if (basename(dir) !== STATE_DIR_NAME) return;
   await chmod(dir, 0o700).catch(() => {});
-  // Best effort: a folder it cannot write to fails the write that follows, with a message about that file.
-  await writeFile(join(dir, '.gitignore'), STATE_DIR_GITIGNORE, { flag: 'wx', mode: 0o600 }).catch(() => {});
+  const path = join(dir, '.gitignore');
+  const now = await readFile(path, 'utf8').catch(() => '');
+  if (now.split(/\r?\n/).some((line) => line.trim() === '*')) return;
+  // Best effort: a folder it cannot write to fails the write that follows, with a message about that file;
+  // the next start tries again.
+  await writeAtomically(path, STATE_DIR_GITIGNORE).catch(() => {});
 }
 
 /**
@@ -104,6 +109,11 @@ export async function assertOwnFile(path: string, marker: string, what: string):
  */
 export async function writePrivateFile(path: string, data: string | Buffer | Iterable<string>): Promise<void> {
   await ensurePrivateDir(dirname(path));
+  await writeAtomically(path, data);
+}
+
+/** Writes a file (0600) whole or not at all: to a temp file beside it, fsynced, renamed over it. */
+async function writeAtomically(path: string, data: string | Buffer | Iterable<string>): Promise<void> {
   const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temp, 'w', 0o600);
   try {

@@ -9,7 +9,8 @@ export function outcomeOf(capture: Capture): Outcome {
   if (capture.forward === null) return '2xx';
   if (capture.forward === undefined) return 'pending';
   const status = capture.forward.statusCode;
-  return status !== null && status >= 200 && status < 300 ? '2xx' : 'failed';
+  // An answer cut short never reached the sender whole: whatever its status line said, it failed.
+  return status !== null && status >= 200 && status < 300 && !capture.forward.cut ? '2xx' : 'failed';
 }
 
 /** The status the sender got, when it is known (not for an app that did not answer). */

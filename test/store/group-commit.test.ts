@@ -132,10 +132,11 @@ describe('GroupCommit folding the journal into a snapshot', () => {
   function rig() {
     const logger = recordingLogger();
     const { warnings } = logger;
+    const clock = { now: Date.now() };
     const journal = new GatedJournal(join(dir.path, 'captures.json'), {
       logger,
       compactAfterBytes: 2048,
-      now: Date.now,
+      now: () => clock.now,
     });
     const data: StoreData = { version: 1, captures: [] };
     const commit = new GroupCommit(journal, () => data);
@@ -149,7 +150,7 @@ describe('GroupCommit folding the journal into a snapshot', () => {
       (
         await new JournalAdapter(journal.path, { logger: silentLogger, compactAfterBytes: 2048, now: Date.now }).read()
       )?.captures.map((c) => c.envelope?.id);
-    return { journal, data, store, reread, warnings };
+    return { journal, data, store, reread, warnings, clock, logger };
   }
 
   it('goes on storing while the snapshot is written, and a crash at any point loses nothing', async () => {
@@ -207,17 +208,22 @@ describe('GroupCommit folding the journal into a snapshot', () => {
   });
 
   it('keeps the folded journal when the snapshot fails, and folds it in with the next, whole, compaction', async () => {
-    const { journal, store, reread, warnings } = rig();
+    const { journal, store, reread, warnings, clock, logger } = rig();
     let i = 0;
     while (journal.snapshots === 0) await store(i++).durable; // the batch the fold covered is durable
     await journal.waiting();
     journal.fail(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
     await journal.folded();
     expect(warnings.join('\n')).toMatch(
-      /Could not write the capture store .*ENOSPC.*Nothing is lost \(.*captures\.json\.journal\.folding keeps/,
+      /Could not rewrite the capture store .*ENOSPC.*Nothing is lost and deliveries go on: each is kept in .*captures\.json\.journal .*trying again every 30 s/,
     );
     expect(await exists(journal.foldingPath)).toBe(true);
     expect(journal.canFold).toBe(false);
+    // Housekeeping waits before trying again: deliveries meanwhile only append (and the failure was said once).
+    expect(journal.compactionDue).toBe(false);
+    await store(i++).durable;
+    expect(journal.snapshots).toBe(1);
+    clock.now += 30_000;
     expect(journal.compactionDue).toBe(true);
     expect(await reread()).toEqual(Array.from({ length: i }, (_, n) => `evt_${n}`));
 
@@ -227,10 +233,53 @@ describe('GroupCommit folding the journal into a snapshot', () => {
     journal.release();
     await next.durable;
     expect(journal.snapshots).toBe(2);
+    expect(warnings).toHaveLength(1);
+    expect(logger.infos.join('\n')).toMatch(/rewritten again/);
     expect(await exists(journal.foldingPath)).toBe(false);
     const snapshot = JSON.parse(await readFile(journal.path, 'utf8')) as StoreData;
     expect(snapshot.captures).toHaveLength(i);
     expect(await reread()).toEqual(Array.from({ length: i }, (_, n) => `evt_${n}`));
+    journal.close();
+  });
+});
+
+describe('GroupCommit when housekeeping cannot be done', () => {
+  it('keeps deliveries durable when a whole compaction fails, and says it once', async () => {
+    const logger = recordingLogger();
+    const clock = { now: Date.now() };
+    const journal = new GatedJournal(join(dir.path, 'captures.json'), {
+      logger,
+      compactAfterBytes: 2048,
+      now: () => clock.now,
+    });
+    const data: StoreData = { version: 1, captures: [] };
+    const commit = new GroupCommit(journal, () => data);
+    const store = (i: number) => {
+      const c = capture(i);
+      data.captures.push(c);
+      journal.put(c);
+      return commit.stage();
+    };
+    const enospc = () => Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    let i = 0;
+    while (journal.snapshots === 0) await store(i++).durable;
+    await journal.waiting();
+    journal.fail(enospc());
+    await journal.folded();
+    clock.now += 30_000;
+    // Now a whole compaction is due, and the disk has no room for it either: the delivery is durable all the same.
+    const next = store(i++);
+    await journal.waiting();
+    journal.fail(enospc());
+    await expect(next.durable).resolves.toBeUndefined();
+    expect(logger.warnings).toHaveLength(1);
+    expect(journal.compactionDue).toBe(false);
+    const reread = await new JournalAdapter(journal.path, {
+      logger: silentLogger,
+      compactAfterBytes: 2048,
+      now: Date.now,
+    }).read();
+    expect(reread?.captures.map((c) => c.envelope?.id)).toEqual(Array.from({ length: i }, (_, n) => `evt_${n}`));
     journal.close();
   });
 });

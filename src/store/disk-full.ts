@@ -1,0 +1,22 @@
+/** Whether an error is the disk's having no room (or the user's quota being used up). */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * The disk has no room for what the capture store must write (at start or stop): said as that, naming the
+ * path, never as a stack trace. Deliveries meanwhile fail one by one instead (503 capture_failed).
+ */
+export class DiskFullError extends Error {
+  override readonly name = 'DiskFullError';
+  constructor(
+    readonly path: string,
+    cause: Error,
+  ) {
+    super(
+      `The disk holding ${path} is full (${(cause as NodeJS.ErrnoException).code}): clockhook could not write its capture store there. Free some space (or give --db a path on another disk) and start again; nothing it had acknowledged is lost.`,
+      { cause },
+    );
+  }
+}

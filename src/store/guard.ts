@@ -1,0 +1,152 @@
+import { readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Logger } from '../logger.js';
+import type { JournalAdapter } from './journal.js';
+import { acquireLock, StoreLockedError } from './lock.js';
+import { ensurePrivateDir } from './private-files.js';
+
+/** How often the store's folder, files and lock are looked at while it is open. */
+export const GUARD_INTERVAL_MS = 1_000;
+
+/** What the guard needs of the store it watches. */
+export interface Guarded {
+  path: string;
+  adapter: JournalAdapter;
+  logger: Logger;
+  /** How many captures the store holds (in memory): what is written back. */
+  count(): number;
+  /** Writes the whole store anew (a snapshot and an empty journal); resolves once it is on the disk. */
+  rewrite(): Promise<void>;
+}
+
+const missing = (error: NodeJS.ErrnoException) => {
+  if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null;
+  throw error;
+};
+
+/**
+ * Watches an open store's files: `rm -rf .clockhook` or `git clean -xfd` while listen runs would otherwise leave
+ * it appending to a deleted journal, with no lock (a second listen could start), and lose every delivery it
+ * acknowledged since at the next crash. Within GUARD_INTERVAL_MS of a deletion or replacement (and at once
+ * when an fsync finds the journal deleted: GroupCommit), it makes the folder and its `.gitignore` again, takes
+ * the lock again and writes the store back from memory. When another process took the lock meanwhile, it
+ * cannot: the store refuses every write (deliveries get 503) until that process is gone.
+ */
+export class StoreGuard {
+  #release: () => Promise<void>;
+  #timer: NodeJS.Timeout | null = null;
+  #checking = false;
+  /** What is wrong now, said once until it is mended. */
+  #said: string | null = null;
+  readonly #recovered = new Set<() => void>();
+
+  constructor(
+    private readonly store: Guarded,
+    release: () => Promise<void>,
+  ) {
+    this.#release = release;
+  }
+
+  start(intervalMs = GUARD_INTERVAL_MS): void {
+    this.#timer = setInterval(() => void this.check(), intervalMs);
+    this.#timer.unref();
+  }
+
+  /** Calls `listener` each time the store was made again after a deletion; returns the unsubscribe function. */
+  onRecovered(listener: () => void): () => void {
+    this.#recovered.add(listener);
+    return () => this.#recovered.delete(listener);
+  }
+
+  /** Makes the folder (with its `.gitignore`) and takes the lock again when it is not this process's. */
+  async recover(): Promise<void> {
+    const { path, adapter } = this.store;
+    await ensurePrivateDir(dirname(path));
+    const holder = await readFile(`${path}.lock`, 'utf8').catch(missing);
+    if (holder?.trim() !== String(process.pid)) this.#release = await acquireLock(path);
+    adapter.broken = null;
+  }
+
+  /** Looks at the files once; mends what it finds wrong (see the class). */
+  async check(): Promise<void> {
+    if (this.#checking) return;
+    this.#checking = true;
+    try {
+      const problem = await this.#problem();
+      if (problem) await this.#mend(problem);
+    } catch (error) {
+      this.store.logger.warn(`Could not look at the capture store ${this.store.path}: ${(error as Error).message}`);
+    } finally {
+      this.#checking = false;
+    }
+  }
+
+  async #problem(): Promise<string | null> {
+    const { path, adapter } = this.store;
+    if (!(await stat(dirname(path)).catch(missing))) return `its folder ${dirname(path)} was deleted`;
+    const holder = await readFile(`${path}.lock`, 'utf8').catch(missing);
+    if (holder === null) return `its lock ${path}.lock was deleted`;
+    if (holder.trim() !== String(process.pid)) return `its lock ${path}.lock was replaced`;
+    if (adapter.hasSnapshot && !(await stat(path).catch(missing))) return `${path} was deleted`;
+    const open = adapter.journalIdentity();
+    if (open) {
+      const now = await stat(adapter.journalPath).catch(missing);
+      if (!now || now.ino !== open.ino || now.dev !== open.dev) return `its journal ${adapter.journalPath} was deleted`;
+    }
+    return null;
+  }
+
+  async #mend(problem: string): Promise<void> {
+    try {
+      await this.recover();
+      await this.store.rewrite();
+    } catch (error) {
+      this.#refuse(problem, error as Error);
+      return;
+    }
+    // No room to write it back (a full disk): the journal keeps the deliveries, and the next look tries again.
+    if (!this.store.adapter.rewritePending) this.#announce(problem);
+  }
+
+  /**
+   * An fsync found the journal deleted: the folder and lock are made again here, and GroupCommit writes the
+   * store back before anything in the deleted journal is called durable. Throws when it cannot.
+   */
+  async recoverAtSync(): Promise<void> {
+    const problem = `its journal ${this.store.adapter.journalPath} was deleted`;
+    try {
+      await this.recover();
+    } catch (error) {
+      this.#refuse(problem, error as Error);
+      throw error;
+    }
+    this.#announce(problem);
+  }
+
+  #refuse(problem: string, error: Error): void {
+    this.store.adapter.broken = error;
+    if (this.#said === problem) return;
+    this.#said = problem;
+    const why =
+      error instanceof StoreLockedError
+        ? `another clockhook (pid ${error.pid}) took its lock meanwhile`
+        : error.message;
+    this.store.logger.error(
+      `The capture store ${this.store.path} is gone (${problem}) and cannot be made again: ${why}. Deliveries are answered 503 (the service retries them) until it can; stop the other listen, or this one.`,
+    );
+  }
+
+  #announce(problem: string): void {
+    this.#said = null;
+    this.store.logger.warn(
+      `The capture store ${this.store.path} was deleted while listen runs (${problem}): made it again, with its lock, and wrote back the ${this.store.count()} captures held. Bodies kept in files of their own that went with it are lost.`,
+    );
+    for (const listener of this.#recovered) listener();
+  }
+
+  /** Stops watching and releases the lock. */
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#release();
+  }
+}
