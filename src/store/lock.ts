@@ -35,7 +35,8 @@ async function writeLockFile(lockPath: string): Promise<void> {
   } catch (error) {
     await handle.close();
     await unlink(lockPath).catch(() => {});
-    throw error;
+    // A file handle's errors name no path: this one says which file could not be written.
+    throw Object.assign(error as Error, { path: lockPath });
   }
   await handle.close();
 }

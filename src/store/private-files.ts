@@ -129,6 +129,8 @@ async function writeAtomically(path: string, data: string | Buffer | Iterable<st
   } catch (error) {
     // A full disk must not also leave half-written temp files behind.
     await unlink(temp).catch(() => {});
+    // A file handle's errors name no path: this one says which file could not be written.
+    (error as NodeJS.ErrnoException).path ??= path;
     throw error;
   }
 }

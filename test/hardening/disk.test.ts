@@ -1,7 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
@@ -9,43 +7,9 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { type Capture, CaptureStore, newCaptureId } from '../../src/store/index.js';
 import { JournalAdapter } from '../../src/store/journal.js';
 import { silentLogger } from '../../src/logger.js';
+import { canMount, fill, mountTiny, unmount } from '../helpers/tmpfs.js';
 
 const SECRET = 'whsec_disk';
-
-/** A 2 MiB tmpfs: real ENOSPC and EROFS, no mocks. Needs root (as CI and the dev machines have). */
-function mountTiny(): string | null {
-  const dir = mkdtempSync(join(tmpdir(), 'clockhook-disk-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return null;
-  }
-}
-
-const canMount = (() => {
-  const dir = mountTiny();
-  if (!dir) return false;
-  execFileSync('umount', [dir]);
-  rmSync(dir, { recursive: true, force: true });
-  return true;
-})();
-
-function fill(dir: string): void {
-  const chunk = Buffer.alloc(64 * 1024, 'f');
-  for (let i = 0; ; i++) {
-    try {
-      writeFileSync(join(dir, `filler-${i}`), chunk);
-    } catch {
-      // a last partial chunk may remain; the disk is full now
-      try {
-        writeFileSync(join(dir, 'filler-tail'), Buffer.alloc(512, 'f'));
-      } catch {}
-      return;
-    }
-  }
-}
 
 let mount: string;
 let app: Receiver;
@@ -61,8 +25,7 @@ afterEach(async () => {
   await listen?.stop('SIGKILL');
   listen = undefined;
   await app.close();
-  execFileSync('umount', ['-l', mount]);
-  await rm(mount, { recursive: true, force: true });
+  unmount(mount);
 });
 
 const envelope = (id: string) =>

@@ -1,0 +1,210 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Capture, CaptureStore, newCaptureId } from '../../src/store/index.js';
+import { runCli } from '../helpers/cli.js';
+import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
+import { recordingLogger } from '../helpers/logger.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+import { canMount, fill, mountTiny, unfill, unmount } from '../helpers/tmpfs.js';
+
+const SECRET = 'whsec_faults';
+
+const envelope = (id: string, pad = 6000) =>
+  JSON.stringify({
+    id,
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1_790_000_000,
+    // More than a page (4 KiB) of journal per capture: see disk.test.ts.
+    data: { pad: 'p'.repeat(pad) },
+  });
+
+let app: Receiver;
+let listen: Awaited<ReturnType<typeof startListenProcess>> | undefined;
+const mounts: string[] = [];
+
+beforeAll(async () => {
+  app = await startReceiver();
+});
+afterEach(async () => {
+  await listen?.stop('SIGKILL');
+  listen = undefined;
+  app.received.length = 0;
+  for (const mount of mounts.splice(0)) unmount(mount);
+});
+afterAll(() => app.close());
+
+function mounted(size?: string): string {
+  const mount = mountTiny(size) as string;
+  mounts.push(mount);
+  return mount;
+}
+
+/** Sends `ids` as signed deliveries, `concurrency` at a time; `during(i)` runs as the i-th one starts. */
+async function burst(url: string, ids: string[], concurrency: number, during: (i: number) => void) {
+  const status = new Map<string, number>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < ids.length) {
+        const i = next++;
+        during(i);
+        status.set(ids[i], (await postSigned(url, envelope(ids[i]), SECRET)).status);
+      }
+    }),
+  );
+  return status;
+}
+
+const idsAtApp = () => app.received.map((r) => JSON.parse(r.body.toString()).id as string);
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `evt_${prefix}_${i}`);
+
+/** What every surface must agree on: acknowledged means stored as taken; refused means never forwarded, never stored as taken. */
+function expectOnePromise(status: Map<string, number>, stored: Capture[]) {
+  const byEvent = new Map(stored.map((c) => [c.envelope?.id, c]));
+  const acked = [...status].filter(([, s]) => s === 200).map(([id]) => id);
+  const refused = [...status].filter(([, s]) => s === 503).map(([id]) => id);
+  expect(acked.length + refused.length).toBe(status.size);
+  for (const id of acked) expect(byEvent.has(id) ? byEvent.get(id)?.rejected : 'missing', id).toBeNull();
+  for (const id of refused) {
+    expect(idsAtApp(), id).not.toContain(id);
+    const kept = byEvent.get(id);
+    if (kept) expect(kept.rejected, id).toEqual({ statusCode: 503, code: 'capture_failed' });
+  }
+  // The app got each acknowledged delivery once, and nothing else of the burst.
+  expect(
+    idsAtApp()
+      .filter((id) => status.has(id))
+      .sort(),
+  ).toEqual([...acked].sort());
+  return { acked, refused };
+}
+
+describe.skipIf(!canMount)('the store on a disk that fills up', () => {
+  it('mid-burst: acknowledges only what it stored, forwards nothing it refused, and recovers once space frees', async () => {
+    const mount = mounted();
+    listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
+    const status = await burst(listen.ready.listener, ids('burst', 60), 4, (i) => {
+      if (i === 20) fill(mount);
+    });
+    const acked = [...status].filter(([, s]) => s === 200).map(([id]) => id);
+    const refused = [...status].filter(([, s]) => s === 503).map(([id]) => id);
+    expect(acked.length).toBeGreaterThanOrEqual(16);
+    expect(refused.length).toBeGreaterThan(0);
+    // Space again: the next delivery is taken with no hand work, and the refused ones are written as refused.
+    unfill(mount);
+    expect((await postSigned(listen.ready.listener, envelope('evt_after'), SECRET)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the forward results, written lazily
+    await listen.stop('SIGKILL');
+    listen = undefined;
+    const stored = await readCaptures(mount);
+    expectOnePromise(status, stored);
+    expect(stored.map((c) => c.envelope?.id)).toEqual(expect.arrayContaining([...acked, 'evt_after']));
+    expect(stored.filter((c) => !c.rejected).every((c) => c.forward?.statusCode === 200)).toBe(true);
+  });
+
+  it('keeps deliveries flowing when a fold of the journal does not fit but appends still do', async () => {
+    const mount = mounted();
+    const path = join(mount, '.clockhook', 'captures.json');
+    const logger = recordingLogger();
+    const clock = { now: Date.now() };
+    const store = await CaptureStore.open({ path, logger, now: () => clock.now, compactAfterBytes: 256 * 1024 });
+    const capture = (id: string): Capture => {
+      const body = envelope(id, 10_000);
+      return {
+        ...{ id: newCaptureId(), receivedAt: new Date().toISOString(), source: 'delivery', method: 'POST', path: '/' },
+        ...{ headers: {}, body, bodyEncoding: 'utf8', bodySize: body.length, signature: { status: 'unchecked' } },
+        ...{ envelope: null, contractProblems: [], duplicateOf: null, rejected: null },
+      };
+    };
+    for (let i = 0; i < 20; i++) await store.add(capture(`before_${i}`));
+    fill(mount);
+    unfill(mount, 4); // 256 KiB: room for a dozen captures, not for a snapshot of the store
+    // The journal outgrows the store on the way, and a fold starts: its snapshot does not fit.
+    for (let i = 0; i < 12; i++) await expect(store.add(capture(`tight_${i}`))).resolves.toBeUndefined();
+    await expect
+      .poll(() => logger.warnings.join('\n'))
+      .toMatch(/Could not rewrite the capture store .*ENOSPC.*deliveries go on/);
+    for (let i = 0; i < 4; i++) await expect(store.add(capture(`after_fold_${i}`))).resolves.toBeUndefined();
+    expect(logger.warnings).toHaveLength(1);
+    unfill(mount);
+    clock.now += 30_000;
+    await store.add(capture('after'));
+    await expect.poll(() => logger.infos.join('\n')).toMatch(/rewritten again/);
+    await store.close();
+    expect(await readCaptures(mount)).toHaveLength(37);
+  });
+
+  it('never lets a refused large body break captures show or export', async () => {
+    const mount = mounted();
+    listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
+    const big = envelope('evt_big', 3 * 1024 * 1024);
+    expect((await postSigned(listen.ready.listener, big, SECRET)).status).toBe(503);
+    expect((await postSigned(listen.ready.listener, envelope('evt_small'), SECRET)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const [refused] = (await readCaptures(mount)).filter((c) => c.envelope?.id === 'evt_big');
+    expect(refused.rejected).toEqual({ statusCode: 503, code: 'capture_failed' });
+    const show = await runCli(['captures', 'show', refused.id], { cwd: mount });
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(/body missing.*gone/);
+    for (const format of ['ndjson', 'har', 'curl']) {
+      const res = await runCli(['captures', 'export', '--format', format], { cwd: mount });
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stderr).toMatch(/body file of 1 capture is gone/);
+      expect(res.stdout).toContain('evt_small');
+      expect(res.stderr).not.toContain('    at ');
+    }
+    const ndjson = (await runCli(['captures', 'export', '--format', 'ndjson'], { cwd: mount })).stdout;
+    expect(ndjson.split('\n').filter((l) => l.includes('bodyMissing'))).toHaveLength(1);
+  });
+
+  it('says a full disk at start in one line, leaves no lock or empty .gitignore, and starts once there is room', async () => {
+    const mount = mounted();
+    fill(mount);
+    const args = ['listen', '--port', '0', '--sandbox-port', '0', '--secret', SECRET, '--no-inspector'];
+    for (const extra of [[], ['--db', join(mount, 'store.json')]]) {
+      const failed = await runCli([...args, ...extra], { cwd: mount });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/disk (holding .* )?is full|the disk is full/);
+      expect(failed.stderr).toMatch(extra.length > 0 ? /store\.json/ : /\.clockhook\//); // which file
+      expect(failed.stderr).not.toContain('    at ');
+    }
+    expect(existsSync(join(mount, 'store.json.lock'))).toBe(false);
+    unfill(mount);
+    for (const extra of [[], ['--db', join(mount, 'store.json')]]) {
+      listen = await startListenProcess(['--secret', SECRET, '--no-inspector', ...extra], mount);
+      expect((await postSigned(listen.ready.listener, envelope('evt_room'), SECRET)).status).toBe(200);
+      await listen.stop('SIGINT');
+      listen = undefined;
+    }
+    expect(readFileSync(join(mount, '.clockhook', '.gitignore'), 'utf8')).toMatch(/^\*$/m);
+  });
+});
+
+describe('the store folder deleted under a running listen', () => {
+  it('is made again within seconds, with its lock, and nothing acknowledged is lost to a kill -9', async () => {
+    const dir = await tempDir();
+    const state = join(dir.path, '.clockhook');
+    listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], dir.path);
+    const status = await burst(listen.ready.listener, ids('gone', 40), 4, (i) => {
+      // As a shell's `rm -rf` does it: a file listen writes meanwhile may stay (rm then says so).
+      if (i === 15) spawnSync('rm', ['-rf', state]);
+    });
+    // At once, not after the next look at the folder: nothing was acknowledged from the deleted journal.
+    expect(readFileSync(join(state, 'captures.json.lock'), 'utf8')).toBe(String(listen.child.pid));
+    expect(readFileSync(join(state, '.gitignore'), 'utf8')).toMatch(/^\*$/m);
+    await listen.stop('SIGKILL');
+    expect(listen.stderr).toMatch(/was deleted while listen runs.*made it again/);
+    listen = undefined;
+    const stored = await readCaptures(dir.path);
+    const { acked } = expectOnePromise(status, stored);
+    expect(acked.length).toBeGreaterThanOrEqual(30);
+    // A second listen cannot take the folder from the first while it ran, and starts now that it is gone.
+    listen = await startListenProcess(['--secret', SECRET, '--no-inspector'], dir.path);
+    expect((await readCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual(expect.arrayContaining(acked));
+  });
+});
