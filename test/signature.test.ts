@@ -83,10 +83,21 @@ describe('verifySignature', () => {
     ['301 s in the past', T + 301, false],
     ['300 s in the future', T - 300, true],
     ['301 s in the future', T - 301, false],
+    // The age at the clock's full precision, as the README's receivers take it: never rounded down to 300.
+    ['300.6 s in the past', T + 300.6, false],
+    ['299.4 s in the past', T + 299.4, true],
+    ['300.6 s in the future', T - 300.6, false],
   ])('with the default tolerance, a timestamp %s is ok=%s', (_name, nowSeconds, ok) => {
     const result = verifySignature({ header, payload: BODY, secret: SECRET, now: at(nowSeconds) });
     expect(result.ok).toBe(ok);
     if (!result.ok) expect(result.reason).toBe('timestamp_outside_tolerance');
+  });
+
+  it('tells a timestamp ahead of the clock as a clock that is off, not as a replay', () => {
+    const ahead = verifySignature({ header, payload: BODY, secret: SECRET, now: at(T - 301) });
+    expect(ahead.ok === false && ahead.hint).toMatch(/301 s ahead of this machine's clock.*NTP/);
+    const old = verifySignature({ header, payload: BODY, secret: SECRET, now: at(T + 301) });
+    expect(old.ok === false && old.hint).toMatch(/too old.*replayed/);
   });
 
   it('honours a custom tolerance', () => {

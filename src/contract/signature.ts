@@ -32,7 +32,7 @@ export interface VerifyOptions {
   /** The raw request body: bytes as received, never parsed and re-serialized. */
   payload: string | Buffer;
   secret: string;
-  /** Maximum |now − t| in seconds; 0 turns the time check off. @default 300 */
+  /** Maximum |now − t| in seconds, now at the clock's full precision (not rounded); 0 turns the time check off. @default 300 */
   tolerance?: number;
   /** Clock in milliseconds since the epoch, like `Date.now`. @default Date.now */
   now?: () => number;
@@ -44,10 +44,14 @@ const HINTS: Record<SignatureFailureReason, string> = {
   malformed_header:
     'X-Service-Signature must look like "t=<unix seconds>,v1=<hex digest>"; this one lacks t or v1, or t is not a number.',
   timestamp_outside_tolerance:
-    "The signature timestamp is too far from this machine's clock: an old delivery being replayed, or a clock that is off (check NTP).",
+    "The signature timestamp is too old for this machine's clock: an old delivery being replayed, or a clock that is off (check NTP).",
   signature_mismatch:
     "Either the secret is not this endpoint's secret, or the body changed after signing (for example JSON parsed and re-serialized by a framework). Verify against the raw body bytes with the secret from the create response.",
 };
+
+/** A timestamp in the future is no replay: a clock is off. */
+const aheadHint = (seconds: number) =>
+  `The signature timestamp is ${Math.round(seconds)} s ahead of this machine's clock: the sender's clock or this one is off (check NTP on both).`;
 
 const WHITESPACE_HINT =
   'The secret contains whitespace (a copy-paste artefact?). Secrets never do: remove it and verify again.';
@@ -96,7 +100,7 @@ function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(left, right);
 }
 
-function failure(reason: SignatureFailureReason, timestamp?: number, hint = HINTS[reason]): VerifyResult {
+function failure(reason: SignatureFailureReason, timestamp?: number, hint: string = HINTS[reason]): VerifyResult {
   return timestamp === undefined ? { ok: false, reason, hint } : { ok: false, reason, timestamp, hint };
 }
 
@@ -118,8 +122,11 @@ export function verifySignature({
   if (t === undefined || v1.length === 0 || !/^\d+$/.test(t)) return failure('malformed_header');
   const timestamp = Number(t);
 
-  if (tolerance > 0 && Math.abs(Math.floor(now() / 1000) - timestamp) > tolerance) {
-    return failure('timestamp_outside_tolerance', timestamp);
+  // One rule, the README's receivers' too: the age at the clock's full precision, never rounded, so that
+  // listen and the app agree at the boundary (300.6 s old is outside a 300 s window for both).
+  const age = now() / 1000 - timestamp;
+  if (tolerance > 0 && Math.abs(age) > tolerance) {
+    return failure('timestamp_outside_tolerance', timestamp, age < 0 ? aheadHint(-age) : undefined);
   }
 
   const expected = computeDigest(t, payload, secret);

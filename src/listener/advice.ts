@@ -1,7 +1,7 @@
 import { maskSecret } from '../contract/index.js';
 import type { Logger } from '../logger.js';
 import { isSignatureRefusal } from '../net.js';
-import type { CaptureForward, SignatureStatus } from '../store/index.js';
+import type { CaptureForward, CaptureSignature } from '../store/index.js';
 
 /** Redirect targets explained at most, so that a hostile app cannot grow the set without end. */
 const MAX_REDIRECTS_EXPLAINED = 100;
@@ -22,9 +22,13 @@ export class Advisor {
   #outsidePathAdvised = false;
   #busyAdvised = false;
 
-  constructor(logger: Logger, basePath: string) {
+  readonly #tolerance: number;
+  #ageAdvised = false;
+
+  constructor(logger: Logger, basePath: string, tolerance = 300) {
     this.#logger = logger;
     this.#basePath = basePath;
+    this.#tolerance = tolerance;
   }
 
   setSecret(secret: string | null, printedBy: string | null): void {
@@ -33,9 +37,21 @@ export class Advisor {
   }
 
   /** The app answered a forwarded delivery; `relative` is its path under --path. */
-  forwarded(forward: CaptureForward, status: number, signature: SignatureStatus, relative: string): void {
+  forwarded(forward: CaptureForward, status: number, signature: CaptureSignature, relative: string): void {
     if (status >= 300 && status < 400) this.#redirect(forward, relative);
-    if (signature === 'valid' && isSignatureRefusal(status)) this.#refusedValid(status);
+    if (signature.status !== 'valid' || !isSignatureRefusal(status)) return;
+    // Near the window's edge, the app may have found it too old a moment later (or by a clock of its own).
+    const age = Math.abs(signature.ageSeconds ?? 0);
+    if (this.#tolerance > 0 && age + 5 + forward.durationMs / 1000 > this.#tolerance) this.#refusedOld(status, age);
+    else this.#refusedValid(status);
+  }
+
+  #refusedOld(status: number, age: number): void {
+    if (this.#ageAdvised) return;
+    this.#ageAdvised = true;
+    this.#logger.warn(
+      `The app answered ${status} to a delivery whose signature is valid, ${age} s from its timestamp: within listen's ${this.#tolerance} s window, but close enough to its edge that the app may have refused it as too old (by its own clock, or once it got to it).`,
+    );
   }
 
   /**

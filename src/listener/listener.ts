@@ -69,7 +69,7 @@ export class Listener {
     this.#secret = config.secret;
     this.#routes = routesOf(config);
     this.#routed = isRouted(config.routes);
-    this.#advisor = new Advisor(config.logger, this.#basePath);
+    this.#advisor = new Advisor(config.logger, this.#basePath, config.tolerance);
     this.#hold = new Hold(config.held);
   }
 
@@ -335,7 +335,7 @@ export class Listener {
     const answer =
       outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
     this.#report(capture, status, started, outcome.forward.error, outcome.forward, answer);
-    this.#advisor.forwarded(outcome.forward, status, capture.signature.status, relative);
+    this.#advisor.forwarded(outcome.forward, status, capture.signature, relative);
   }
 
   /** The bodies held fill the budget: 503 at once (the service retries), the rest dropped. Nothing is captured. */

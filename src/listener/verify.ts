@@ -13,7 +13,9 @@ export function verifyDelivery(
   if (secret === null) return { status: 'unchecked' };
   const result = verifySignature({ header, payload: bytes, secret, tolerance, now });
   const { timestamp } = result;
-  const age = timestamp === undefined ? {} : { timestamp, ageSeconds: Math.round(now() / 1000 - timestamp) };
+  // To a tenth of a second: the verdict is made on the exact age, and a rounded one could say 300 of a 300.4 s refusal.
+  const ageSeconds = timestamp === undefined ? 0 : Math.round((now() / 1000 - timestamp) * 10) / 10;
+  const age = timestamp === undefined ? {} : { timestamp, ageSeconds };
   if (result.ok) return { status: 'valid', ...age };
   const status = result.reason === 'missing_header' ? 'missing' : 'invalid';
   return { status, reason: result.reason, hint: result.hint, ...age };

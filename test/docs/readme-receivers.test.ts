@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signPayload } from '../../src/contract/index.js';
 import { type ListenSession, startListen } from '../../src/listen/index.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { tempDir } from '../helpers/sandbox.js';
@@ -87,4 +88,47 @@ describe.each([
       await app.stop();
     }
   }, 40_000);
+
+  // One rule for the signature's age: listen and the README's receiver give the same verdict at the edge of
+  // the 300 s window, old or ahead. Each request is made at a moment chosen by the clock's fraction of a
+  // second, so that its age is the one named (to within the few ms the sends take).
+  it('agrees with listen on signatures ±299.4, ±300.6 and ±301 s from now', async () => {
+    const path = join(dir.path, file);
+    await writeFile(path, await readmeBlock(language));
+    const app = await startReceiver(command, path, session.secret as string, appPort);
+    try {
+      for (const age of [299.4, -299.4, 300.6, -300.6, 301, -301]) {
+        const { header, body } = await signedAtAge(age, session.secret as string);
+        const headers = { 'x-service-signature': header, 'content-type': 'application/json' };
+        const [viaListen, direct] = await Promise.all([
+          fetch(session.ready.listener, { method: 'POST', headers, body }),
+          fetch(`http://127.0.0.1:${appPort}/`, { method: 'POST', headers, body }),
+        ]);
+        const listenRefused = viaListen.status === 400 && (await viaListen.text()).includes('signature_invalid');
+        const expected = Math.abs(age) <= 300;
+        expect({ age, listen: !listenRefused, app: direct.status === 200 }).toEqual({
+          age,
+          listen: expected,
+          app: expected,
+        });
+      }
+    } finally {
+      await app.stop();
+    }
+  }, 60_000);
 });
+
+/** A delivery signed so that, sent now, its age (now − t, seconds) is `age`: it waits for the right fraction of a second. */
+async function signedAtAge(age: number, secret: string): Promise<{ header: string; body: string }> {
+  const wanted = (((age % 1) + 1) % 1) + (Number.isInteger(age) ? 0.05 : 0); // now's fraction, for an integer t
+  for (;;) {
+    const now = Date.now() / 1000;
+    const fraction = now % 1;
+    if (Math.abs(fraction - wanted) < 0.04) {
+      const t = Math.round(now - age);
+      const body = JSON.stringify({ id: `evt_age_${age}_${Date.now()}`, type: 'punch.created', object: 'event' });
+      return { header: signPayload({ payload: body, secret, timestamp: t }), body };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
