@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { signPayload } from '../../src/contract/index.js';
 import { answerExcerpt } from '../../src/excerpt.js';
 import { type DeliveryReport, Listener } from '../../src/listener/index.js';
 import { CaptureStore } from '../../src/store/index.js';
+import { outcomeOf } from '../../src/story/index.js';
 import { post } from '../helpers/listen.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 import { answer200, type Responder } from '../helpers/receiver.js';
@@ -252,5 +254,42 @@ describe('forwarding to an https app', () => {
       await new Promise((resolve) => app.close(resolve));
       await dir.remove();
     }
+  });
+});
+
+describe('an answer the app cuts short', () => {
+  /** Sends a delivery with node:http and says what the sender saw: a whole answer, or an error. */
+  const send = (url: string, id: string) =>
+    new Promise<string>((resolve) => {
+      const { body, headers } = delivery(id);
+      const req = request(url, { method: 'POST', headers }, (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve(`whole ${res.statusCode}`));
+        res.on('aborted', () => resolve('error: aborted'));
+        res.on('error', (error) => resolve(`error: ${error.message}`));
+      });
+      req.on('error', (error) => resolve(`error: ${error.message}`));
+      req.end(body);
+    });
+
+  it.each([
+    ['Content-Length 1000 with 100 bytes sent', { 'content-length': '1000' }],
+    ['chunked, ended before its last chunk', {}],
+  ])('is recorded as cut and reaches the sender as an error (%s)', async (_name, head) => {
+    rig = await startListenerRig({
+      secret: SECRET,
+      respond: (_request, res) => {
+        res.writeHead(200, head);
+        res.write('x'.repeat(100));
+        setTimeout(() => res.socket?.destroy(), 50);
+      },
+    });
+    expect(await send(rig.listener.url, 'evt_cut')).toMatch(/^error/);
+    const store = rig.store;
+    await expect.poll(() => store.all()[0]?.forward?.cut).toBe(true);
+    const [capture] = store.all();
+    expect(capture.forward).toMatchObject({ statusCode: 200, cut: true, bodySize: 100 });
+    expect(capture.forward?.error).toMatch(/closed the connection before its answer was complete|aborted/);
+    expect(outcomeOf(capture)).toBe('failed');
   });
 });
