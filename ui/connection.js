@@ -7,6 +7,28 @@ let retryMs = 500;
 let nextId = 1;
 export const pending = new Map();
 
+/** listen says it is there every 2 s (a "beat"); without a word for this long, the page says it is not answering. */
+const STALE_AFTER_MS = 5_000;
+let heardAt = 0;
+let answering = true;
+
+/**
+ * A frozen listen (SIGSTOP, a debugger's breakpoint) keeps its socket open and says nothing: checked each
+ * second, it shows as not answering, and as live again with its next word.
+ */
+setInterval(() => {
+  if (socket?.readyState !== WebSocket.OPEN || !answering || Date.now() - heardAt < STALE_AFTER_MS) return;
+  answering = false;
+  setConnection('stale', 'not answering');
+}, 1_000);
+
+function heard() {
+  heardAt = Date.now();
+  if (answering) return;
+  answering = true;
+  setConnection('open', 'live');
+}
+
 export function setConnection(kind, text) {
   const node = $('connection');
   node.className = `conn conn-${kind}`;
@@ -41,9 +63,15 @@ export function connect(receive, refused) {
   socket.addEventListener('open', () => {
     opened = true;
     retryMs = 500;
+    heardAt = Date.now();
+    answering = true;
     setConnection('open', 'live');
   });
-  socket.addEventListener('message', (event) => receive(JSON.parse(event.data)));
+  socket.addEventListener('message', (event) => {
+    heard();
+    const message = JSON.parse(event.data);
+    if (message.type !== 'beat') receive(message);
+  });
   socket.addEventListener('close', () => {
     for (const [, resolve] of pending)
       resolve({

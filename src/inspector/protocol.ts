@@ -50,6 +50,8 @@ export type InspectorMessage =
   | { type: 'history'; captures: Capture[]; hasMore: boolean; stories: EventStory[] }
   | { type: 'endpoint'; endpoint: PublicEndpoint | null }
   | { type: 'missed'; missed: MissedEvent[] }
+  /** Every BEAT_MS: listen is answering (see ui/connection.js). */
+  | { type: 'beat' }
   | { type: 'result'; id: unknown; ok: true; data: unknown }
   | { type: 'result'; id: unknown; ok: false; error: ErrorBody };
 
@@ -71,6 +73,9 @@ export function publicEndpoint(
 export function storiesFor(store: CaptureStore, captures: readonly Capture[]): EventStory[] {
   return [...storiesAmong(captures, (id) => store.ofEvent(id)).values()];
 }
+
+/** How often pages are told listen is answering; a page says "not answering" after STALE_AFTER_MS (ui) without one. */
+export const BEAT_MS = 2_000;
 
 export function snapshotMessage(ctx: ActionContext): Extract<InspectorMessage, { type: 'snapshot' }> {
   const captures = ctx.store.newest(SNAPSHOT_SIZE);

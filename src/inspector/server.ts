@@ -10,7 +10,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
 import { storiesAmong, storyKey } from '../story/index.js';
 import { handleAction } from './actions.js';
-import { type ActionContext, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
+import { type ActionContext, BEAT_MS, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
 import { closeNow, listenOn, sendInTurn } from '../net.js';
 
@@ -162,6 +162,9 @@ class PageHub {
     this.#unsubscribe = options.store.subscribe((capture) => this.#captureChanged(capture));
     this.#timers = [
       setInterval(() => this.#heartbeat(), options.heartbeatMs ?? 15_000),
+      // A page cannot see WebSocket pings: this says "still here" to it, so that a listen that is frozen (SIGSTOP,
+      // a debugger's breakpoint) shows as not answering within seconds, instead of "live" on an open socket.
+      setInterval(() => this.#broadcast([{ type: 'beat' }]), BEAT_MS),
       setInterval(() => this.#resync(), 250),
       // The service may disable the endpoint (10 failed deliveries): re-read it, on an interval and
       // whenever a page connects, so pages show its real status.

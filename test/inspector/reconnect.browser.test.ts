@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ListenSession, startListen } from '../../src/listen/index.js';
 import { launchChromium } from '../helpers/browser.js';
-import { postSigned } from '../helpers/listen.js';
+import { postSigned, startListenProcess } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { portForRestarts } from '../helpers/ports.js';
 
@@ -11,6 +11,16 @@ const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
+
+/** One Chromium for the file, launched by the first test that needs it. */
+let launched: ReturnType<typeof launchChromium> | undefined;
+function chromium() {
+  if (!launched) {
+    launched = launchChromium();
+    cleanups.unshift(async () => (await launched)?.close());
+  }
+  return launched;
+}
 
 async function deliver(session: ListenSession, id: string, data: Record<string, string> = {}) {
   const body = JSON.stringify({
@@ -31,9 +41,7 @@ describe('the inspector page across a restart of listen', () => {
     const inspectorPort = await portForRestarts();
     const options = { secret: SECRET, port: 0, inspectorPort, stateDir: join(dir.path, '.clockhook') };
     const first = await startListen(options);
-    const browser = await launchChromium();
-    cleanups.push(() => browser.close());
-    const page = await browser.newPage();
+    const page = await (await chromium()).newPage();
     await page.goto(first.ready.inspector as string);
     await page.locator('#connection.conn-open').waitFor();
     await deliver(first, 'evt_before_restart');
@@ -60,5 +68,26 @@ describe('the inspector page across a restart of listen', () => {
     await expect.poll(() => page.locator('#detail .json').textContent()).toContain('END_OF_LARGE');
     // Two listens, a browser and up to 5 s of the page's back-off: once, with the other browser tests on the
     // same two cores, all of it took more than 30 s.
+  }, 60_000);
+});
+
+describe('the inspector page while listen is frozen', () => {
+  it('says listen is not answering within about 5 s of a SIGSTOP, and live again after SIGCONT', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const listen = await startListenProcess(['--secret', SECRET], dir.path);
+    const pid = listen.child.pid as number;
+    cleanups.push(() => listen.stop('SIGKILL'));
+    cleanups.push(() => process.kill(pid, 'SIGCONT')); // never left frozen, whatever fails
+    const page = await (await chromium()).newPage();
+    await page.goto(listen.ready.inspector as string);
+    await page.locator('#connection.conn-open').waitFor({ timeout: 15_000 });
+    process.kill(pid, 'SIGSTOP');
+    const stopped = Date.now();
+    // Its socket stays open: only the missing beats can tell.
+    await page.locator('#connection.conn-stale', { hasText: 'not answering' }).waitFor({ timeout: 10_000 });
+    expect(Date.now() - stopped).toBeLessThan(8_000);
+    process.kill(pid, 'SIGCONT');
+    await page.locator('#connection.conn-open', { hasText: 'live' }).waitFor({ timeout: 10_000 });
   }, 60_000);
 });
