@@ -301,6 +301,9 @@ export class CaptureStore {
         // journal (drained above) keeps it all instead, and is folded in at the next start.
         await this.#db.write().catch((error: Error) => {
           if (!isDiskFull(error)) throw error;
+          this.#logger.warn(
+            `The disk holding ${this.path} is full: the store is left as its journal (${this.#adapter.journalPath}), nothing lost; the next start folds it in.`,
+          );
         });
       } catch (error) {
         throw isDiskFull(error) ? new DiskFullError(this.path, error as Error) : error;

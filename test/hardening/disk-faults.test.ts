@@ -185,6 +185,25 @@ describe.skipIf(!canMount)('the store on a disk that fills up', () => {
   });
 });
 
+describe.skipIf(!canMount)('a stop on a full disk', () => {
+  it('says so in one line, without a stack trace, and the next start has every acknowledged delivery', async () => {
+    const mount = mounted();
+    listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
+    expect((await postSigned(listen.ready.listener, envelope('evt_kept'), SECRET)).status).toBe(200);
+    fill(mount);
+    const stopping = listen;
+    listen = undefined;
+    await stopping.stop('SIGINT');
+    const said = `${stopping.stderr}${JSON.stringify(stopping.lines)}`;
+    expect(said).toMatch(/disk holding .*captures\.json is full: the store is left as its journal/);
+    expect(stopping.stderr).not.toContain('    at ');
+    expect(stopping.stderr).not.toMatch(/^clockhook: .*ENOSPC[^\n]*$/m);
+    unfill(mount);
+    listen = await startListenProcess(['--secret', SECRET, '--no-inspector'], mount);
+    expect((await readCaptures(mount)).map((c) => c.envelope?.id)).toContain('evt_kept');
+  });
+});
+
 describe('the store folder deleted under a running listen', () => {
   it('is made again within seconds, with its lock, and nothing acknowledged is lost to a kill -9', async () => {
     const dir = await tempDir();
