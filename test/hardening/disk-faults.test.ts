@@ -185,6 +185,23 @@ describe.skipIf(!canMount)('the store on a disk that fills up', () => {
   });
 });
 
+describe.skipIf(!canMount)('a restart on a nearly full disk', () => {
+  it('needs room for what it writes, not for a copy of the store', async () => {
+    const mount = mounted();
+    listen = await startListenProcess(['--secret', SECRET, '--no-inspector'], mount);
+    for (let i = 0; i < 40; i++)
+      expect((await postSigned(listen.ready.listener, envelope(`evt_kept_${i}`), SECRET)).status).toBe(200);
+    await listen.stop('SIGKILL'); // the store is a 250 KB journal to fold in at the next start
+    fill(mount);
+    unfill(mount, 2); // 128 KiB: not enough for the snapshot of it
+    listen = await startListenProcess(['--secret', SECRET, '--no-inspector'], mount);
+    expect((await postSigned(listen.ready.listener, envelope('evt_restarted'), SECRET)).status).toBe(200);
+    expect(listen.stderr).toMatch(/Could not rewrite the capture store .*deliveries go on/);
+    await listen.stop('SIGKILL');
+    expect(await readCaptures(mount)).toHaveLength(41);
+  });
+});
+
 describe.skipIf(!canMount)('a stop on a full disk', () => {
   it('says so in one line, without a stack trace, and the next start has every acknowledged delivery', async () => {
     const mount = mounted();
