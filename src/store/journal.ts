@@ -5,17 +5,11 @@ import type { Adapter } from 'lowdb';
 import type { Logger } from '../logger.js';
 import { BodyFiles } from './body-files.js';
 import { Housekeeping } from './housekeeping.js';
-import { applyEntries, type JournalEntry, readJournalEntries } from './journal-entries.js';
+import { applyEntries, type JournalEntry } from './journal-entries.js';
+import { readJournalFile, readSnapshotFile } from './journal-read.js';
 import type { Capture } from './capture.js';
-import {
-  assertOwnFile,
-  ForeignPathError,
-  inStateDir,
-  moveAside,
-  startsWith,
-  writePrivateFile,
-} from './private-files.js';
-import { parseSnapshot, SNAPSHOT_HEADER, snapshotPieces, type StoreData, writeSnapshot } from './snapshot.js';
+import { writePrivateFile } from './private-files.js';
+import { snapshotPieces, type StoreData, writeSnapshot } from './snapshot.js';
 import { closeQuietly, cutTornEnd, fdatasyncAsync, syncDir } from './sync.js';
 
 /**
@@ -90,10 +84,14 @@ export class JournalAdapter implements Adapter<StoreData> {
   }
 
   async read(): Promise<StoreData | null> {
-    const snapshot = await this.#readSnapshot();
-    const folded = await this.#readJournal(this.foldingPath);
+    const { logger, now } = this.options;
+    const { data: snapshot, bytes } = await readSnapshotFile(this.path, logger, now);
+    this.#snapshotBytes = bytes;
+    const folded = (await readJournalFile(this.foldingPath, logger, now)).entries;
     this.#foldingLeft = folded !== null;
-    const entries = [...(folded ?? []), ...((await this.#readJournal(this.journalPath)) ?? [])];
+    const journal = await readJournalFile(this.journalPath, logger, now);
+    this.#journalBytes = journal.bytes;
+    const entries = [...(folded ?? []), ...(journal.entries ?? [])];
     // Any journal bytes, even just a torn line a crash left, are folded in before appending again:
     // a new line after a torn one would look like damage in the middle.
     this.needsCompaction = !snapshot || this.#journalBytes > 0 || this.#foldingLeft;
@@ -348,47 +346,5 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#unsynced = false;
     this.#closeWhenSynced = false;
     if (fd !== null) closeQuietly(fd);
-  }
-
-  async #readSnapshot(): Promise<StoreData | null> {
-    try {
-      this.#snapshotBytes = (await stat(this.path)).size;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
-    }
-    const data = await parseSnapshot(this.path);
-    if (data) return data;
-    this.#snapshotBytes = 0;
-    await assertOwnFile(this.path, SNAPSHOT_HEADER, 'a clockhook capture store');
-    const aside = await moveAside(this.path, this.options.now());
-    this.options.logger.warn(
-      `The capture store ${this.path} is corrupt; moved it to ${aside} (nothing was overwritten) and started a new one.`,
-    );
-    return null;
-  }
-
-  /** The entries of a journal (this one, or one being folded), null when there is none. */
-  async #readJournal(path: string): Promise<JournalEntry[] | null> {
-    let size: number;
-    try {
-      size = (await stat(path)).size;
-      if (path === this.journalPath) this.#journalBytes = size;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
-    }
-    // Its lines are JSON objects: any other file by that name, outside .clockhook, is not clockhook's to move or empty.
-    if (size > 0 && !inStateDir(path) && !(await startsWith(path, '{'))) {
-      throw new ForeignPathError(
-        `${path} is not a clockhook capture journal: it does not begin as one, so it is left as it is. Give --db another path.`,
-      );
-    }
-    const { entries, tornAt, damaged } = await readJournalEntries(path);
-    if (damaged) {
-      const aside = await moveAside(path, this.options.now());
-      this.options.logger.warn(`The capture journal ${path} is damaged at line ${tornAt}; moved it to ${aside}.`);
-    }
-    return entries;
   }
 }
