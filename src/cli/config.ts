@@ -16,6 +16,9 @@ const FLAG_OF: Record<keyof ListenConfigFile, { flag: string; value: (v: never) 
   db: { flag: 'db', value: (v: string) => v },
   relay: { flag: 'relay', value: (v: string) => v },
   publicUrl: { flag: 'publicUrl', value: (v: string) => v },
+  waitForApp: { flag: 'waitForApp', value: (v: number) => String(v) },
+  faults: { flag: 'faults', value: (v: string) => v },
+  faultsSeed: { flag: 'faultsSeed', value: (v: number) => String(v) },
 };
 
 /**

@@ -26,11 +26,13 @@ export function deliveryLine(report: DeliveryReport): string {
   const target = report.target ?? (report.route === null ? 'clockhook (no route)' : 'clockhook');
   const error = report.error ? colour.red(` ${report.error}`) : '';
   const answer = report.answer ? colour.grey(` ${JSON.stringify(report.answer)}`) : '';
+  const injected = report.injected ? colour.yellow(` injected: ${report.injected.join(', ')}`) : '';
+  const waited = report.waitedMs ? colour.grey(` held ${Math.round(report.waitedMs / 100) / 10} s for the app`) : '';
   // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
   if (report.captureId === null)
     return `${colour.grey(time())}${report.source === 'replay' ? colour.cyan(' replay') : ''} --> ${report.method} (not captured)  <-- ${status} ${target} (${report.durationMs} ms)${error}`;
   const what = report.type ? `${report.type} [${report.eventId}]` : `${report.method} (not an envelope)`;
-  return `${colour.grey(time())}${kindText(report.story)} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${error}${answer}`;
+  return `${colour.grey(time())}${kindText(report.story)} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${waited}${error}${injected}${answer}`;
 }
 
 /** What a capture was, before the arrow; nothing for a first delivery, the usual case. */
@@ -59,5 +61,7 @@ export function deliveryJson(report: DeliveryReport): Record<string, unknown> {
     ...(error ? { error } : {}),
     ...(answer ? { answer } : {}),
     ...(report.route !== undefined ? { route: report.route } : {}),
+    ...(report.injected ? { injected: report.injected } : {}),
+    ...(report.waitedMs ? { waitedMs: report.waitedMs } : {}),
   };
 }

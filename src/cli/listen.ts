@@ -33,9 +33,10 @@ import {
   strayArgumentsError,
 } from './process.js';
 import { deliveryJson, deliveryLine } from './delivery-line.js';
+import { type FaultFlags, faultsOption, faultsReadyLine, sayAppState, waitForAppMs } from './listen-faults.js';
 import { formatSizeFlag } from '../size.js';
 
-interface ListenFlags {
+interface ListenFlags extends FaultFlags {
   config?: string;
   catchUp?: boolean;
   yes?: boolean;
@@ -179,6 +180,16 @@ export function registerListen(program: Command): void {
     .option('--skip-verify', 'forward requests whose signature is invalid or missing')
     .option('--tolerance <seconds>', 'allowed signature age; 0 turns the time check off', '300')
     .option('--timeout <ms>', 'time the app has to answer', '30000')
+    .option(
+      '--wait-for-app <seconds>',
+      'hold deliveries this long for an app that is not answering (restarting); 0: off',
+      '10',
+    )
+    .option(
+      '--faults <spec>',
+      'inject faults to test your handler: duplicate=10%,delay=100-500,reorder=200,fail=5%,timeout=1%',
+    )
+    .option('--faults-seed <n>', 'repeat the faults of an earlier run (its ready line says its seed)')
     .option('--db <file>', 'capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
     .option('--max-captures <n>', 'keep only the newest n captures', '1000')
     .option('--max-buffer <size>', 'most request-body bytes held at once (then 503, the service retries)', '64mb')
@@ -223,6 +234,9 @@ function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): 
     skipVerify: Boolean(flags.skipVerify),
     tolerance: toNumber(flags.tolerance, '--tolerance'),
     timeoutMs: toNumber(flags.timeout, '--timeout', 1),
+    waitForAppMs: waitForAppMs(flags.waitForApp),
+    faults: faultsOption(flags),
+    onAppState: (event) => say(() => sayAppState(event, Boolean(flags.json))),
     dbPath: flags.db ?? fromEnv('CLOCKHOOK_DB'),
     maxCaptures: parsePositiveInt(flags.maxCaptures, '--max-captures'),
     maxBufferedBytes: maxBuffer(flags.maxBuffer),
@@ -272,6 +286,7 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
     const endpoint = { kept: session.endpointKept, printedBy: session.secretCommand };
     if (config) console.log(`Using ${config} (flags on the command line win over it)`);
     printReady(session.ready, session.secret, Boolean(flags.printSecret), endpoint, session.mode, flags.host);
+    if (session.ready.faults) console.log(faultsReadyLine(session.ready.faults));
   }
   for (const print of beforeReady.splice(0)) print();
   beforeReady = null;
@@ -287,6 +302,9 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
     open(session.ready.inspector).catch(() => {});
   }
   await stopped;
+  const injected = session.listener.faultSummary();
+  if (injected && flags.json) printLine({ event: 'faults', summary: injected });
+  else if (injected) console.log(injected);
 }
 
 let stopRequested: (() => Promise<void>) | null = null;

@@ -1,3 +1,4 @@
+import type { AppStateEvent } from '../listener/index.js';
 import type { ApiClient, MissedEvent } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import type { Listener } from '../listener/index.js';
@@ -52,6 +53,8 @@ export type InspectorMessage =
   | { type: 'missed'; missed: MissedEvent[] }
   /** Every BEAT_MS: listen is answering (see ui/connection.js). */
   | { type: 'beat' }
+  /** The app is not answering, and deliveries wait for it; or it is back (see AppWait). */
+  | ({ type: 'app' } & AppStateEvent)
   | { type: 'result'; id: unknown; ok: true; data: unknown }
   | { type: 'result'; id: unknown; ok: false; error: ErrorBody };
 

@@ -1,3 +1,4 @@
+import type { AppStateEvent } from '../listener/index.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -38,6 +39,8 @@ export interface Inspector {
   readonly clients: number;
   /** Tells every page of the events missed while listen was off (none: the list is gone). */
   showMissed(missed: MissedEvent[]): void;
+  /** Tells every page, and each that connects while it lasts, that the app is not answering (or is back). */
+  showApp(event: AppStateEvent): void;
   close(): Promise<void>;
 }
 
@@ -153,6 +156,8 @@ class PageHub {
   readonly #timers: NodeJS.Timeout[];
   readonly #unsubscribe: () => void;
   #lastEndpoint: string;
+  /** The forward targets not answering now (see AppWait), by target. */
+  readonly #appsDown = new Map<string, AppStateEvent>();
 
   constructor(options: InspectorOptions) {
     this.#options = options;
@@ -191,7 +196,15 @@ class PageHub {
         .catch((error) => this.#logger.error(`inspector: ${error instanceof Error ? error.stack : error}`));
     });
     this.#send(client, snapshotMessage(this.#options));
+    for (const down of this.#appsDown.values()) this.#send(client, { type: 'app', ...down });
     void this.#refreshEndpoint();
+  }
+
+  /** The app went down or came back: said to every page; one that connects while it is down is told then. */
+  appState(event: AppStateEvent): void {
+    if (event.state === 'down') this.#appsDown.set(event.target, event);
+    else this.#appsDown.delete(event.target);
+    this.#broadcast([{ type: 'app', ...event }]);
   }
 
   close(): void {
@@ -311,6 +324,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       return pages.size;
     },
     showMissed: (missed) => pages.broadcast({ type: 'missed', missed }),
+    showApp: (event) => pages.appState(event),
     close() {
       closing ??= (async () => {
         pages.close();

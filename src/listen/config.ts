@@ -15,6 +15,9 @@ export interface ListenConfigFile {
   db?: string;
   relay?: string;
   publicUrl?: string;
+  waitForApp?: number;
+  faults?: string;
+  faultsSeed?: number;
 }
 
 export const CONFIG_FILE = 'clockhook.config.json';
@@ -51,6 +54,9 @@ export const LISTEN_KEYS: Record<keyof ListenConfigFile | '$comment', Check> = {
   db: text,
   relay: text,
   publicUrl: text,
+  waitForApp: (v) => (typeof v === 'number' && v >= 0 && v < 30 ? null : 'a number of seconds from 0, under 30'),
+  faults: text,
+  faultsSeed: integer(0, 4_294_967_295),
 };
 
 /** Keys people put in config files that clockhook reads from elsewhere, with where. */

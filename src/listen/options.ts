@@ -1,3 +1,4 @@
+import type { AppStateEvent, FaultsOption } from '../listener/index.js';
 import type { ApiClient, MissedEvent } from '../api/index.js';
 import { apiBaseProblem } from '../api/index.js';
 import { validateSubscription, type WebhookEndpoint } from '../contract/index.js';
@@ -32,6 +33,12 @@ export interface ListenOptions {
   tolerance?: number;
   /** @default 30000 */
   timeoutMs?: number;
+  /** How long a delivery waits for an app that is not answering (see AppWait); 0 turns it off. @default 10000 */
+  waitForAppMs?: number;
+  /** Told when the app stops answering and when it is back. */
+  onAppState?: (event: AppStateEvent) => void;
+  /** Faults injected on purpose (`--faults`, `--faults-seed`: docs/faults.md). */
+  faults?: FaultsOption | null;
   /** @default '<stateDir>/captures.json' */
   dbPath?: string;
   /** @default 1000 */
@@ -98,6 +105,8 @@ export interface ReadyInfo {
   sandbox: boolean;
   endpointId: number | null;
   publicUrl: string | null;
+  /** With --faults: the faults as given, and the seed that repeats them. */
+  faults?: { spec: string; seed: number };
 }
 
 export interface ListenSession {
@@ -216,6 +225,8 @@ export interface Setup {
   cleanups: (() => Promise<void>)[];
   /** Told of every delivery the listener answered, after `options.onDelivery`. */
   onDelivery: (report: DeliveryReport) => void;
+  /** Told when the app stops answering or is back: `options.onAppState`, then the page once it runs. */
+  onAppState: (event: AppStateEvent) => void;
 }
 
 /** A client of the API, and the base its endpoints are recorded under in endpoints.json (see connectApi). */

@@ -3,7 +3,7 @@ import { ApiClient } from '../api/index.js';
 import { maskSecret } from '../contract/index.js';
 import { type Inspector, startInspector } from '../inspector/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { Listener, normalizeBasePath } from '../listener/index.js';
+import { DEFAULT_WAIT_FOR_APP_MS, Listener, normalizeBasePath } from '../listener/index.js';
 import { onPortOrFree, shownUrl } from '../net.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
@@ -37,6 +37,9 @@ async function startCapturing(setup: Setup, targets: Targets): Promise<{ store: 
     skipVerify: options.skipVerify,
     tolerance: options.tolerance,
     timeoutMs: options.timeoutMs,
+    waitForAppMs: options.waitForAppMs ?? DEFAULT_WAIT_FOR_APP_MS,
+    onAppState: (event) => setup.onAppState(event),
+    faults: options.faults,
     maxBufferedBytes: options.maxBufferedBytes,
     now: options.now,
     logger,
@@ -194,6 +197,7 @@ function sessionOf(
       sandbox: mode === 'sandbox',
       endpointId: registered.endpoint?.id ?? null,
       publicUrl: parts.publicUrl,
+      ...(listener.faults ? { faults: listener.faults } : {}),
     },
     mode,
     secret: registered.secret,
@@ -226,6 +230,7 @@ function setupOf(options: ListenOptions, mode: Setup['mode'], deliveryFailed: ()
       options.onDelivery?.(report);
       if (report.source === 'delivery' && (report.status < 200 || report.status >= 300)) deliveryFailed();
     },
+    onAppState: (event) => options.onAppState?.(event),
   };
 }
 
@@ -257,6 +262,13 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       options.inspector === false
         ? null
         : await startPage(setup, { store, listener, api, watch, targets, secret, missed });
+    if (inspector) {
+      const toTerminal = setup.onAppState;
+      setup.onAppState = (event) => {
+        toTerminal(event);
+        inspector.showApp(event);
+      };
+    }
     if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
     await warnAboutSetup(logger, secret, registered.endpoint, targets.all);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.

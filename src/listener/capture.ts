@@ -96,6 +96,8 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
 
 /** What the sender is told when the listener refused to forward a capture. */
 export function rejectionMessage(capture: Capture, maxBodyBytes: number): string {
+  if (capture.rejected?.code === 'injected_fail')
+    return `Injected fault (listen --faults): answered ${capture.rejected.statusCode} without forwarding, so that the service retries.`;
   if (capture.bodyTruncated) {
     return `The body is ${capture.bodySize} bytes; clockhook accepts at most ${maxBodyBytes}. The first ${maxBodyBytes} bytes are captured.`;
   }

@@ -5,6 +5,7 @@ import httpProxy from 'http-proxy';
 import { withoutHopByHop } from '../http/index.js';
 import { describeConnectionError } from '../net.js';
 import { type CaptureForward, encodeBody, encodeBodyHead } from '../store/index.js';
+import { appCannotHaveSeen, AppWait, type AppStateEvent } from './app-wait.js';
 
 /**
  * The first 16 KiB of the app's answer are kept in the capture, as much as of a large request body
@@ -35,6 +36,11 @@ interface Pending {
   body: Buffer;
   /** Times sent again after the app had closed the kept-alive connection it went out on. */
   resent: number;
+  /** Times it found the app not answering (see AppWait), and when it first did. */
+  waits: number;
+  waitStarted: number;
+  /** Its answer is read but kept from the sender (an injected `timeout`: see Injector). */
+  keepAnswer: boolean;
   resolve(outcome: ForwardOutcome): void;
 }
 
@@ -63,6 +69,12 @@ function bodySource(body: Buffer): Stream {
 }
 
 const describeError = (error: NodeJS.ErrnoException) => describeConnectionError(error, 'the app');
+
+export interface ForwarderOptions {
+  /** How long a delivery waits for an app that is not answering (see AppWait); 0: not at all. @default 0 */
+  waitForAppMs?: number;
+  onAppState?: (event: AppStateEvent) => void;
+}
 
 export interface ProxyTarget {
   protocol: string;
@@ -97,10 +109,15 @@ export class Forwarder {
    */
   readonly #auth: string | undefined;
 
+  /** Waiting for an app that is not answering; null when --wait-for-app is 0. */
+  readonly #wait: AppWait | null;
+
   constructor(
     readonly target: URL,
     private readonly timeoutMs: number,
+    { waitForAppMs = 0, onAppState = () => {} }: ForwarderOptions = {},
   ) {
+    this.#wait = waitForAppMs > 0 ? new AppWait(target.origin, waitForAppMs, onAppState) : null;
     this.#proxyTarget = proxyTarget(target);
     this.#auth =
       target.username || target.password
@@ -127,7 +144,13 @@ export class Forwarder {
    * Sends `body` (the raw bytes already read from `req`) to `path` on the target and streams the
    * answer to `res`. On failure nothing is written: the caller answers with the outcome's status.
    */
-  forward(req: IncomingMessage, res: ServerResponse, body: Buffer, path: string): Promise<ForwardOutcome> {
+  forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Buffer,
+    path: string,
+    { keepAnswer = false }: { keepAnswer?: boolean } = {},
+  ): Promise<ForwardOutcome> {
     return new Promise((resolve) => {
       (req as Forwarded)[PENDING] = {
         res,
@@ -137,6 +160,9 @@ export class Forwarder {
         timer: setTimeout(this.#timedOut, this.timeoutMs, req),
         body,
         resent: 0,
+        waits: 0,
+        waitStarted: 0,
+        keepAnswer,
         resolve,
       };
       // The body is sent exactly as received, with its real length: chunked framing is per hop.
@@ -174,16 +200,44 @@ export class Forwarder {
     const pending = pendingOf(req);
     if (!pending) return;
     const failure = error as NodeJS.ErrnoException;
-    const { target, timedOut } = pending;
+    const { timedOut } = pending;
     if (!timedOut && failure.code === 'ECONNRESET' && pending.proxyReq?.reusedSocket && pending.resent < MAX_RESENDS) {
+      pending.resent += 1;
       this.#resend(req, pending);
       return;
     }
+    if (!timedOut && this.#wait && appCannotHaveSeen(failure, pending.proxyReq)) {
+      void this.#waitForApp(req, pending, this.#wait, failure);
+      return;
+    }
+    this.#fail(req, pending, failure);
+  };
+
+  /** The app cannot have seen the delivery (not listening): held and sent again until it answers, or its wait is over. */
+  async #waitForApp(req: IncomingMessage, pending: Pending, wait: AppWait, failure: NodeJS.ErrnoException) {
+    pending.waits += 1;
+    if (pending.waits === 1) pending.waitStarted = performance.now();
+    pending.proxyReq = undefined;
+    // The app's time to answer counts from when it is there again.
+    clearTimeout(pending.timer);
+    if (await wait.hold(performance.now() - pending.waitStarted, pending.waits)) {
+      pending.timer = setTimeout(this.#timedOut, this.timeoutMs, req);
+      this.#resend(req, pending);
+      return;
+    }
+    wait.gaveUp();
+    this.#fail(req, pending, failure);
+  }
+
+  #fail(req: IncomingMessage, pending: Pending, failure: NodeJS.ErrnoException): void {
+    const { target, timedOut } = pending;
+    const seconds = Math.round((performance.now() - pending.waitStarted) / 100) / 10;
+    const waited = pending.waits > 0 ? ` It was not answering for ${seconds} s (--wait-for-app).` : '';
     const message = timedOut
       ? `The app at ${target} did not answer within ${this.timeoutMs} ms. The service counts this attempt as failed and will retry.`
       : failure.code === 'ECONNRESET'
         ? `The app at ${target} closed the connection without answering: it may have crashed handling this delivery (see its log). The delivery is captured; replay it from the inspector once the app is fixed.`
-        : `Could not reach the app at ${target}: ${describeError(failure)}. Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
+        : `Could not reach the app at ${target}: ${describeError(failure)}.${waited} Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
     this.#settle(req, {
       kind: 'failed',
       code: timedOut ? 'forward_timeout' : 'forward_failed',
@@ -197,9 +251,15 @@ export class Forwarder {
         bodyEncoding: 'utf8',
         durationMs: Math.round(performance.now() - pending.started),
         error: timedOut ? `timed out after ${this.timeoutMs} ms` : describeError(failure),
+        ...this.#waited(pending),
       },
     });
-  };
+  }
+
+  /** How long a forward waited for the app, for its capture (nothing when it did not). */
+  #waited(pending: Pending): { waitedMs?: number } {
+    return pending.waits > 0 ? { waitedMs: Math.round(performance.now() - pending.waitStarted) } : {};
+  }
 
   /**
    * The app closed a kept-alive connection just as this request went out on it: its idle timeout (5 s in
@@ -209,7 +269,6 @@ export class Forwarder {
    * delivery already asks receivers to handle; the sender is answered once, with the answer that came.
    */
   #resend(req: IncomingMessage, pending: Pending): void {
-    pending.resent += 1;
     pending.proxyReq = undefined;
     // http-proxy appended its X-Forwarded-* values to the request's headers: take them off again.
     for (const name of APPENDED_FORWARD_HEADERS) {
@@ -228,6 +287,7 @@ export class Forwarder {
   }
 
   #relayAnswer(proxyRes: IncomingMessage, req: IncomingMessage): void {
+    this.#wait?.answered();
     const pending = pendingOf(req);
     if (pending) this.#stream(proxyRes, req, pending);
   }
@@ -236,7 +296,9 @@ export class Forwarder {
     const { res } = pending;
     const headers = withoutHopByHop(proxyRes.headers);
     const statusCode = proxyRes.statusCode ?? 502;
-    res.writeHead(statusCode, proxyRes.statusMessage, headers);
+    // An answer kept from the sender (an injected timeout) is read all the same, and recorded.
+    const toSender = !pending.keepAnswer;
+    if (toSender) res.writeHead(statusCode, proxyRes.statusMessage, headers);
     const kept: Buffer[] = [];
     let keptBytes = 0;
     let size = 0;
@@ -246,13 +308,14 @@ export class Forwarder {
         kept.push(chunk.subarray(0, FORWARD_BODY_LIMIT - keptBytes));
         keptBytes += Math.min(chunk.length, FORWARD_BODY_LIMIT - keptBytes);
       }
-      res.write(chunk);
+      if (toSender) res.write(chunk);
     });
     const finish = (error?: string) => {
       // An answer the app cut short is not passed off as whole: the sender's connection is closed (with
       // Content-Length or chunked framing it then sees an error), and the capture records it as cut.
-      if (error) res.destroy();
-      else if (!res.writableEnded) res.end();
+      // Kept from the sender (an injected timeout): the listener holds the sender's answer (see Injector).
+      if (toSender && error) res.destroy();
+      else if (toSender && !res.writableEnded) res.end();
       const head = Buffer.concat(kept);
       this.#settle(req, {
         kind: 'answered',
@@ -264,6 +327,7 @@ export class Forwarder {
           bodySize: size,
           durationMs: Math.round(performance.now() - pending.started),
           ...(error ? { error, cut: true } : {}),
+          ...this.#waited(pending),
         },
       });
     };

@@ -8,20 +8,21 @@ import {
   errorMessage,
   hardenedServerOptions,
   leaseFrom,
-  answerEarly,
 } from '../http/index.js';
 import { answerExcerpt } from '../excerpt.js';
 import { isEveryInterface, listenOn } from '../net.js';
-import { formatMiB } from '../size.js';
 import { type Capture, type CaptureForward, newCaptureId } from '../store/index.js';
 import { Advisor } from './advice.js';
-import { type Body, captureOf, rejectionMessage } from './capture.js';
+import { answerItself, answerUnstored, refuseBusy, routeRequest } from './steps.js';
+import { type Body, captureOf } from './capture.js';
 import { type Delivered, type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import type { Forwarder } from './forward.js';
 import { chooseRoute, isRouted, type Route, routeOfCapture, routesOf } from './routes.js';
 import { Hold } from './hold.js';
+import type { FaultPlan } from './faults.js';
+import { Injector } from './injector.js';
 import { type Read, readFromSocket, wholeBody } from './read.js';
-import { busyReport, reportOf } from './report.js';
+import { reportOf } from './report.js';
 import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
 import {
   replayable,
@@ -31,7 +32,7 @@ import {
   type ReplayResult,
   replayRequest,
 } from './replay.js';
-import { joinTargetPath, normalizeBasePath, pathUnderBase } from './target.js';
+import { joinTargetPath, normalizeBasePath } from './target.js';
 import { verifyDelivery } from './verify.js';
 import { captureStoryOf, storiesAmong } from '../story/index.js';
 
@@ -54,6 +55,10 @@ export class Listener {
   readonly #budget: ByteBudget;
   readonly #advisor: Advisor;
   readonly #hold: Hold;
+  /** Faults on purpose (--faults); null without. */
+  readonly #injector: Injector | null;
+  /** The fault plans of captures on their way from capture to forward, by capture id. */
+  readonly #plans = new Map<string, FaultPlan>();
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
@@ -71,11 +76,22 @@ export class Listener {
     this.#routed = isRouted(config.routes);
     this.#advisor = new Advisor(config.logger, this.#basePath, config.tolerance);
     this.#hold = new Hold(config.held);
+    this.#injector = config.faults ? new Injector(config.faults) : null;
   }
 
   /** Lets the requests held so far go on, checked with the secret known now, and holds no more. */
   release(): void {
     this.#hold.release();
+  }
+
+  /** With --faults: the faults as given (the user's words) and the seed that repeats them. */
+  get faults(): { spec: string; seed: number } | null {
+    return this.#injector?.describe() ?? null;
+  }
+
+  /** What faults were injected so far, for the line at exit; null when none were. */
+  faultSummary(): string | null {
+    return this.#injector?.summary() ?? null;
   }
 
   /** Requests held until `release()`. */
@@ -210,11 +226,17 @@ export class Listener {
     replay: Replaying,
   ): Promise<Capture | null> {
     const started = performance.now();
-    const relative = this.#route(req, res);
+    const relative = routeRequest(req, res, this.#basePath, this.#advisor);
     if (relative === null) return null;
     const body = await read();
     if (body === 'busy') {
-      this.#refuseBusy(req, res, started, replay.replayOf);
+      refuseBusy(
+        req,
+        res,
+        { advisor: this.#advisor, maxBufferedBytes: this.#options.maxBufferedBytes, started },
+        (report) =>
+          this.#options.onDelivery({ ...report, source: replay.replayOf === undefined ? 'delivery' : 'replay' }),
+      );
       return null;
     }
     if (!(await this.#hold.pass())) {
@@ -233,40 +255,22 @@ export class Listener {
     const { durable, capture: stored } = this.#options.store.insert(this.#capture(req, body, replay), body.bytes);
     if (!(await this.#reached(durable, res, stored, started))) return stored;
     const route = routeOfCapture(this.#routes, this.#routed, stored);
-    if (stored.rejected || !route) this.#answerItself(res, stored, started);
-    else await this.#forward(route.forwarder, { req, res, capture: stored, bytes: body.bytes, relative, started });
+    const plan = this.#plans.get(stored.id);
+    this.#plans.delete(stored.id);
+    if (stored.rejected || !route) {
+      const status = answerItself(res, stored, this.#options.maxBodyBytes);
+      this.#report(stored, status, started, stored.rejected?.code);
+    } else
+      await this.#forward(route.forwarder, { req, res, capture: stored, bytes: body.bytes, relative, started, plan });
     return stored;
   }
 
-  /** Step "route": the request's path under --path, or null once it is answered 404 or 405. */
-  #route(req: IncomingMessage, res: ServerResponse): string | null {
-    const requestPath = req.url ?? '/';
-    const relative = pathUnderBase(requestPath, this.#basePath);
-    const requestId = newCaptureId();
-    if (relative === null) {
-      const path = requestPath.split('?')[0];
-      const message = `clockhook listens for deliveries under ${this.#basePath}; ${path} is outside it.`;
-      answerError(res, 404, 'not_found', message, { requestId });
-      req.resume();
-      if (req.method === 'POST') this.#advisor.outsidePath(path);
-      return null;
-    }
-    if (req.method !== 'POST') {
-      // The service only ever POSTs; anything else is a browser or a scanner, not a delivery.
-      const message = `Webhook deliveries are POSTs; ${req.method} is not captured.`;
-      answerError(res, 405, 'method_not_allowed', message, { requestId, headers: { allow: 'POST' } });
-      req.resume();
-      return null;
-    }
-    return relative;
-  }
-
   /** Steps "verify" and "capture": the capture of a request read whole. */
-  #capture(req: IncomingMessage, body: Body, { replayOf, edited }: Replaying): Capture {
+  #capture(req: IncomingMessage, body: Body, { replayOf, edited, injected }: Replaying): Capture {
     const { store, tolerance, now, skipVerify } = this.#options;
     const header = req.headers['x-service-signature'];
     const signature = verifyDelivery(header, body.bytes, { secret: this.#secret, tolerance, now });
-    return captureOf(req, body, {
+    const capture = captureOf(req, body, {
       signature,
       replayOf,
       edited,
@@ -276,6 +280,21 @@ export class Listener {
       forwarding: this.#routes.length > 0,
       now: now(),
     });
+    if (injected) return { ...capture, injected };
+    if (!this.#injector) return capture;
+    const decided = this.#injector.decide(capture);
+    if (decided.plan) this.#plans.set(capture.id, decided.plan);
+    return decided.capture;
+  }
+
+  /** An injected duplicate: the same bytes again, with a fresh signature, as a delivery of its own (no faults of its own). */
+  async #duplicate(original: Capture, bytes: Buffer): Promise<void> {
+    const mode = this.#secret ? 'resign' : 'asis';
+    const request = replayRequest(original, bytes, { mode, secret: this.#secret, now: this.#options.now() });
+    this.#injector?.count('duplicate');
+    await this.deliver(request, { injected: ['duplicate'] }).catch((error: Error) =>
+      this.#options.logger.warn(`Could not send the injected duplicate of ${original.id}: ${error.message}`),
+    );
   }
 
   /** Waits for a step of the capture's write; false, once the sender is told 503, when it failed. */
@@ -301,56 +320,29 @@ export class Listener {
   }
 
   #refuseUnstored(res: ServerResponse, capture: Capture, started: number): void {
-    const message = 'clockhook could not store this delivery (disk full or read-only?); retry later.';
-    answerError(res, 503, 'capture_failed', message, { requestId: capture.id });
+    answerUnstored(res, capture);
     this.#report(capture, 503, started, 'capture_failed');
-  }
-
-  /** Step "answer" when the listener answers itself (the capture is durable): a refusal, or 200 in capture-only mode. */
-  #answerItself(res: ServerResponse, capture: Capture, started: number): void {
-    const { rejected } = capture;
-    if (rejected) {
-      const message = rejectionMessage(capture, this.#options.maxBodyBytes);
-      // The rest of an oversized body is read and dropped for a bounded while, then the connection closes.
-      answerEarly(res.req as IncomingMessage | undefined, res, rejected.statusCode, rejected.code, message, {
-        requestId: capture.id,
-      });
-      this.#report(capture, rejected.statusCode, started, rejected.code);
-      return;
-    }
-    const text = JSON.stringify({ received: true, captureId: capture.id });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-    this.#report(capture, 200, started);
   }
 
   /** Steps "forward" and "answer" (the capture is durable): the exact bytes go to the app, its answer to the sender. */
   async #forward(forwarder: Forwarder, exchange: Exchange): Promise<void> {
-    const { req, res, capture, bytes, relative, started } = exchange;
-    const outcome = await forwarder.forward(req, res, bytes, joinTargetPath(forwarder.target, relative));
+    const { req, res, capture, bytes, relative, started, plan } = exchange;
+    const injector = plan ? this.#injector : null;
+    const done = injector && plan ? await injector.before(plan) : () => {};
+    const path = joinTargetPath(forwarder.target, relative);
+    const outcome = await forwarder.forward(req, res, bytes, path, { keepAnswer: plan?.timeout }).finally(done);
     await this.#options.store.update(capture.id, { forward: outcome.forward }, { lazy: true });
     if (outcome.kind === 'failed')
       answerError(res, outcome.statusCode, outcome.code, outcome.message, { requestId: capture.id });
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
     const answer =
       outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
-    this.#report(capture, status, started, outcome.forward.error, outcome.forward, answer);
+    const held = plan?.timeout && outcome.kind === 'answered';
+    const error = held ? 'injected timeout: the sender is not answered' : outcome.forward.error;
+    this.#report(capture, status, started, error, outcome.forward, answer);
     this.#advisor.forwarded(outcome.forward, status, capture.signature, relative);
-  }
-
-  /** The bodies held fill the budget: 503 at once (the service retries), the rest dropped. Nothing is captured. */
-  #refuseBusy(req: IncomingMessage, res: ServerResponse, started: number, replayOf: string | undefined): void {
-    const budget = formatMiB(this.#options.maxBufferedBytes);
-    this.#advisor.busy(budget);
-    const message = `clockhook holds as many request bodies as it may (${budget}, --max-buffer); retry later.`;
-    answerEarly(req, res, 503, 'listener_busy', message, {
-      requestId: newCaptureId(),
-      headers: { 'retry-after': '10' },
-    });
-    const durationMs = Math.round(performance.now() - started);
-    this.#options.onDelivery(
-      busyReport(req.method ?? 'POST', replayOf === undefined ? 'delivery' : 'replay', durationMs),
-    );
+    if (plan?.duplicate && outcome.kind === 'answered') void this.#duplicate(capture, bytes);
+    if (held) await injector?.holdAnswer(res);
   }
 
   /** `forward`: where a forwarded request went; the listener answered the others itself. */
@@ -369,7 +361,8 @@ export class Listener {
       now,
       storiesAmong([now], (id) => store.ofEvent(id)),
     );
-    this.#options.onDelivery(reportOf(capture, { status, durationMs, error, target: forward?.target, answer }, story));
+    const outcome = { status, durationMs, error, target: forward?.target, answer, waitedMs: forward?.waitedMs };
+    this.#options.onDelivery(reportOf(capture, outcome, story));
   }
 }
 
@@ -381,4 +374,6 @@ interface Exchange {
   bytes: Buffer;
   relative: string;
   started: number;
+  /** Its injected faults (--faults), if any. */
+  plan?: FaultPlan;
 }

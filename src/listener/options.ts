@@ -1,6 +1,8 @@
 import type { CaptureStory } from '../story/index.js';
 import { DEFAULT_TOLERANCE_SECONDS } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
+import { type AppStateEvent, SERVICE_LIMIT_SECONDS } from './app-wait.js';
+import type { FaultsOption } from './injector.js';
 import type { Capture, CaptureSignature, CaptureStore } from '../store/index.js';
 
 /** What listen is told of every request the listener answered (its terminal line, its `--json` line). */
@@ -27,6 +29,10 @@ export interface DeliveryReport {
   answer?: string;
   /** With routes by event type: the route that took it, or null when none did. */
   route?: string | null;
+  /** Faults injected on purpose (`listen --faults`): "delay 120 ms", "duplicate", … */
+  injected?: string[];
+  /** How long it was held for an app that was not answering (`--wait-for-app`). */
+  waitedMs?: number;
 }
 
 export interface ListenerOptions {
@@ -52,6 +58,15 @@ export interface ListenerOptions {
   tolerance?: number;
   /** Time the app has to answer. @default 30000 (the contract's) */
   timeoutMs?: number;
+  /**
+   * How long a delivery waits for an app that is not answering (refusing connections: restarting, say) before
+   * the sender gets 502; 0 turns it off. Under the service's 30 s limit. @default 0 (`listen`'s is 10 s)
+   */
+  waitForAppMs?: number;
+  /** Told when the app stops answering and when it is back (see AppWait). */
+  onAppState?: (event: AppStateEvent) => void;
+  /** Faults injected on purpose (`listen --faults`); none by default. */
+  faults?: FaultsOption | null;
   /** @default 5 MiB */
   maxBodyBytes?: number;
   /**
@@ -88,6 +103,9 @@ const DEFAULTS = {
   skipVerify: false,
   tolerance: DEFAULT_TOLERANCE_SECONDS,
   timeoutMs: 30_000,
+  waitForAppMs: 0,
+  onAppState: (_event: AppStateEvent) => {},
+  faults: null as FaultsOption | null,
   maxBodyBytes: MAX_BODY_BYTES,
   maxBufferedBytes: 64 * 1024 * 1024,
   requestTimeoutMs: 60_000,
@@ -105,6 +123,11 @@ export function listenerConfig(options: ListenerOptions): ListenerConfig {
   const config = { ...DEFAULTS, ...given } as ListenerConfig;
   if (!Number.isInteger(config.timeoutMs) || config.timeoutMs < 1)
     throw new TypeError(`timeoutMs must be a positive integer (got ${config.timeoutMs}).`);
+  const limit = SERVICE_LIMIT_SECONDS * 1000;
+  if (!Number.isInteger(config.waitForAppMs) || config.waitForAppMs < 0 || config.waitForAppMs >= limit)
+    throw new TypeError(
+      `waitForAppMs must be 0 or more ms, under the service's ${SERVICE_LIMIT_SECONDS} s limit for a delivery (got ${config.waitForAppMs}).`,
+    );
   if (!Number.isFinite(config.tolerance) || config.tolerance < 0)
     throw new TypeError(`tolerance must be 0 or more seconds (got ${config.tolerance}).`);
   if (!(config.maxBufferedBytes >= config.maxBodyBytes)) {

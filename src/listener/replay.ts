@@ -23,6 +23,8 @@ export interface ReplayResult {
 export interface Replaying {
   replayOf?: string;
   edited?: boolean;
+  /** Not a replay: a delivery the listener sends itself as an injected fault (`["duplicate"]`). */
+  injected?: string[];
 }
 
 /**

@@ -5,7 +5,14 @@ import type { DeliveryReport } from './options.js';
 /** The report of a request that was captured: `target` when it was forwarded, `answer` what the app said. */
 export function reportOf(
   capture: Capture,
-  outcome: { status: number; durationMs: number; error?: string; target?: string; answer?: string | null },
+  outcome: {
+    status: number;
+    durationMs: number;
+    error?: string;
+    target?: string;
+    answer?: string | null;
+    waitedMs?: number;
+  },
   story: CaptureStory,
 ): DeliveryReport {
   const { status, durationMs, error, target, answer } = outcome;
@@ -26,6 +33,8 @@ export function reportOf(
     ...(error ? { error } : {}),
     ...(answer ? { answer } : {}),
     ...(capture.route !== undefined ? { route: capture.route } : {}),
+    ...(capture.injected ? { injected: capture.injected } : {}),
+    ...(outcome.waitedMs ? { waitedMs: outcome.waitedMs } : {}),
   };
 }
 

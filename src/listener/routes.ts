@@ -1,5 +1,6 @@
 import { EVENT_TYPES, isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
 import type { Capture } from '../store/index.js';
+import type { AppStateEvent } from './app-wait.js';
 import { Forwarder } from './forward.js';
 
 /** `--forward-to [TYPES=]TARGET`: the event-type patterns a route takes (null: every type), and its target. */
@@ -16,7 +17,7 @@ export interface Route {
 }
 
 /** `punch.*`, `time_card.approved` or `*`: a type of the catalogue, a resource's types, or all. */
-function patternProblem(pattern: string): string | null {
+export function patternProblem(pattern: string): string | null {
   if (pattern === '*' || isDomainEventType(pattern)) return null;
   if (pattern.endsWith('.*') && EVENT_TYPES.some((type) => type.startsWith(pattern.slice(0, -1)))) return null;
   return `unknown event type ${withSuggestion(pattern)}`;
@@ -61,12 +62,14 @@ export function routesOf(config: {
   forwardTo?: URL | null;
   routes?: { types: string[] | null; target: URL }[];
   timeoutMs: number;
+  waitForAppMs: number;
+  onAppState: (event: AppStateEvent) => void;
 }): Route[] {
   const specs = config.routes ?? (config.forwardTo ? [{ types: null, target: config.forwardTo }] : []);
   return specs.map(({ types, target }) => ({
     name: types === null ? target.href : `${types.join(',')}=${target.href}`,
     types,
-    forwarder: new Forwarder(target, config.timeoutMs),
+    forwarder: new Forwarder(target, config.timeoutMs, config),
   }));
 }
 

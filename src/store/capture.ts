@@ -39,6 +39,8 @@ export interface CaptureForward {
   error?: string;
   /** The app's answer was cut short (its connection closed mid-answer): the sender's connection was closed too. */
   cut?: boolean;
+  /** How long the delivery was held for an app that was not answering (`--wait-for-app`), when it was. */
+  waitedMs?: number;
 }
 
 /** One request that reached the listener (or a replay of one), as stored. */
@@ -86,6 +88,8 @@ export interface Capture {
   duplicateOf: string | null;
   /** Set when the listener answered itself instead of forwarding. */
   rejected: { statusCode: number; code: string } | null;
+  /** Faults injected on purpose (`listen --faults`): "delay 120 ms", "fail 503", "duplicate", … */
+  injected?: string[];
   /** null in capture-only mode; absent until the forward result arrives. */
   forward?: CaptureForward | null;
   /** Kept by "Clear" in the inspector. */
