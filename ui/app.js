@@ -20,6 +20,16 @@ $('filters-toggle').addEventListener('click', () => {
   $('filters-toggle').setAttribute('aria-expanded', String(open));
 });
 
+/** listen holds deliveries for an app that is not answering (restarting, say): said until it is back. */
+function showAppState({ state, target, waitMs }) {
+  const note = $('app-state');
+  note.hidden = state !== 'down';
+  note.textContent =
+    state === 'down'
+      ? `The app at ${target} is not answering: deliveries are held for up to ${waitMs / 1000} s each while it restarts (--wait-for-app).`
+      : '';
+}
+
 function receive(message) {
   switch (message.type) {
     case 'snapshot':
@@ -33,6 +43,8 @@ function receive(message) {
       state.forwardTo = message.forwardTo;
       state.listener = message.listener;
       renderMissed($('missed'), message.missed ?? [], act);
+      // An app still down is said again right after the snapshot.
+      showAppState({ state: 'up' });
       // Captures may have gone (Clear, retention, a restart): a search in the box is asked again.
       if (searchText()) searchStore(searchText());
       if (state.selected && !heldCapture(state.selected)) select(null);
@@ -63,6 +75,9 @@ function receive(message) {
       break;
     case 'missed':
       renderMissed($('missed'), message.missed, act);
+      break;
+    case 'app':
+      showAppState(message);
       break;
     case 'endpoint':
       state.endpoint = message.endpoint;

@@ -117,6 +117,10 @@ function marksOf(capture, count) {
     const words = `${problems.length} contract problem${problems.length > 1 ? 's' : ''}`;
     marks.push(el('span', { class: 'badge warn', title }, words));
   }
+  if (capture.injected) {
+    const title = 'a fault injected on purpose by listen --faults';
+    marks.push(el('span', { class: 'badge warn', title }, `injected: ${capture.injected.join(', ')}`));
+  }
   if (capture.pinned) marks.push(el('span', { class: 'badge plain' }, 'pinned'));
   return marks.filter(Boolean);
 }
