@@ -62,6 +62,10 @@ const EXAMPLES: Record<string, [string, string][]> = {
       'npx clockhook listen --path /hooks --forward-to 3000/hooks',
     ],
     [
+      'test that your handler survives duplicates and reordering (docs/faults.md)',
+      "npx clockhook listen --forward-to 3000 --faults 'duplicate=20%,reorder=300'",
+    ],
+    [
       'a public URL from a clockhook relay, for the real service',
       'npx clockhook listen --relay https://hooks.example.com --forward-to 3000',
     ],
@@ -121,6 +125,7 @@ const EXAMPLES: Record<string, [string, string][]> = {
       'the sample with fields changed and one removed',
       'npx clockhook trigger punch.created --set note=late --set employeeId=7 --unset locationId',
     ],
+    ['a burst of 50, five at a time', 'npx clockhook trigger punch.created --count 50 --concurrency 5'],
   ],
   captures: [
     ['the newest captures, one line each', 'npx clockhook captures list'],

@@ -14,12 +14,16 @@ import {
 import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
 import { CliError, UsageError } from './errors.js';
 import { eventTypesHelp } from './help.js';
-import { printJson } from './output.js';
+import { printJson, printLine } from './output.js';
+import { parsePositiveInt } from './process.js';
+import { counted } from '../words.js';
 
 interface TriggerFlags extends ApiFlags {
   data?: string;
   set: string[];
   unset: string[];
+  count: string;
+  concurrency: string;
 }
 
 async function readStdin(): Promise<string> {
@@ -98,6 +102,21 @@ async function isSandbox(api: ResolvedApi): Promise<boolean> {
   }
 }
 
+/** Runs `emit` `count` times, `concurrency` at a time; the results in the order they were started. */
+async function burst<T>(count: number, concurrency: number, emit: () => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await emit();
+      }
+    }),
+  );
+  return results;
+}
+
 /** `clockhook trigger <type>`: emits an event on the sandbox, which delivers it to subscribed endpoints. */
 export function registerTrigger(program: Command): void {
   withApiOptions(
@@ -115,6 +134,8 @@ export function registerTrigger(program: Command): void {
         [],
       )
       .option('--unset <path>', 'remove a field of the data (repeatable)', collect, [])
+      .option('--count <n>', 'emit this many events of the type (a burst, to test ordering and load)', '1')
+      .option('--concurrency <c>', 'with --count, this many emitted at a time', '1')
       .addHelpText('after', eventTypesHelp()),
   ).action(async (type: string, flags: TriggerFlags) => {
     if (type === PING_EVENT_TYPE)
@@ -126,6 +147,8 @@ export function registerTrigger(program: Command): void {
         `unknown event type ${withSuggestion(type, JSON.stringify(type), { listed: true })}. Valid types: ${EVENT_TYPES.join(', ')}`,
       );
     }
+    const count = parsePositiveInt(flags.count, '--count');
+    const concurrency = parsePositiveInt(flags.concurrency, '--concurrency');
     const data = await dataOf(type, flags);
     const api = await resolveApi(flags);
     if (!(await isSandbox(api))) {
@@ -133,8 +156,18 @@ export function registerTrigger(program: Command): void {
         `${api.apiBase} is the real service, which emits events only from real actions (punching in, approving a time card, …). To send a test delivery there, use "npx clockhook endpoints ping <id>"; to emit any event type, run "npx clockhook sandbox".`,
       );
     }
-    const event = await api.client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data } });
-    if (flags.json) printJson(event);
-    else console.log(`Emitted ${event.type} ${event.id}. Its deliveries: "npx clockhook events get ${event.id}".`);
+    const emit = () => api.client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data } });
+    if (count === 1) {
+      const event = await emit();
+      if (flags.json) printJson(event);
+      else console.log(`Emitted ${event.type} ${event.id}. Its deliveries: "npx clockhook events get ${event.id}".`);
+      return;
+    }
+    const events = await burst(count, concurrency, emit);
+    if (flags.json) for (const event of events) printLine(event);
+    else
+      console.log(
+        `Emitted ${counted(count, `${type} event`)}, ${concurrency} at a time: ${events[0].id} … ${events.at(-1)?.id}. Their deliveries: "npx clockhook events list --type ${type}".`,
+      );
   });
 }

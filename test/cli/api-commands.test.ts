@@ -166,6 +166,23 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     await cli('endpoints', 'delete', String(endpoint.id));
   });
 
+  it('triggers a burst with --count and --concurrency, each event reaching the receiver', async () => {
+    const endpoint = JSON.parse((await cli('endpoints', 'create', '--url', `${app.url}/burst`, '--json')).stdout);
+    const before = app.received.length;
+    const burst = await cli('trigger', 'shift.deleted', '--count', '6', '--concurrency', '3', '--json');
+    expect(burst.code, burst.stderr).toBe(0);
+    const ids = burst.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).id as string);
+    expect(new Set(ids).size).toBe(6);
+    await app.waitFor(before + 6);
+    const arrived = app.received.slice(before).map((r) => JSON.parse(r.body.toString()).id as string);
+    expect(arrived.sort()).toEqual([...ids].sort());
+    expect((await cli('trigger', 'shift.deleted', '--count', '0')).code).toBe(2);
+    await cli('endpoints', 'delete', String(endpoint.id));
+  });
+
   it('lists more events than a page holds, read 100 at a time, and says where the next page starts', async () => {
     const emit = () =>
       fetch(`${sandbox.apiBase}/sandbox/events`, {
