@@ -1,6 +1,6 @@
 import { ApiClient } from '../api/index.js';
 import { type DeliveryAttempt, type EventRecord, sampleData, setPath } from '../contract/index.js';
-import { startSandbox as startSandboxServer } from '../sandbox/index.js';
+import { type SetTimer, startSandbox as startSandboxServer } from '../sandbox/index.js';
 import { ManualClock } from './clock.js';
 
 /** One delivery attempt as the service recorded it, with the event it was of. */
@@ -14,6 +14,13 @@ export interface SandboxTestOptions {
   apiVersion?: string;
   /** The receiver's time limit per attempt, in ms on the sandbox's clock (see `advance`). @default 30000 */
   deliveryTimeoutMs?: number;
+  /**
+   * What the service may do, on purpose, to test that a handler survives it: `duplicate` delivers every
+   * event twice (once its first attempt is answered, the service redelivers it: same event id, the next
+   * attempt); `reorder` sends the first attempts of events triggered within 50 ms of each other in the
+   * reverse order (trigger them without waiting for each delivery).
+   */
+  faults?: { duplicate?: boolean; reorder?: boolean };
 }
 
 export interface TestSandbox {
@@ -92,12 +99,37 @@ async function waitForDelivery(
 }
 
 /**
+ * The sandbox's timers with first attempts (due at once) held for 50 ms, and those of one window run in the
+ * reverse order: events triggered together reach the handler out of order.
+ */
+function reordered(setTimer: SetTimer): SetTimer {
+  let batch: { run: () => void }[] | null = null;
+  return (callback, delayMs) => {
+    if (delayMs > 0) return setTimer(callback, delayMs);
+    const held = { run: callback };
+    if (!batch) {
+      const window: { run: () => void }[] = (batch = []);
+      setTimeout(() => {
+        batch = null;
+        for (const one of window.reverse()) one.run();
+      }, 50);
+    }
+    batch.push(held);
+    return () => {
+      held.run = () => {};
+    };
+  };
+}
+
+/**
  * The service's webhook API and delivery worker in this process, on a free port, with its state in memory
  * (nothing in your `.clockhook/`, nothing left behind), and a clock your test advances.
  */
 export async function startSandbox(options: SandboxTestOptions = {}): Promise<TestSandbox> {
   const clock = new ManualClock();
   const arrivals = new Set<() => void>();
+  const duplicated = new Set<string>();
+  let client: ApiClient | undefined;
   const sandbox = await startSandboxServer({
     port: 0,
     host: '127.0.0.1',
@@ -106,12 +138,17 @@ export async function startSandbox(options: SandboxTestOptions = {}): Promise<Te
     discoveryPath: null,
     apiVersion: options.apiVersion,
     deliveryTimeoutMs: options.deliveryTimeoutMs,
-    setTimer: clock.setTimer,
-    onAttempt: () => {
+    setTimer: options.faults?.reorder ? reordered(clock.setTimer) : clock.setTimer,
+    onAttempt: (attempt) => {
+      // Once, after its first attempt: the same event again, as the service's redelivery sends it.
+      if (options.faults?.duplicate && attempt.attempt === 1 && !duplicated.has(attempt.eventId)) {
+        duplicated.add(attempt.eventId);
+        void client?.redeliverEvent(attempt.eventId).catch(() => {});
+      }
       for (const arrived of [...arrivals]) arrived();
     },
   });
-  const client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey });
+  client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey });
   let closing: Promise<void> | undefined;
 
   return {

@@ -56,8 +56,13 @@ export interface SendOptions {
   timestamp?: number;
   /** Headers added to (or replacing) the signed ones. */
   headers?: Record<string, string>;
-  /** Throws, saying what the handler did, unless it answered so. */
+  /** Throws, saying what the handler did, unless it answered so (each time, with `duplicate`). */
   expect?: 'accepted' | 'refused';
+  /**
+   * Sends it twice, as the service does when it retries a delivery the handler took: the same body and event
+   * id, signed again. The second answer is `duplicate` in the result; a handler must act on it once.
+   */
+  duplicate?: boolean;
 }
 
 export interface SendResult {
@@ -66,6 +71,8 @@ export interface SendResult {
   body: string;
   /** The envelope sent, when it was one. */
   envelope: DeliveryEnvelope | null;
+  /** With `duplicate`: the answer to the second send. */
+  duplicate?: Omit<SendResult, 'duplicate'>;
 }
 
 /** An envelope as the service sends it, with a fresh event id. */
@@ -130,23 +137,39 @@ export async function sendDelivery(url: string, options: SendOptions): Promise<S
     });
     request = { ...signed, envelope };
   }
-  const result = {
+  const result: SendResult = {
     ...(await post(target, { ...request.headers, ...options.headers }, request.body)),
     envelope: request.envelope,
   };
+  expectAnswer(result, request.body, options.expect);
+  if (!options.duplicate) return result;
+  // The same bytes again, signed anew (at the same moment or a later one), as the service's retry sends them.
+  const again = signDelivery({ body: request.body, secret: options.secret, timestamp: options.timestamp });
+  const duplicate = {
+    ...(await post(target, { ...request.headers, ...again.headers, ...options.headers }, request.body)),
+    envelope: request.envelope,
+  };
+  expectAnswer(duplicate, request.body, options.expect, 'the duplicate of ');
+  return { ...result, duplicate };
+}
+
+/** Throws, saying what the handler did, when it did not answer as `expect` says. */
+function expectAnswer(
+  result: Omit<SendResult, 'duplicate'>,
+  body: Buffer,
+  expect: SendOptions['expect'],
+  which = '',
+): void {
   const accepted = result.status >= 200 && result.status < 300;
-  if (options.expect && accepted !== (options.expect === 'accepted')) {
-    const what = result.envelope
-      ? `${result.envelope.type} ${result.envelope.id}`
-      : `a ${request.body.length}-byte body`;
+  if (expect && accepted !== (expect === 'accepted')) {
+    const what = `${which}${result.envelope ? `${result.envelope.type} ${result.envelope.id}` : `a ${body.length}-byte body`}`;
     const said = result.body.slice(0, 300);
     throw new Error(
-      options.expect === 'accepted'
+      expect === 'accepted'
         ? `the handler answered ${result.status} to a validly signed delivery of ${what}: ${said}`
         : `the handler answered ${result.status} to a delivery of ${what} that it should have refused (its signature or timestamp is not valid): ${said}`,
     );
   }
-  return result;
 }
 
 /** `clockhook check` as a call: the whole conformance battery against your handler. */

@@ -153,6 +153,60 @@ describe('signDelivery and sendDelivery', () => {
   });
 });
 
+describe('faults on purpose, for a test that a handler is idempotent', () => {
+  it('sendDelivery with duplicate sends the same event twice, each signed; a non-idempotent handler is caught', async () => {
+    const processed = new Map<string, number>();
+    const app = await startReceiver((request, res) => {
+      const check = verifySignature({
+        header: request.headers['x-service-signature'],
+        payload: request.body,
+        secret: SECRET,
+      });
+      if (!check.ok) return res.writeHead(400).end();
+      const { id } = JSON.parse(request.body.toString());
+      processed.set(id, (processed.get(id) ?? 0) + 1); // no deduplication: the bug a test must find
+      res.writeHead(200).end('ok');
+    });
+    try {
+      const sent = await sendDelivery(`${app.url}/`, { secret: SECRET, duplicate: true, expect: 'accepted' });
+      expect(sent.duplicate?.status).toBe(200);
+      expect(app.received.map((r) => r.body.toString())).toEqual([
+        app.received[0].body.toString(),
+        app.received[0].body.toString(),
+      ]);
+      expect(processed.get(sent.envelope!.id)).toBe(2);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('startSandbox with faults delivers each event twice, and events triggered together in reverse order', async () => {
+    const app = await startReceiver();
+    const twice = await startSandbox({ faults: { duplicate: true } });
+    const reversed = await startSandbox({ faults: { reorder: true } });
+    try {
+      await twice.createEndpoint(`${app.url}/twice`);
+      const event = await twice.trigger('punch.created');
+      // The redelivery is a delivery of its own: its attempt is its first, the event's second.
+      await expect.poll(async () => (await twice.deliveries({ eventId: event.id })).length).toBe(2);
+      expect(app.received.filter((r) => JSON.parse(r.body.toString()).id === event.id)).toHaveLength(2);
+
+      await reversed.createEndpoint(`${app.url}/reversed`);
+      const ids = [];
+      for (const type of ['punch.created', 'punch.updated', 'punch.deleted'])
+        ids.push((await reversed.trigger(type)).id);
+      await reversed.waitForDelivery((d) => d.eventId === ids[0]);
+      await expect
+        .poll(() => app.received.filter((r) => r.url === '/reversed').map((r) => JSON.parse(r.body.toString()).id))
+        .toEqual([...ids].reverse());
+    } finally {
+      await twice.close();
+      await reversed.close();
+      await app.close();
+    }
+  });
+});
+
 describe('checkReceiver', () => {
   it("is clockhook check as a call: the README's correct receiver passes every check", async () => {
     const child = fork(fileURLToPath(new URL('../fixtures/correct-receiver.mjs', import.meta.url)), [], {
