@@ -129,7 +129,6 @@ export async function startSandbox(options: SandboxTestOptions = {}): Promise<Te
   const clock = new ManualClock();
   const arrivals = new Set<() => void>();
   const duplicated = new Set<string>();
-  let client: ApiClient | undefined;
   const sandbox = await startSandboxServer({
     port: 0,
     host: '127.0.0.1',
@@ -143,12 +142,13 @@ export async function startSandbox(options: SandboxTestOptions = {}): Promise<Te
       // Once, after its first attempt: the same event again, as the service's redelivery sends it.
       if (options.faults?.duplicate && attempt.attempt === 1 && !duplicated.has(attempt.eventId)) {
         duplicated.add(attempt.eventId);
-        void client?.redeliverEvent(attempt.eventId).catch(() => {});
+        // (Attempts come only once the sandbox runs, when `client` is made.)
+        void client.redeliverEvent(attempt.eventId).catch(() => {});
       }
       for (const arrived of [...arrivals]) arrived();
     },
   });
-  client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey });
+  const client = new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey });
   let closing: Promise<void> | undefined;
 
   return {
