@@ -319,7 +319,7 @@ async function proxySubject(app, mode) {
  * the store is cleared (the page's Clear) before each round, so that an "empty" store is one, and not
  * full from its third round on (10,000 captures is two rounds' worth).
  */
-async function listenSubject(app, { maxCaptures = 1000, prefill = 0, emptyEachRound = false } = {}) {
+async function listenSubject(app, { maxCaptures = 1000, prefill = 0, emptyEachRound = false, args = [] } = {}) {
   const dir = await folder();
   if (prefill) await fullStore(dir, prefill);
   const listenProc = spawnClockhook(
@@ -337,6 +337,7 @@ async function listenSubject(app, { maxCaptures = 1000, prefill = 0, emptyEachRo
       '--max-captures',
       String(maxCaptures),
       '--no-open',
+      ...args,
     ],
     dir,
   );
@@ -626,6 +627,13 @@ console.error(
   `B and C again with one connection, in turns (${ROUNDS} rounds): the latency a lone delivery sees (reference)`,
 );
 [rows.B1, rows.C1] = await interleaved(body, [await proxySubject(app, 'keepalive'), await listenSubject(app)], 1);
+console.error(
+  `C as it runs (waiting for an app that restarts, ready to inject faults: none given) and with --wait-for-app 0, in turns (${ROUNDS} rounds)`,
+);
+[rows.Cwait, rows.CnoWait] = await interleaved(body, [
+  await listenSubject(app),
+  await listenSubject(app, { args: ['--wait-for-app', '0'] }),
+]);
 console.error('B0 bare http-proxy, default agent (reference)');
 [rows.B0] = await interleaved(body, [await proxySubject(app, 'default')]);
 console.error(`C with --max-captures 10000, an empty store and a full one, in turns (${ROUNDS} rounds)`);
@@ -646,7 +654,7 @@ console.error('the inspector page on a full 10,000-capture store, in Chromium');
 const page10k = await inspectorOnFullStore();
 
 const lost =
-  ['C', 'C1', 'C10kEmpty', 'C10kFull', 'D', 'E'].reduce(
+  ['C', 'C1', 'Cwait', 'CnoWait', 'C10kEmpty', 'C10kFull', 'D', 'E'].reduce(
     (sum, key) =>
       sum + rows[key].non2xx + rows[key].errors + Math.max(0, rows[key].total - rows[key].answeredByListener),
     0,
@@ -667,6 +675,12 @@ const targets = [
     value: rows.C.p99Ms - rows.B.p99Ms,
     target: '<= 2',
     met: rows.C.p99Ms - rows.B.p99Ms <= 2,
+  },
+  {
+    figure: 'C (app up, no faults) / C with --wait-for-app 0 (throughput)',
+    value: ratio(rows.Cwait.requestsPerSecond, rows.CnoWait.requestsPerSecond),
+    target: '>= 0.95',
+    met: rows.Cwait.requestsPerSecond / rows.CnoWait.requestsPerSecond >= 0.95,
   },
   {
     figure: 'C full 10k store / C empty store (throughput)',
@@ -726,6 +740,8 @@ const table = [
     ['C clockhook listen', rows.C],
     ['B, one connection', rows.B1],
     ['C, one connection', rows.C1],
+    ['C, app up, no faults (as C, again)', rows.Cwait],
+    ['C, --wait-for-app 0', rows.CnoWait],
     ['C, --max-captures 10000, empty', rows.C10kEmpty],
     ['C, --max-captures 10000, full', rows.C10kFull],
     ['D relay + listen --relay', rows.D],

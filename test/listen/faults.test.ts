@@ -105,6 +105,15 @@ describe('listen --faults', () => {
     expect(listen.store.all().every((c) => c.injected?.includes('reorder'))).toBe(true);
   });
 
+  it('delay: each delivery reaches the app only after the time given, and says so', async () => {
+    const listen = await listenWith('delay=300', { api: false });
+    const body = JSON.stringify({ id: 'evt_delayed', object: 'event', type: 'punch.created', created: 1, data: {} });
+    const sent = performance.now();
+    expect((await postSigned(listen.ready.listener, body, SECRET)).status).toBe(200);
+    expect(app.received[0].at - sent).toBeGreaterThanOrEqual(290);
+    expect(listen.store.ofEvent('evt_delayed')[0].injected).toEqual(['delay 300 ms']);
+  });
+
   it('fail: the service records the failed attempt and retries; the app never sees it', async () => {
     const listen = await listenWith('fail=100%:503');
     const id = await emit('shift.published');
