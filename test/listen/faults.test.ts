@@ -74,7 +74,7 @@ describe('listen --faults', () => {
     const copy = listen.store.ofEvent(id)[1];
     expect(copy).toMatchObject({ source: 'delivery', kind: 'duplicate', signature: { status: 'valid' } });
     // The service made one attempt: the second delivery is clockhook's own.
-    expect(attemptsOf(id)).toHaveLength(1);
+    await expect.poll(() => attemptsOf(id).length).toBe(1);
     await expect.poll(() => reports.length).toBe(2);
     const report = reports.find((r) => r.captureId === copy.id) as DeliveryReport;
     expect(deliveryLine(report)).toContain('injected: duplicate');
