@@ -42,6 +42,7 @@ function receive(message) {
       state.mode = message.mode;
       state.forwardTo = message.forwardTo;
       state.listener = message.listener;
+      state.traceUrl = message.traceUrl ?? null;
       renderMissed($('missed'), message.missed ?? [], act);
       // An app still down is said again right after the snapshot.
       showAppState({ state: 'up' });

@@ -302,13 +302,23 @@ export function renderDetail() {
           ),
         )
       : null,
+    traceLine(capture),
     ...tabbed((tab) => tabContent(tab, capture, whole)),
   ];
   pane.append(...sections.filter(Boolean));
   restoreEditorPlace();
 }
 
-/** What the sender sent: the signature's verdict, the envelope, the raw body and the headers. */
+/** The delivery's trace (listen --otlp), linked where --trace-url says (Jaeger's page, say); nothing without. */
+function traceLine(capture) {
+  const id = capture.trace?.traceId;
+  if (!id) return null;
+  const shown = state.traceUrl
+    ? el('a', { href: state.traceUrl.replace('{traceId}', id), target: '_blank', rel: 'noopener' }, id)
+    : el('code', {}, id);
+  return el('p', { class: 'trace muted' }, 'Trace ', shown);
+}
+
 /** What the open tab shows of the capture. */
 function tabContent(tab, capture, whole) {
   switch (tab) {

@@ -17,6 +17,8 @@ export const state = {
   mode: null,
   forwardTo: null,
   listener: null,
+  // --trace-url: where a delivery's trace is linked, {traceId} in it; null without.
+  traceUrl: null,
   /** event id (or the id of a capture without one) → the event's story as clockhook sent it (see story.js) */
   stories: new Map(),
   /** eventId → event record from the API, or { error } */

@@ -82,6 +82,7 @@ function harEntry({ capture: stored, body, missing }: WithBody, stories: Readonl
       rejected: capture.rejected,
       forwardedTo: capture.forward?.target ?? null,
       forwardError: capture.forward?.error ?? null,
+      traceId: capture.trace?.traceId ?? null,
       ...(missing ? { bodyMissing: missing } : {}),
     },
     ...(missing ? { comment: `body missing: ${missing}` } : {}),

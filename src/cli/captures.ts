@@ -88,6 +88,7 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
     `Signature: ${status}${reason ? ` (${reason})` : ''}${hint ? `: ${hint}` : ''}`,
     `Answer: ${answer}`,
     `Story: ${story.words}; the event is ${story.event.words}`,
+    ...(capture.trace ? [`Trace: ${capture.trace.traceId}`] : []),
   ].join('\n');
 }
 

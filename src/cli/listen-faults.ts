@@ -1,7 +1,10 @@
-// listen's flags for an app that restarts and for faults on purpose (--wait-for-app, --faults, --faults-seed),
-// and what it says of them: the app going down and coming back, the faults in its ready line and at exit.
+// listen's flags for an app that restarts, for faults on purpose and for tracing (--wait-for-app, --faults,
+// --faults-seed, --otlp, --trace-url), and what it says of them: the app going down and coming back, the
+// faults in its ready line and at exit, spans that stop reaching the collector.
 import { randomInt } from 'node:crypto';
+import type { Command } from 'commander';
 import { type AppStateEvent, type FaultsOption, parseFaults, SERVICE_LIMIT_SECONDS } from '../listener/index.js';
+import { type ExporterEvent, type TracingConfig, tracingConfig } from '../tracing/config.js';
 import { UsageError } from './errors.js';
 import { colour, printLine, writeLine } from './output.js';
 
@@ -9,6 +12,8 @@ export interface FaultFlags {
   waitForApp: string;
   faults?: string;
   faultsSeed?: string;
+  otlp?: string;
+  traceUrl?: string;
 }
 
 /** `--wait-for-app <seconds>` in ms: 0 turns it off; the service's 30 s limit is its bound. */
@@ -60,4 +65,55 @@ export function faultsReadyLine(faults: { spec: string; seed: number }): string 
   return colour.yellow(
     `Injecting faults: ${faults.spec} (seed ${faults.seed}: --faults-seed ${faults.seed} repeats them). See docs/faults.md.`,
   );
+}
+
+/** `--otlp`, or OpenTelemetry's environment: tracing's settings, or null when off (docs/tracing.md). */
+export function tracingOption(flag: string | undefined, serviceName: string): TracingConfig | null {
+  try {
+    return tracingConfig(flag, process.env, serviceName);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** `--trace-url`: a link with `{traceId}` in it. */
+export function traceUrlOption(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!value.includes('{traceId}') || !URL.canParse(value.replace('{traceId}', '0')))
+    throw new UsageError(
+      `--trace-url must be a URL with {traceId} in it, such as 'http://localhost:16686/trace/{traceId}' (got ${value}).`,
+    );
+  return value;
+}
+
+/** Spans stopped reaching the collector, or reach it again: one line each, for people or as JSON. */
+export function sayTracing(event: ExporterEvent, json: boolean): void {
+  if (json) return printLine({ event: 'tracing', ...event });
+  if (event.state === 'down')
+    writeLine(
+      colour.yellow(
+        `tracing: spans do not reach ${event.url} (${event.error}); deliveries go on, and this is said again once they do`,
+      ),
+    );
+  else writeLine(colour.green(`tracing: spans reach ${event.url} again`));
+}
+
+/** listen's flags for an app that restarts, faults on purpose and tracing, after --timeout in its help. */
+export function withListenExtras(command: Command): Command {
+  return command
+    .option(
+      '--wait-for-app <seconds>',
+      'hold deliveries this long for an app that is not answering (restarting); 0: off',
+      '10',
+    )
+    .option(
+      '--faults <spec>',
+      'inject faults to test your handler: duplicate=10%,delay=100-500,reorder=200,fail=5%,timeout=1%',
+    )
+    .option('--faults-seed <n>', 'repeat the faults of an earlier run (its ready line says its seed)')
+    .option(
+      '--otlp <url>',
+      'export a trace of each delivery over OTLP/HTTP to this collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT)',
+    )
+    .option('--trace-url <template>', "the page links each trace there: 'http://localhost:16686/trace/{traceId}'");
 }

@@ -33,7 +33,17 @@ import {
   strayArgumentsError,
 } from './process.js';
 import { deliveryJson, deliveryLine } from './delivery-line.js';
-import { type FaultFlags, faultsOption, faultsReadyLine, sayAppState, waitForAppMs } from './listen-faults.js';
+import {
+  type FaultFlags,
+  withListenExtras,
+  faultsOption,
+  faultsReadyLine,
+  sayAppState,
+  sayTracing,
+  traceUrlOption,
+  tracingOption,
+  waitForAppMs,
+} from './listen-faults.js';
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags extends FaultFlags {
@@ -156,40 +166,35 @@ function maxBuffer(value: string): number {
 
 /** `clockhook listen`: flags → ListenOptions → startListen, printing for people or as NDJSON. */
 export function registerListen(program: Command): void {
-  program
-    .command('listen')
-    .description('receive deliveries: verify, capture and forward them to your app')
-    .addOption(
-      new Option(
-        '--forward-to <[types=]url>',
-        'your app: 3000, localhost:3000/hooks or a URL; repeat with types= to route by event type',
+  withListenExtras(
+    program
+      .command('listen')
+      .description('receive deliveries: verify, capture and forward them to your app')
+      .addOption(
+        new Option(
+          '--forward-to <[types=]url>',
+          'your app: 3000, localhost:3000/hooks or a URL; repeat with types= to route by event type',
+        )
+          .default([] as string[], 'capture-only')
+          .argParser((value: string, previous: string[]) => [...previous, value]),
       )
-        .default([] as string[], 'capture-only')
-        .argParser((value: string, previous: string[]) => [...previous, value]),
-    )
-    .option('--port <port>', 'listener port', '4300')
-    .option(
-      '--time-scale <factor>',
-      "the embedded sandbox's retries (1 min, 5 min, 30 min, 2 h) times this: 0.01 turns 1 min into 0.6 s (default: 1)",
-    )
-    .option('--inspector-port <port>', 'inspector port (127.0.0.1 only)', '4301')
-    .option('--sandbox-port <port>', 'embedded sandbox port (a free one if taken)', '4302')
-    .option('--host <host>', 'listener address', '127.0.0.1')
-    .option('--path <path>', 'deliveries arrive under this path', '/')
-    .option('--secret <whsec>', "verify with this secret (default: $CLOCKHOOK_SECRET, else the registered endpoint's)")
-    .option('--skip-verify', 'forward requests whose signature is invalid or missing')
-    .option('--tolerance <seconds>', 'allowed signature age; 0 turns the time check off', '300')
-    .option('--timeout <ms>', 'time the app has to answer', '30000')
-    .option(
-      '--wait-for-app <seconds>',
-      'hold deliveries this long for an app that is not answering (restarting); 0: off',
-      '10',
-    )
-    .option(
-      '--faults <spec>',
-      'inject faults to test your handler: duplicate=10%,delay=100-500,reorder=200,fail=5%,timeout=1%',
-    )
-    .option('--faults-seed <n>', 'repeat the faults of an earlier run (its ready line says its seed)')
+      .option('--port <port>', 'listener port', '4300')
+      .option(
+        '--time-scale <factor>',
+        "the embedded sandbox's retries (1 min, 5 min, 30 min, 2 h) times this: 0.01 turns 1 min into 0.6 s (default: 1)",
+      )
+      .option('--inspector-port <port>', 'inspector port (127.0.0.1 only)', '4301')
+      .option('--sandbox-port <port>', 'embedded sandbox port (a free one if taken)', '4302')
+      .option('--host <host>', 'listener address', '127.0.0.1')
+      .option('--path <path>', 'deliveries arrive under this path', '/')
+      .option(
+        '--secret <whsec>',
+        "verify with this secret (default: $CLOCKHOOK_SECRET, else the registered endpoint's)",
+      )
+      .option('--skip-verify', 'forward requests whose signature is invalid or missing')
+      .option('--tolerance <seconds>', 'allowed signature age; 0 turns the time check off', '300')
+      .option('--timeout <ms>', 'time the app has to answer', '30000'),
+  )
     .option('--db <file>', 'capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
     .option('--max-captures <n>', 'keep only the newest n captures', '1000')
     .option('--max-buffer <size>', 'most request-body bytes held at once (then 503, the service retries)', '64mb')
@@ -236,6 +241,9 @@ function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): 
     timeoutMs: toNumber(flags.timeout, '--timeout', 1),
     waitForAppMs: waitForAppMs(flags.waitForApp),
     faults: faultsOption(flags),
+    tracing: tracingOption(flags.otlp, 'clockhook-listen'),
+    traceUrl: traceUrlOption(flags.traceUrl),
+    onTracing: (event) => say(() => sayTracing(event, Boolean(flags.json))),
     onAppState: (event) => say(() => sayAppState(event, Boolean(flags.json))),
     dbPath: flags.db ?? fromEnv('CLOCKHOOK_DB'),
     maxCaptures: parsePositiveInt(flags.maxCaptures, '--max-captures'),
@@ -287,6 +295,10 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
     if (config) console.log(`Using ${config} (flags on the command line win over it)`);
     printReady(session.ready, session.secret, Boolean(flags.printSecret), endpoint, session.mode, flags.host);
     if (session.ready.faults) console.log(faultsReadyLine(session.ready.faults));
+    if (session.ready.tracing)
+      console.log(
+        `Tracing: each delivery's spans go to ${session.ready.tracing.url} as ${session.ready.tracing.serviceName}`,
+      );
   }
   for (const print of beforeReady.splice(0)) print();
   beforeReady = null;
@@ -302,7 +314,7 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
     open(session.ready.inspector).catch(() => {});
   }
   await stopped;
-  const injected = session.listener.faultSummary();
+  const injected = session.listener.injector?.summary();
   if (injected && flags.json) printLine({ event: 'faults', summary: injected });
   else if (injected) console.log(injected);
 }

@@ -13,6 +13,8 @@ export interface ActionContext {
   client: ApiClient | null;
   mode: 'sandbox' | 'api' | 'offline';
   forwardTo: string | null;
+  /** `--trace-url`: where the page links a delivery's trace, `{traceId}` in it. */
+  traceUrl?: string;
   /** `whsec_…abcd`, or null. */
   secretHint: string | null;
   getEndpoint(): WebhookEndpoint | null;
@@ -41,6 +43,8 @@ export type InspectorMessage =
       endpoint: PublicEndpoint | null;
       mode: ActionContext['mode'];
       forwardTo: string | null;
+      /** `--trace-url`: where the page links a delivery's trace, `{traceId}` in it. */
+      traceUrl?: string;
       listener: string;
       resync?: boolean;
       missed: MissedEvent[];
@@ -90,6 +94,7 @@ export function snapshotMessage(ctx: ActionContext): Extract<InspectorMessage, {
     mode: ctx.mode,
     forwardTo: ctx.forwardTo,
     listener: ctx.listener.url,
+    ...(ctx.traceUrl ? { traceUrl: ctx.traceUrl } : {}),
     missed: ctx.getMissed?.() ?? [],
     stories: storiesFor(ctx.store, captures),
   };

@@ -1,3 +1,4 @@
+import type { ExporterEvent, TracingConfig } from '../tracing/config.js';
 import type { AppStateEvent, FaultsOption } from '../listener/index.js';
 import type { ApiClient, MissedEvent } from '../api/index.js';
 import { apiBaseProblem } from '../api/index.js';
@@ -39,6 +40,12 @@ export interface ListenOptions {
   onAppState?: (event: AppStateEvent) => void;
   /** Faults injected on purpose (`--faults`, `--faults-seed`: docs/faults.md). */
   faults?: FaultsOption | null;
+  /** Spans of each delivery over OTLP/HTTP (`--otlp`: docs/tracing.md); off by default. */
+  tracing?: TracingConfig | null;
+  /** Told when spans stop reaching the collector, and when they reach it again. */
+  onTracing?: (event: ExporterEvent) => void;
+  /** A link to a trace for the page, `{traceId}` in it: `http://localhost:16686/trace/{traceId}` (Jaeger's). */
+  traceUrl?: string;
   /** @default '<stateDir>/captures.json' */
   dbPath?: string;
   /** @default 1000 */
@@ -107,6 +114,8 @@ export interface ReadyInfo {
   publicUrl: string | null;
   /** With --faults: the faults as given, and the seed that repeats them. */
   faults?: { spec: string; seed: number };
+  /** With tracing on: where spans go, and under what service name. */
+  tracing?: TracingConfig;
 }
 
 export interface ListenSession {

@@ -1,3 +1,4 @@
+import type { TracingConfig } from '../tracing/config.js';
 import { join } from 'node:path';
 import { ApiClient } from '../api/index.js';
 import { maskSecret } from '../contract/index.js';
@@ -26,6 +27,8 @@ async function startCapturing(setup: Setup, targets: Targets): Promise<{ store: 
     now: options.now,
   });
   cleanups.push(() => store.close());
+  // Pushed before the listener: it shuts down (exporting the last spans) once the listener has closed.
+  const tracer = options.tracing ? await startTracer(options.tracing, setup) : null;
   const listener = new Listener({
     store,
     forwardTo: targets.forwardTo,
@@ -40,6 +43,7 @@ async function startCapturing(setup: Setup, targets: Targets): Promise<{ store: 
     waitForAppMs: options.waitForAppMs ?? DEFAULT_WAIT_FOR_APP_MS,
     onAppState: (event) => setup.onAppState(event),
     faults: options.faults,
+    tracer,
     maxBufferedBytes: options.maxBufferedBytes,
     now: options.now,
     logger,
@@ -138,6 +142,7 @@ async function startPage(
     client: api?.client ?? null,
     mode,
     forwardTo: routeNames(targets)?.join('; ') ?? (targets.forwardTo ? shownUrl(targets.forwardTo) : null),
+    traceUrl: options.traceUrl,
     secretHint: secret ? maskSecret(secret) : null,
     timeScale: api?.timeScale,
     tokenPath: join(stateDir, 'inspector-token'),
@@ -182,6 +187,7 @@ function sessionOf(
     targets: Targets;
     inspector: Inspector | null;
     missed: MissedList;
+    tracing: TracingConfig | null;
   },
   close: () => Promise<void>,
 ): ListenSession {
@@ -197,7 +203,8 @@ function sessionOf(
       sandbox: mode === 'sandbox',
       endpointId: registered.endpoint?.id ?? null,
       publicUrl: parts.publicUrl,
-      ...(listener.faults ? { faults: listener.faults } : {}),
+      ...(listener.injector ? { faults: listener.injector.describe() } : {}),
+      ...(parts.tracing ? { tracing: parts.tracing } : {}),
     },
     mode,
     secret: registered.secret,
@@ -216,6 +223,14 @@ function sessionOf(
     catchUp: (confirm, say) => parts.missed.catchUp(confirm, say),
     close,
   };
+}
+
+/** Tracing's spans exporter, loaded only now: with tracing off, nothing of OpenTelemetry is loaded. */
+async function startTracer(config: TracingConfig, setup: Setup) {
+  const { startOtelTracing } = await import('../tracing/otel.js');
+  const tracer = startOtelTracing(config.url, config.serviceName, (event) => setup.options.onTracing?.(event));
+  setup.cleanups.push(() => tracer.shutdown());
+  return tracer;
 }
 
 /** What the set-up steps share; a delivery the sender was not told 2xx for calls `deliveryFailed`. */
@@ -285,7 +300,8 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const { existed } = registered;
     const client = api?.client ?? null;
     missed.attach({ client, endpoint: () => watch.current, existed, timeScale, startedAt, store, inspector, logger });
-    return sessionOf({ ...started, mode, targets, inspector, missed }, () => (closing ??= unwind()));
+    const tracing = options.tracing ?? null;
+    return sessionOf({ ...started, mode, targets, inspector, missed, tracing }, () => (closing ??= unwind()));
   } catch (error) {
     await unwind();
     throw error;

@@ -1,5 +1,8 @@
 import type { ServerResponse } from 'node:http';
+import type { Logger } from '../logger.js';
 import type { Capture } from '../store/index.js';
+import type { DirectRequest } from './direct.js';
+import { replayRequest } from './replay.js';
 import { type FaultPlan, faultsText, faultWords, type FaultSpec, planOf, seededRandom } from './faults.js';
 import { SERVICE_LIMIT_SECONDS } from './app-wait.js';
 
@@ -22,7 +25,10 @@ export class Injector {
   /** The deliveries held together by `reorder`, and when their window closes. */
   #batch: ((done: () => void) => void)[] | null = null;
 
-  constructor({ spec, seed }: FaultsOption) {
+  readonly #logger: Logger;
+
+  constructor({ spec, seed }: FaultsOption, logger: Logger) {
+    this.#logger = logger;
     this.seed = seed;
     this.#spec = spec;
     this.#random = seededRandom(seed);
@@ -54,6 +60,20 @@ export class Injector {
     // The duplicate is counted once sent (see Listener).
     for (const word of injected) if (word !== 'duplicated') this.count(word.split(' ')[0]);
     return { plan, injected };
+  }
+
+  /** An injected duplicate: the same bytes again, with a fresh signature, as a delivery of its own (no faults of its own). */
+  async duplicate(
+    original: Capture,
+    bytes: Buffer,
+    { secret, now }: { secret: string | null; now: number },
+    deliver: (request: DirectRequest) => Promise<unknown>,
+  ): Promise<void> {
+    const request = replayRequest(original, bytes, { mode: secret ? 'resign' : 'asis', secret, now });
+    this.count('duplicate');
+    await deliver(request).catch((error: Error) =>
+      this.#logger.warn(`Could not send the injected duplicate of ${original.id}: ${error.message}`),
+    );
   }
 
   count(fault: string): void {

@@ -21,6 +21,7 @@ import { chooseRoute, isRouted, type Route, routeOfCapture, routesOf } from './r
 import { Hold } from './hold.js';
 import type { FaultPlan } from './faults.js';
 import { Injector } from './injector.js';
+import { type DeliveryTrace, deliveryAttributes, startTrace } from './tracing.js';
 import { type Read, readFromSocket, wholeBody } from './read.js';
 import { reportOf } from './report.js';
 import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
@@ -55,8 +56,10 @@ export class Listener {
   readonly #budget: ByteBudget;
   readonly #advisor: Advisor;
   readonly #hold: Hold;
-  /** Faults on purpose (--faults); null without. */
-  readonly #injector: Injector | null;
+  /** Faults on purpose (--faults): what they are, and what was injected; null without. */
+  readonly injector: Injector | null;
+  /** The traces of captures not answered yet, by capture id (with tracing on). */
+  readonly #traces = new Map<string, DeliveryTrace>();
   /** The fault plans of captures on their way from capture to forward, by capture id. */
   readonly #plans = new Map<string, FaultPlan>();
   #settled: (() => void) | null = null;
@@ -76,22 +79,12 @@ export class Listener {
     this.#routed = isRouted(config.routes);
     this.#advisor = new Advisor(config.logger, this.#basePath, config.tolerance);
     this.#hold = new Hold(config.held);
-    this.#injector = config.faults ? new Injector(config.faults) : null;
+    this.injector = config.faults ? new Injector(config.faults, config.logger) : null;
   }
 
   /** Lets the requests held so far go on, checked with the secret known now, and holds no more. */
   release(): void {
     this.#hold.release();
-  }
-
-  /** With --faults: the faults as given (the user's words) and the seed that repeats them. */
-  get faults(): { spec: string; seed: number } | null {
-    return this.#injector?.describe() ?? null;
-  }
-
-  /** What faults were injected so far, for the line at exit; null when none were. */
-  faultSummary(): string | null {
-    return this.#injector?.summary() ?? null;
   }
 
   /** Requests held until `release()`. */
@@ -228,8 +221,15 @@ export class Listener {
     const started = performance.now();
     const relative = routeRequest(req, res, this.#basePath, this.#advisor);
     if (relative === null) return null;
+    const trace = startTrace(
+      this.#options.tracer,
+      req,
+      this.#basePath,
+      this.#options.store.get(replay.replayOf ?? '')?.trace,
+    );
     const body = await read();
     if (body === 'busy') {
+      trace?.end(503, { 'error.type': 'listener_busy' });
       refuseBusy(
         req,
         res,
@@ -240,6 +240,7 @@ export class Listener {
       return null;
     }
     if (!(await this.#hold.pass())) {
+      trace?.end(503, { 'error.type': 'listener_closing' });
       // Stopped before it was ready: nothing was checked or kept, so the sender must send it again.
       answerError(res, 503, 'listener_closing', 'clockhook stopped before it was ready; retry later.', {
         requestId: newCaptureId(),
@@ -252,17 +253,40 @@ export class Listener {
     // Nothing goes to the app, and the sender is told nothing, before the capture is on the disk (fsynced): a
     // capture that cannot be kept is answered 503 and never forwarded, so the app never handles a delivery
     // that the sender is then told failed (and sends again).
-    const { durable, capture: stored } = this.#options.store.insert(this.#capture(req, body, replay), body.bytes);
-    if (!(await this.#reached(durable, res, stored, started))) return stored;
+    const { stored, kept } = await this.#keep(req, res, body, { replay, trace, started });
+    if (!kept) return stored;
     const route = routeOfCapture(this.#routes, this.#routed, stored);
     const plan = this.#plans.get(stored.id);
     this.#plans.delete(stored.id);
     if (stored.rejected || !route) {
       const status = answerItself(res, stored, this.#options.maxBodyBytes);
       this.#report(stored, status, started, stored.rejected?.code);
-    } else
-      await this.#forward(route.forwarder, { req, res, capture: stored, bytes: body.bytes, relative, started, plan });
+    } else {
+      const exchange = { req, res, capture: stored, bytes: body.bytes, relative, started, plan, trace };
+      await this.#forward(route.forwarder, exchange);
+    }
     return stored;
+  }
+
+  /** Steps "verify" and "capture" (spans of their own, with tracing on): the capture as stored, and whether it is on the disk. */
+  async #keep(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Body,
+    { replay, trace, started }: { replay: Replaying; trace: DeliveryTrace | null; started: number },
+  ): Promise<{ stored: Capture; kept: boolean }> {
+    const verified = trace?.step('verify');
+    const made = this.#capture(req, body, replay);
+    verified?.({ 'clockhook.signature': made.signature.status });
+    const captured = trace?.step('capture', { 'clockhook.capture.id': made.id });
+    if (trace) this.#traces.set(made.id, trace);
+    const { durable, capture: stored } = this.#options.store.insert(
+      trace ? { ...made, trace: trace.ref } : made,
+      body.bytes,
+    );
+    const kept = await this.#reached(durable, res, stored, started);
+    captured?.(kept ? {} : { 'error.type': 'capture_failed' });
+    return { stored, kept };
   }
 
   /** Steps "verify" and "capture": the capture of a request read whole. */
@@ -281,20 +305,10 @@ export class Listener {
       now: now(),
     });
     if (injected) return { ...capture, injected };
-    if (!this.#injector) return capture;
-    const decided = this.#injector.decide(capture);
+    if (!this.injector) return capture;
+    const decided = this.injector.decide(capture);
     if (decided.plan) this.#plans.set(capture.id, decided.plan);
     return decided.capture;
-  }
-
-  /** An injected duplicate: the same bytes again, with a fresh signature, as a delivery of its own (no faults of its own). */
-  async #duplicate(original: Capture, bytes: Buffer): Promise<void> {
-    const mode = this.#secret ? 'resign' : 'asis';
-    const request = replayRequest(original, bytes, { mode, secret: this.#secret, now: this.#options.now() });
-    this.#injector?.count('duplicate');
-    await this.deliver(request, { injected: ['duplicate'] }).catch((error: Error) =>
-      this.#options.logger.warn(`Could not send the injected duplicate of ${original.id}: ${error.message}`),
-    );
   }
 
   /** Waits for a step of the capture's write; false, once the sender is told 503, when it failed. */
@@ -303,34 +317,23 @@ export class Listener {
       await step;
       return true;
     } catch (error) {
-      this.#failedToStore(res, capture, started, error as Error);
+      answerUnstored(res, capture, error as Error, this.#options);
+      this.#report(capture, 503, started, 'capture_failed');
       return false;
     }
-  }
-
-  /** Not on disk: the service must retry, so say 503 (and forward nothing that is not written). */
-  #failedToStore(res: ServerResponse, capture: Capture, started: number, error: Error): void {
-    const { logger, store } = this.#options;
-    // The store's own refusal (its files are another process's now) has said why already.
-    if (error.name === 'StoreLockedError') return this.#refuseUnstored(res, capture, started);
-    logger.error(
-      `Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`,
-    );
-    this.#refuseUnstored(res, capture, started);
-  }
-
-  #refuseUnstored(res: ServerResponse, capture: Capture, started: number): void {
-    answerUnstored(res, capture);
-    this.#report(capture, 503, started, 'capture_failed');
   }
 
   /** Steps "forward" and "answer" (the capture is durable): the exact bytes go to the app, its answer to the sender. */
   async #forward(forwarder: Forwarder, exchange: Exchange): Promise<void> {
     const { req, res, capture, bytes, relative, started, plan } = exchange;
-    const injector = plan ? this.#injector : null;
+    const injector = plan ? this.injector : null;
     const done = injector && plan ? await injector.before(plan) : () => {};
     const path = joinTargetPath(forwarder.target, relative);
+    // Only with tracing on is a header added (its traceparent): off, the app gets the bytes and headers as sent.
+    const span = exchange.trace?.forward(forwarder.urlFor(path));
+    if (span) Object.assign(req.headers, span.headers);
     const outcome = await forwarder.forward(req, res, bytes, path, { keepAnswer: plan?.timeout }).finally(done);
+    span?.end(outcome.forward.statusCode, outcome.forward.error);
     await this.#options.store.update(capture.id, { forward: outcome.forward }, { lazy: true });
     if (outcome.kind === 'failed')
       answerError(res, outcome.statusCode, outcome.code, outcome.message, { requestId: capture.id });
@@ -341,7 +344,10 @@ export class Listener {
     const error = held ? 'injected timeout: the sender is not answered' : outcome.forward.error;
     this.#report(capture, status, started, error, outcome.forward, answer);
     this.#advisor.forwarded(outcome.forward, status, capture.signature, relative);
-    if (plan?.duplicate && outcome.kind === 'answered') void this.#duplicate(capture, bytes);
+    if (plan?.duplicate && outcome.kind === 'answered')
+      void injector?.duplicate(capture, bytes, { secret: this.#secret, now: this.#options.now() }, (request) =>
+        this.deliver(request, { injected: ['duplicate'] }),
+      );
     if (held) await injector?.holdAnswer(res);
   }
 
@@ -363,6 +369,8 @@ export class Listener {
     );
     const outcome = { status, durationMs, error, target: forward?.target, answer, waitedMs: forward?.waitedMs };
     this.#options.onDelivery(reportOf(capture, outcome, story));
+    this.#traces.get(capture.id)?.end(status, deliveryAttributes(now, story, forward?.statusCode));
+    this.#traces.delete(capture.id);
   }
 }
 
@@ -376,4 +384,6 @@ interface Exchange {
   started: number;
   /** Its injected faults (--faults), if any. */
   plan?: FaultPlan;
+  /** Its spans, with tracing on. */
+  trace?: DeliveryTrace | null;
 }

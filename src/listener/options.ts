@@ -3,6 +3,7 @@ import { DEFAULT_TOLERANCE_SECONDS } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type AppStateEvent, SERVICE_LIMIT_SECONDS } from './app-wait.js';
 import type { FaultsOption } from './injector.js';
+import type { DeliveryTracer } from './tracing.js';
 import type { Capture, CaptureSignature, CaptureStore } from '../store/index.js';
 
 /** What listen is told of every request the listener answered (its terminal line, its `--json` line). */
@@ -67,6 +68,8 @@ export interface ListenerOptions {
   onAppState?: (event: AppStateEvent) => void;
   /** Faults injected on purpose (`listen --faults`); none by default. */
   faults?: FaultsOption | null;
+  /** Spans of each delivery (`listen --otlp`); null: tracing off. */
+  tracer?: DeliveryTracer | null;
   /** @default 5 MiB */
   maxBodyBytes?: number;
   /**
@@ -106,6 +109,7 @@ const DEFAULTS = {
   waitForAppMs: 0,
   onAppState: (_event: AppStateEvent) => {},
   faults: null as FaultsOption | null,
+  tracer: null as DeliveryTracer | null,
   maxBodyBytes: MAX_BODY_BYTES,
   maxBufferedBytes: 64 * 1024 * 1024,
   requestTimeoutMs: 60_000,

@@ -3,6 +3,7 @@ import { answerEarly, answerError } from '../http/index.js';
 import { formatMiB } from '../size.js';
 import { type Capture, newCaptureId } from '../store/index.js';
 import { rejectionMessage } from './capture.js';
+import type { Logger } from '../logger.js';
 import type { Advisor } from './advice.js';
 import type { DeliveryReport } from './options.js';
 import { busyReport } from './report.js';
@@ -70,8 +71,18 @@ export function answerItself(res: ServerResponse, capture: Capture, maxBodyBytes
   return 200;
 }
 
-/** Not on disk: the service must retry, so 503 (and nothing that is not written is forwarded). */
-export function answerUnstored(res: ServerResponse, capture: Capture): void {
+/** Not on disk: the service must retry, so 503 (and nothing that is not written is forwarded), said on stderr. */
+export function answerUnstored(
+  res: ServerResponse,
+  capture: Capture,
+  error: Error,
+  { logger, store }: { logger: Logger; store: { path: string } },
+): void {
+  // The store's own refusal (its files are another process's now) has said why already.
+  if (error.name !== 'StoreLockedError')
+    logger.error(
+      `Could not write the capture to ${store.path}: ${error.message}. Answering 503 so the service retries.`,
+    );
   const message = 'clockhook could not store this delivery (disk full or read-only?); retry later.';
   answerError(res, 503, 'capture_failed', message, { requestId: capture.id });
 }

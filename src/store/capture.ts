@@ -90,6 +90,8 @@ export interface Capture {
   rejected: { statusCode: number; code: string } | null;
   /** Faults injected on purpose (`listen --faults`): "delay 120 ms", "fail 503", "duplicate", … */
   injected?: string[];
+  /** With tracing on (`listen --otlp`): the trace and server span of its delivery. */
+  trace?: { traceId: string; spanId: string };
   /** null in capture-only mode; absent until the forward result arrives. */
   forward?: CaptureForward | null;
   /** Kept by "Clear" in the inspector. */

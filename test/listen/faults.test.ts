@@ -79,7 +79,9 @@ describe('listen --faults', () => {
     const report = reports.find((r) => r.captureId === copy.id) as DeliveryReport;
     expect(deliveryLine(report)).toContain('injected: duplicate');
     expect(deliveryJson(report)).toMatchObject({ injected: ['duplicate'], story: { kind: 'duplicate' } });
-    expect(listen.listener.faultSummary()).toMatch(/^Faults injected: 1 duplicate \(--faults-seed 1 repeats them\)\.$/);
+    expect(listen.listener.injector?.summary()).toMatch(
+      /^Faults injected: 1 duplicate \(--faults-seed 1 repeats them\)\.$/,
+    );
   });
 
   it('reorder: deliveries held together reach the app in another order than they came', async () => {

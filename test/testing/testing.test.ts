@@ -192,7 +192,7 @@ describe('faults on purpose, for a test that a handler is idempotent', () => {
       expect(app.received.filter((r) => JSON.parse(r.body.toString()).id === event.id)).toHaveLength(2);
 
       await reversed.createEndpoint(`${app.url}/reversed`);
-      const ids = [];
+      const ids: string[] = [];
       for (const type of ['punch.created', 'punch.updated', 'punch.deleted'])
         ids.push((await reversed.trigger(type)).id);
       await reversed.waitForDelivery((d) => d.eventId === ids[0]);

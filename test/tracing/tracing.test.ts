@@ -1,0 +1,135 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ListenSession, startListen } from '../../src/listen/index.js';
+import type { ExporterEvent } from '../../src/tracing/config.js';
+import { postSigned } from '../helpers/listen.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp.js';
+import { portForRestarts } from '../helpers/ports.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+const SECRET = 'whsec_tracing';
+const SERVER = 2;
+const CLIENT = 3;
+
+// One collector, one app and one traced listen for the file.
+let collector: OtlpReceiver;
+let app: Receiver;
+let listen: ListenSession;
+const said: ExporterEvent[] = [];
+const cleanups: (() => Promise<unknown>)[] = [];
+
+async function tracedListen(url: string, onTracing: (event: ExporterEvent) => void) {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  const session = await startListen({
+    forwardTo: app.url,
+    port: 0,
+    inspector: false,
+    secret: SECRET,
+    stateDir: join(dir.path, '.clockhook'),
+    tracing: { url: `${url}/v1/traces`, serviceName: 'clockhook-listen' },
+    onTracing,
+  });
+  cleanups.push(() => session.close());
+  return session;
+}
+
+beforeAll(async () => {
+  collector = await startOtlpReceiver();
+  app = await startReceiver();
+  listen = await tracedListen(collector.url, (event) => said.push(event));
+});
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await app.close();
+  await collector.close();
+});
+
+const envelope = (id: string) =>
+  JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
+
+/** The spans of the delivery of `eventId`, once its server span and its three children have arrived. */
+async function spansOf(eventId: string) {
+  let server: (typeof collector.spans)[number] | undefined;
+  await expect
+    .poll(
+      () => {
+        server = collector.spans.find((s) => s.kind === SERVER && s.attributes['clockhook.event.id'] === eventId);
+        return server ? collector.spans.filter((s) => s.parentSpanId === server!.spanId).length : 0;
+      },
+      { timeout: 10_000 },
+    )
+    .toBeGreaterThanOrEqual(3);
+  const children = collector.spans.filter((s) => s.parentSpanId === server!.spanId);
+  const child = (name: string) => children.find((s) => s.name === name)!;
+  return { server: server!, verify: child('verify'), capture: child('capture'), forward: child('POST') };
+}
+
+const appRequestOf = (eventId: string) => app.received.find((r) => JSON.parse(r.body.toString()).id === eventId)!;
+
+describe('listen --otlp', () => {
+  it('exports a server span per delivery, with verify, capture and forward under it, and the app joins its trace', async () => {
+    expect((await postSigned(listen.ready.listener, envelope('evt_traced'), SECRET)).status).toBe(200);
+    const { server, verify, capture, forward } = await spansOf('evt_traced');
+    expect(server).toMatchObject({ name: 'POST /', parentSpanId: '', serviceName: 'clockhook-listen' });
+    expect(server.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.response.status_code': 200,
+      'clockhook.event.type': 'punch.created',
+      'messaging.message.id': 'evt_traced',
+      'clockhook.delivery.kind': 'first',
+      'clockhook.signature': 'valid',
+      'clockhook.app.status_code': 200,
+    });
+    expect(verify.attributes['clockhook.signature']).toBe('valid');
+    expect(capture.attributes['clockhook.capture.id']).toMatch(/^cap_/);
+    expect(forward).toMatchObject({ kind: CLIENT, traceId: server.traceId });
+    expect(forward.attributes).toMatchObject({ 'url.full': `${app.url}/`, 'http.response.status_code': 200 });
+    // The app's own spans become children of the forward.
+    expect(appRequestOf('evt_traced').headers.traceparent).toBe(`00-${server.traceId}-${forward.spanId}-01`);
+    const [stored] = listen.store.ofEvent('evt_traced');
+    expect(stored.trace).toEqual({ traceId: server.traceId, spanId: server.spanId });
+  });
+
+  it("honours an incoming traceparent as the delivery's parent", async () => {
+    const traceId = 'a'.repeat(31) + '1';
+    const parent = 'b'.repeat(15) + '2';
+    const headers = { traceparent: `00-${traceId}-${parent}-01` };
+    expect((await postSigned(listen.ready.listener, envelope('evt_parented'), SECRET, headers)).status).toBe(200);
+    const { server, forward } = await spansOf('evt_parented');
+    expect(server).toMatchObject({ traceId, parentSpanId: parent });
+    expect(appRequestOf('evt_parented').headers.traceparent).toBe(`00-${traceId}-${forward.spanId}-01`);
+  });
+
+  it('links a replay to the delivery it repeats', async () => {
+    expect((await postSigned(listen.ready.listener, envelope('evt_replayed'), SECRET)).status).toBe(200);
+    const original = (await spansOf('evt_replayed')).server;
+    const [captured] = listen.store.ofEvent('evt_replayed');
+    await listen.listener.replay({ captureId: captured.id, mode: 'resign' });
+    await expect
+      .poll(() => collector.spans.filter((s) => s.attributes['clockhook.replay_of'] === captured.id).length)
+      .toBe(1);
+    const replay = collector.spans.find((s) => s.attributes['clockhook.replay_of'] === captured.id)!;
+    expect(replay.attributes['clockhook.delivery.kind']).toBe('replay');
+    expect(replay.links).toEqual([{ traceId: original.traceId, spanId: original.spanId }]);
+  });
+
+  it('costs no delivery while the collector is down, and says so once, and once when it is back', async () => {
+    const port = await portForRestarts();
+    const flaky = await startOtlpReceiver(port);
+    const events: ExporterEvent[] = [];
+    const session = await tracedListen(flaky.url, (event) => events.push(event));
+    await flaky.close();
+    for (const id of ['evt_down_1', 'evt_down_2'])
+      expect((await postSigned(session.ready.listener, envelope(id), SECRET)).status).toBe(200);
+    await expect.poll(() => events.map((e) => e.state), { timeout: 20_000 }).toEqual(['down']);
+    expect((await postSigned(session.ready.listener, envelope('evt_down_3'), SECRET)).status).toBe(200);
+    await flaky.listen(port);
+    cleanups.push(() => flaky.close());
+    expect((await postSigned(session.ready.listener, envelope('evt_back'), SECRET)).status).toBe(200);
+    await expect.poll(() => events.map((e) => e.state), { timeout: 20_000 }).toEqual(['down', 'up']);
+    await expect.poll(() => flaky.spans.some((s) => s.attributes['clockhook.event.id'] === 'evt_back')).toBe(true);
+    expect(said).toEqual([]); // the file's collector never went down
+  }, 60_000);
+});
