@@ -1,8 +1,10 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ListenSession, startListen } from '../../src/listen/index.js';
 import type { ExporterEvent } from '../../src/tracing/config.js';
-import { postSigned } from '../helpers/listen.js';
+import { postSigned, startListenProcess } from '../helpers/listen.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
@@ -131,5 +133,36 @@ describe('listen --otlp', () => {
     await expect.poll(() => events.map((e) => e.state), { timeout: 20_000 }).toEqual(['down', 'up']);
     await expect.poll(() => flaky.spans.some((s) => s.attributes['clockhook.event.id'] === 'evt_back')).toBe(true);
     expect(said).toEqual([]); // the file's collector never went down
+  }, 60_000);
+});
+
+describe('with tracing off', () => {
+  /** A listen process whose every import is written to a file; the specifiers it resolved, once a delivery went through. */
+  async function importsOf(extra: string[]): Promise<string> {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const log = join(dir.path, 'imports.log');
+    const args = ['--secret', SECRET, '--forward-to', app.url, '--no-inspector', ...extra];
+    const proc = await startListenProcess(args, dir.path, {
+      NODE_OPTIONS: `--import ${fileURLToPath(new URL('../fixtures/record-imports.mjs', import.meta.url))}`,
+      IMPORTS_LOG: log,
+    });
+    try {
+      expect((await postSigned(proc.ready.listener, envelope(`evt_imports_${extra.length}`), SECRET)).status).toBe(200);
+    } finally {
+      await proc.stop('SIGINT');
+    }
+    return readFile(log, 'utf8');
+  }
+
+  it('adds no header to what the app gets, and loads no OpenTelemetry module', async () => {
+    const off = await importsOf([]);
+    expect(off).toContain('commander'); // the hook sees the CLI's imports
+    expect(off).not.toContain('@opentelemetry');
+    const request = app.received.find((r) => JSON.parse(r.body.toString()).id === 'evt_imports_0')!;
+    expect(request.headers.traceparent).toBeUndefined();
+    expect(request.headers.tracestate).toBeUndefined();
+    // The check can fail: with tracing on, the same hook sees them.
+    expect(await importsOf(['--otlp', collector.url])).toContain('@opentelemetry/sdk-trace-node');
   }, 60_000);
 });
