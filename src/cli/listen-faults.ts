@@ -4,7 +4,6 @@
 import { randomInt } from 'node:crypto';
 import type { Command } from 'commander';
 import { type AppStateEvent, type FaultsOption, parseFaults, SERVICE_LIMIT_SECONDS } from '../listener/index.js';
-import { type ExporterEvent, type TracingConfig, tracingConfig } from '../tracing/config.js';
 import { UsageError } from './errors.js';
 import { colour, printLine, writeLine } from './output.js';
 
@@ -65,37 +64,6 @@ export function faultsReadyLine(faults: { spec: string; seed: number }): string 
   return colour.yellow(
     `Injecting faults: ${faults.spec} (seed ${faults.seed}: --faults-seed ${faults.seed} repeats them). See docs/faults.md.`,
   );
-}
-
-/** `--otlp`, or OpenTelemetry's environment: tracing's settings, or null when off (docs/tracing.md). */
-export function tracingOption(flag: string | undefined, serviceName: string): TracingConfig | null {
-  try {
-    return tracingConfig(flag, process.env, serviceName);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
-/** `--trace-url`: a link with `{traceId}` in it. */
-export function traceUrlOption(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!value.includes('{traceId}') || !URL.canParse(value.replace('{traceId}', '0')))
-    throw new UsageError(
-      `--trace-url must be a URL with {traceId} in it, such as 'http://localhost:16686/trace/{traceId}' (got ${value}).`,
-    );
-  return value;
-}
-
-/** Spans stopped reaching the collector, or reach it again: one line each, for people or as JSON. */
-export function sayTracing(event: ExporterEvent, json: boolean): void {
-  if (json) return printLine({ event: 'tracing', ...event });
-  if (event.state === 'down')
-    writeLine(
-      colour.yellow(
-        `tracing: spans do not reach ${event.url} (${event.error}); deliveries go on, and this is said again once they do`,
-      ),
-    );
-  else writeLine(colour.green(`tracing: spans reach ${event.url} again`));
 }
 
 /** listen's flags for an app that restarts, faults on purpose and tracing, after --timeout in its help. */

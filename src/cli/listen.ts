@@ -39,11 +39,9 @@ import {
   faultsOption,
   faultsReadyLine,
   sayAppState,
-  sayTracing,
-  traceUrlOption,
-  tracingOption,
   waitForAppMs,
 } from './listen-faults.js';
+import { sayTracing, traceUrlOption, tracingOption } from './tracing.js';
 import { formatSizeFlag } from '../size.js';
 
 interface ListenFlags extends FaultFlags {

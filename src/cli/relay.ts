@@ -3,11 +3,13 @@ import { consoleLogger } from '../logger.js';
 import { redactedUrl, type RelayRequestLog, startRelayServer } from '../relay/index.js';
 import { CliError, UsageError } from './errors.js';
 import { colour, printLine } from './output.js';
+import { startTracer, tracingOption } from './tracing.js';
 import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
 import { formatSizeFlag } from '../size.js';
 import { registerRelayKeys } from './relay-keys.js';
 
 interface RelayFlags {
+  otlp?: string;
   port: string;
   host: string;
   publicUrl?: string;
@@ -45,6 +47,10 @@ export function registerRelay(program: Command): void {
     .option('--keys <file>', 'without Redis: admit only listeners with a key from this file (relay keys add)')
     .option('--key-max-channels <n>', 'channels one access key may hold at once', '20')
     .option('--key-max-in-flight <n>', "requests in flight on one key's channels, per instance", '256')
+    .option(
+      '--otlp <url>',
+      'export a span of each relayed request over OTLP/HTTP (default: $OTEL_EXPORTER_OTLP_ENDPOINT)',
+    )
     .option('--json', 'print NDJSON: a ready line, then one line per relayed request')
     .action((flags: RelayFlags) => runRelay(flags));
   registerRelayKeys(relay);
@@ -98,7 +104,9 @@ async function runRelay(flags: RelayFlags): Promise<void> {
     );
   if (redis && !/^rediss?:\/\//.test(redis))
     throw new UsageError(`--redis takes a Redis URL, e.g. redis://127.0.0.1:6379/0 (got ${redis}).`);
+  const tracer = await startTracer(tracingOption(flags.otlp, 'clockhook-relay'), Boolean(flags.json));
   const relay = await startRelayServer({
+    tracer,
     redis,
     keysFile: flags.keys,
     maxChannelsPerKey: parsePositiveInt(flags.keyMaxChannels, '--key-max-channels'),
@@ -124,7 +132,10 @@ async function runRelay(flags: RelayFlags): Promise<void> {
     throw bindFailure(error, flags.host, port, 'another relay') ?? error;
   });
   // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
-  const stopped = onShutdown('relay', () => relay.close());
+  const stopped = onShutdown('relay', async () => {
+    await relay.close();
+    await tracer?.shutdown();
+  });
   if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
   else {
     console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);

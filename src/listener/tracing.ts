@@ -32,6 +32,8 @@ export interface DeliveryTrace {
    * carries, so that the app's own spans are its children, and the function that ends it.
    */
   forward(url: string): { headers: Record<string, string>; end(status: number | null, error?: string): void };
+  /** The `traceparent` (and `tracestate`) that make a next hop's span a child of this server span (the relay's, to its listener). */
+  propagate(): Record<string, string>;
   /** Ends the server span with the status the sender got and what the delivery was. */
   end(status: number, attributes: Record<string, string | number | boolean>): void;
 }

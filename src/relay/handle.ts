@@ -1,3 +1,4 @@
+import type { DeliveryTrace, DeliveryTracer } from '../listener/tracing.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
 import { type BodyRead, type ByteBudget, leaseFrom, answerEarly, readBody, withoutHopByHop } from '../http/index.js';
@@ -47,11 +48,18 @@ export interface RelayContext {
   inFlight: { count: number };
   /** Renews this instance's claims on Redis now (set once its timers run). */
   renew?: () => Promise<void>;
+  /** Spans of each relayed request (`relay --otlp`); null: tracing off, and nothing is added to what is relayed. */
+  tracer: DeliveryTracer | null;
 }
 
 /** The request as it travels to the listener: method, path under the channel, headers to pass on. */
-function outgoing(req: IncomingMessage, path: string): Omit<RemoteRequest, 'channel' | 'body'> {
-  const headers = headersWithout(req.headers);
+function outgoing(
+  req: IncomingMessage,
+  path: string,
+  trace: DeliveryTrace | null,
+): Omit<RemoteRequest, 'channel' | 'body'> {
+  // With tracing on, the listener's span becomes a child of the relay's (one trace covers both).
+  const headers = { ...headersWithout(req.headers), ...trace?.propagate() };
   const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
   if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
   return { method: req.method ?? 'GET', path, headers };
@@ -236,7 +244,9 @@ export async function handle(relay: RelayContext, req: IncomingMessage, res: Ser
   const [, id, rest = '/'] = match;
   const started = performance.now();
   relay.inFlight.count += 1;
+  const trace = relay.tracer?.start(req.headers, { method: req.method ?? 'POST', path: '/c/{channel}' }) ?? null;
   const answer = (status: number, refusal?: Refusal) => {
+    trace?.end(status, { 'clockhook.relay.channel': id, ...(refusal ? { 'error.type': refusal.code } : {}) });
     if (refusal) answerEarly(req, res, status, refusal.code, refusal.message, { headers: refusal.headers });
     const durationMs = performance.now() - started;
     relay.metrics.requests.labels(outcomeOf(status, !refusal)).inc();
@@ -251,7 +261,7 @@ export async function handle(relay: RelayContext, req: IncomingMessage, res: Ser
     });
   };
   try {
-    await relayRequest(relay, req, res, { id, path: rest + url.search }, answer);
+    await relayRequest(relay, req, res, { id, path: rest + url.search, trace }, answer);
   } finally {
     relay.inFlight.count -= 1;
   }
@@ -282,7 +292,7 @@ async function relayRequest(
   relay: RelayContext,
   req: IncomingMessage,
   res: ServerResponse,
-  { id, path }: { id: string; path: string },
+  { id, path, trace }: { id: string; path: string; trace: DeliveryTrace | null },
   answer: (status: number, refusal?: Refusal) => void,
 ): Promise<void> {
   const route = await routeOf(relay, id);
@@ -296,7 +306,7 @@ async function relayRequest(
     const read = await readBody(req, { limit: relay.maxBody, lease, excess: 'stop' });
     const refusal = refusalOf(relay, read);
     if (refusal || read === 'busy') return answer(refusal?.status ?? 503, refusal ?? undefined);
-    const request = outgoing(req, path);
+    const request = outgoing(req, path, trace);
     const outcome = await relayTo(relay, route, { ...request, channel: id }, read.chunks);
     if (outcome.kind !== 'answered') {
       const failed = failedExchange(relay, outcome.kind);

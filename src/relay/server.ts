@@ -1,3 +1,4 @@
+import type { DeliveryTracer } from '../listener/tracing.js';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -58,6 +59,8 @@ export interface RelayServerOptions {
   logger?: Logger;
   /** Told about each relayed request (never bodies, tokens or secrets). */
   onRequest?: (log: RelayRequestLog) => void;
+  /** Spans of each relayed request (`relay --otlp`): see docs/tracing.md. @default off */
+  tracer?: DeliveryTracer | null;
 }
 
 export interface RelayServer {
@@ -126,6 +129,7 @@ function relayContext(options: RelayServerOptions, logger: Logger): RelayContext
     timeoutMs: options.responseTimeoutMs ?? 30_000,
     retryAfter: String(options.retryAfterSeconds ?? 10),
     onRequest: options.onRequest ?? (() => {}),
+    tracer: options.tracer ?? null,
     bus,
     gate,
     metrics,

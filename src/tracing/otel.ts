@@ -113,6 +113,12 @@ class OtelDeliveryTrace implements DeliveryTrace {
     };
   }
 
+  propagate(): Record<string, string> {
+    const headers: Record<string, string> = {};
+    propagator.inject(this.#context, headers, defaultTextMapSetter);
+    return headers;
+  }
+
   end(status: number, attributes: Attributes): void {
     this.span.setAttributes({ ...attributes, 'http.response.status_code': status });
     if (status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });

@@ -166,3 +166,36 @@ describe('with tracing off', () => {
     expect(await importsOf(['--otlp', collector.url])).toContain('@opentelemetry/sdk-trace-node');
   }, 60_000);
 });
+
+describe('relay --otlp', () => {
+  it('makes a span of its own and passes the context through the tunnel: one trace covers relay and listener', async () => {
+    const { startOtelTracing } = await import('../../src/tracing/otel.js');
+    const { startRelayServer } = await import('../../src/relay/index.js');
+    const tracer = startOtelTracing(`${collector.url}/v1/traces`, 'clockhook-relay', () => {});
+    const relay = await startRelayServer({ port: 0, host: '127.0.0.1', tracer });
+    cleanups.push(() => tracer.shutdown());
+    cleanups.push(() => relay.close());
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const relayed = await startListen({
+      forwardTo: app.url,
+      port: 0,
+      inspector: false,
+      relay: relay.url,
+      stateDir: join(dir.path, '.clockhook'),
+      tracing: { url: `${collector.url}/v1/traces`, serviceName: 'clockhook-listen' },
+    });
+    cleanups.push(() => relayed.close());
+    const secret = relayed.secret as string;
+    const res = await postSigned(relayed.ready.publicUrl as string, envelope('evt_relayed'), secret);
+    expect(res.status).toBe(200);
+    const { server, forward } = await spansOf('evt_relayed');
+    await expect
+      .poll(() => collector.trace(server.traceId).filter((s) => s.serviceName === 'clockhook-relay').length)
+      .toBe(1);
+    const atRelay = collector.trace(server.traceId).find((s) => s.serviceName === 'clockhook-relay')!;
+    expect(atRelay).toMatchObject({ kind: SERVER, name: 'POST /c/{channel}', parentSpanId: '' });
+    expect(server.parentSpanId).toBe(atRelay.spanId);
+    expect(appRequestOf('evt_relayed').headers.traceparent).toBe(`00-${server.traceId}-${forward.spanId}-01`);
+  }, 40_000);
+});

@@ -1,0 +1,44 @@
+// Tracing's flags, for listen and relay (--otlp, --trace-url), and what they say when spans stop reaching the
+// collector and when they reach it again (docs/tracing.md).
+import { type ExporterEvent, type TracingConfig, tracingConfig } from '../tracing/config.js';
+import type { OtelTracing } from '../tracing/otel.js';
+import { UsageError } from './errors.js';
+import { colour, printLine, writeLine } from './output.js';
+
+/** `--otlp`, or OpenTelemetry's environment: tracing's settings, or null when off (docs/tracing.md). */
+export function tracingOption(flag: string | undefined, serviceName: string): TracingConfig | null {
+  try {
+    return tracingConfig(flag, process.env, serviceName);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** `--trace-url`: a link with `{traceId}` in it. */
+export function traceUrlOption(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!value.includes('{traceId}') || !URL.canParse(value.replace('{traceId}', '0')))
+    throw new UsageError(
+      `--trace-url must be a URL with {traceId} in it, such as 'http://localhost:16686/trace/{traceId}' (got ${value}).`,
+    );
+  return value;
+}
+
+/** Spans stopped reaching the collector, or reach it again: one line each, for people or as JSON. */
+export function sayTracing(event: ExporterEvent, json: boolean): void {
+  if (json) return printLine({ event: 'tracing', ...event });
+  if (event.state === 'down')
+    writeLine(
+      colour.yellow(
+        `tracing: spans do not reach ${event.url} (${event.error}); deliveries go on, and this is said again once they do`,
+      ),
+    );
+  else writeLine(colour.green(`tracing: spans reach ${event.url} again`));
+}
+
+/** The relay's tracer, loaded only when tracing is on: with it off, nothing of OpenTelemetry is loaded. */
+export async function startTracer(config: TracingConfig | null, json: boolean): Promise<OtelTracing | null> {
+  if (!config) return null;
+  const { startOtelTracing } = await import('../tracing/otel.js');
+  return startOtelTracing(config.url, config.serviceName, (event) => sayTracing(event, json));
+}
