@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/browser.js';
 import { postSigned, startListenProcess } from '../helpers/listen.js';
+import { startOtlpReceiver } from '../helpers/otlp.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { tempDir } from '../helpers/sandbox.js';
 
@@ -25,13 +26,16 @@ function startApp(port: number): Promise<ChildProcess> {
 const delivery = (id: string) =>
   JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
 
-describe('the inspector page with faults on purpose and an app that restarts', () => {
-  it('marks injected faults on the rows, and says while the app is not answering', async () => {
+describe('the inspector page with faults on purpose, tracing, and an app that restarts', () => {
+  it('marks injected faults on the rows, links a trace, and says while the app is not answering', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     const port = await portForRestarts();
     const app = await startApp(port);
+    const collector = await startOtlpReceiver();
+    cleanups.push(() => collector.close());
     const args = ['--secret', SECRET, '--forward-to', String(port), '--faults', 'duplicate=100%', '--faults-seed', '3'];
+    args.push('--otlp', collector.url, '--trace-url', 'http://jaeger.test/trace/{traceId}');
     const listen = await startListenProcess(args, dir.path);
     cleanups.push(() => listen.stop('SIGKILL'));
     const browser = await launchChromium();
@@ -42,6 +46,14 @@ describe('the inspector page with faults on purpose and an app that restarts', (
     expect((await postSigned(listen.ready.listener, delivery('evt_page_dup'), SECRET)).status).toBe(200);
     await page.locator('#captures .capture', { hasText: 'injected: duplicate' }).waitFor();
     await page.locator('#captures .capture', { hasText: 'injected: duplicated' }).waitFor();
+    // Its trace, linked where --trace-url says.
+    await page.locator('#captures .capture', { hasText: 'injected: duplicated' }).click();
+    const link = page.locator('#detail .trace a');
+    await link.waitFor();
+    const traceId = (await link.textContent()) as string;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(await link.getAttribute('href')).toBe(`http://jaeger.test/trace/${traceId}`);
+    await expect.poll(() => collector.trace(traceId).length).toBeGreaterThanOrEqual(4);
 
     app.kill('SIGTERM');
     await new Promise((resolve) => app.once('exit', resolve));

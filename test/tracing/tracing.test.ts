@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { harOf, wholeCapture } from '../../src/captures/index.js';
 import { type ListenSession, startListen } from '../../src/listen/index.js';
 import type { ExporterEvent } from '../../src/tracing/config.js';
 import { postSigned, startListenProcess } from '../helpers/listen.js';
@@ -92,6 +93,11 @@ describe('listen --otlp', () => {
     expect(appRequestOf('evt_traced').headers.traceparent).toBe(`00-${server.traceId}-${forward.spanId}-01`);
     const [stored] = listen.store.ofEvent('evt_traced');
     expect(stored.trace).toEqual({ traceId: server.traceId, spanId: server.spanId });
+    // captures show --json and the HAR carry it.
+    const body = Buffer.from(envelope('evt_traced'));
+    expect(wholeCapture(stored, body, new Map()).trace?.traceId).toBe(server.traceId);
+    const har = harOf([{ capture: stored, body }], '0.0.0', new Map());
+    expect(har.log.entries[0]._clockhook.traceId).toBe(server.traceId);
   });
 
   it("honours an incoming traceparent as the delivery's parent", async () => {
