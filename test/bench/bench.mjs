@@ -634,6 +634,13 @@ console.error(
   await listenSubject(app),
   await listenSubject(app, { args: ['--wait-for-app', '0'] }),
 ]);
+console.error(
+  `C with tracing on (--otlp to a receiver in this process that takes the spans and drops them) and off, in turns (${ROUNDS} rounds)`,
+);
+[rows.Ctraced, rows.Cuntraced] = await interleaved(body, [
+  await listenSubject(app, { args: ['--otlp', app.url] }),
+  await listenSubject(app),
+]);
 console.error('B0 bare http-proxy, default agent (reference)');
 [rows.B0] = await interleaved(body, [await proxySubject(app, 'default')]);
 console.error(`C with --max-captures 10000, an empty store and a full one, in turns (${ROUNDS} rounds)`);
@@ -654,7 +661,7 @@ console.error('the inspector page on a full 10,000-capture store, in Chromium');
 const page10k = await inspectorOnFullStore();
 
 const lost =
-  ['C', 'C1', 'Cwait', 'CnoWait', 'C10kEmpty', 'C10kFull', 'D', 'E'].reduce(
+  ['C', 'C1', 'Cwait', 'CnoWait', 'Ctraced', 'Cuntraced', 'C10kEmpty', 'C10kFull', 'D', 'E'].reduce(
     (sum, key) =>
       sum + rows[key].non2xx + rows[key].errors + Math.max(0, rows[key].total - rows[key].answeredByListener),
     0,
@@ -681,6 +688,12 @@ const targets = [
     value: ratio(rows.Cwait.requestsPerSecond, rows.CnoWait.requestsPerSecond),
     target: '>= 0.95',
     met: rows.Cwait.requestsPerSecond / rows.CnoWait.requestsPerSecond >= 0.95,
+  },
+  {
+    figure: 'C with tracing on / off (throughput; reference)',
+    value: ratio(rows.Ctraced.requestsPerSecond, rows.Cuntraced.requestsPerSecond),
+    target: '(reference)',
+    met: true,
   },
   {
     figure: 'C full 10k store / C empty store (throughput)',
@@ -742,6 +755,8 @@ const table = [
     ['C, one connection', rows.C1],
     ['C, app up, no faults (as C, again)', rows.Cwait],
     ['C, --wait-for-app 0', rows.CnoWait],
+    ['C, tracing on (--otlp)', rows.Ctraced],
+    ['C, tracing off (as C, again)', rows.Cuntraced],
     ['C, --max-captures 10000, empty', rows.C10kEmpty],
     ['C, --max-captures 10000, full', rows.C10kFull],
     ['D relay + listen --relay', rows.D],
