@@ -38,6 +38,7 @@ export function appCannotHaveSeen(error: NodeJS.ErrnoException, proxyReq: Client
 export class AppWait {
   #down: { since: number; held: number } | null = null;
   readonly #waiting = new Set<() => void>();
+  #closed = false;
 
   constructor(
     readonly target: string,
@@ -50,7 +51,7 @@ export class AppWait {
    * true when it is to be sent again (after a backoff, or at once when the app is back), false once its wait is over.
    */
   async hold(waitedMs: number, attempt: number): Promise<boolean> {
-    if (waitedMs >= this.waitMs) return false;
+    if (waitedMs >= this.waitMs || this.#closed) return false;
     if (!this.#down) {
       this.#down = { since: performance.now(), held: 0 };
       this.onState({ state: 'down', target: this.target, waitMs: this.waitMs });
@@ -66,7 +67,7 @@ export class AppWait {
       const timer = setTimeout(wake, delay);
       this.#waiting.add(wake);
     });
-    return true;
+    return !this.#closed;
   }
 
   /** A delivery held for the app gave up (its wait is over): it is not among those delivered once the app is back. */
@@ -84,8 +85,9 @@ export class AppWait {
     for (const wake of [...this.#waiting]) wake();
   }
 
-  /** Wakes every delivery held, to be answered (listen is stopping). */
+  /** listen is stopping: every delivery held is answered now (502), and none is held again. */
   close(): void {
+    this.#closed = true;
     for (const wake of [...this.#waiting]) wake();
   }
 }

@@ -348,7 +348,13 @@ export class Forwarder {
     return `${this.target.origin}${path}`;
   }
 
+  /** listen is stopping: deliveries held for an app that is not answering are answered now (502), none held again. */
+  stopWaiting(): void {
+    this.#wait?.close();
+  }
+
   close(): void {
+    this.stopWaiting();
     this.#proxy.close();
     this.#agent.destroy();
   }

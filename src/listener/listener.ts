@@ -169,6 +169,7 @@ export class Listener {
     this.#hold.refuse();
     this.#closing ??= (async () => {
       const server = this.#server;
+      for (const route of this.#routes) route.forwarder.stopWaiting();
       if (server) {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();

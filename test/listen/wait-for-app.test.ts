@@ -120,6 +120,21 @@ describe('listen --wait-for-app', () => {
     expect(Date.now() - at).toBeLessThan(2_000);
   }, 60_000);
 
+  it('answers the deliveries it holds at once when it stops, instead of holding the stop', async () => {
+    const dir = await tempDir();
+    const port = await portForRestarts();
+    const args = ['--secret', SECRET, '--forward-to', String(port), '--no-inspector', '--wait-for-app', '25'];
+    listen = await startListenProcess(args, dir.path);
+    const held = postSigned(listen.ready.listener, delivery('evt_held_at_stop'), SECRET);
+    await expect.poll(() => listen!.lines.some((l) => l.event === 'app' && l.state === 'down')).toBe(true);
+    const stopping = Date.now();
+    const stopped = listen.stop('SIGINT');
+    expect((await held).status).toBe(502);
+    await stopped;
+    listen = undefined;
+    expect(Date.now() - stopping).toBeLessThan(10_000);
+  }, 60_000);
+
   it('refuses a wait that would pass the service limit, saying the limit', async () => {
     const dir = await tempDir();
     const res = await runCli(['listen', '--port', '0', '--wait-for-app', '30'], { cwd: dir.path });
