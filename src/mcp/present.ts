@@ -27,11 +27,15 @@ export function captureSummary(capture: Capture, stories: ReadonlyMap<string, Ev
     status: statusOf(capture),
     durationMs: capture.forward?.durationMs ?? null,
     story,
+    ...(capture.injected ? { injected: capture.injected } : {}),
+    ...(capture.forward?.cut ? { answerCut: true } : {}),
+    ...(capture.trace ? { traceId: capture.trace.traceId } : {}),
   };
 }
 
 /** One line for a capture in a text summary. */
 export function captureLine(summary: ReturnType<typeof captureSummary>): string {
   const what = summary.type ? `${summary.type} ${summary.eventId}` : `(not an envelope)`;
-  return `${summary.id} ${what}: ${summary.story.words}, ${summary.status ?? 'no answer'}; event ${summary.story.event.words}`;
+  const injected = summary.injected ? ` (injected: ${summary.injected.join(', ')})` : '';
+  return `${summary.id} ${what}: ${summary.story.words}, ${summary.status ?? 'no answer'}${summary.answerCut ? ' cut' : ''}${injected}; event ${summary.story.event.words}`;
 }
