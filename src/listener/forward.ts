@@ -44,7 +44,7 @@ interface Pending {
   resolve(outcome: ForwardOutcome): void;
 }
 
-/** Sends again per delivery at most: a pool may hold several stale connections, but an app that resets every reused one must not get it without end. */
+/** Sends again per delivery at most. Each goes on a new connection, never a pooled one (see #resend), so one is enough; the bound keeps an app that resets every connection from getting it without end. */
 const MAX_RESENDS = 3;
 
 /** The X-Forwarded-* headers http-proxy appends its values to (`xfwd`), as it sets them. */
@@ -102,6 +102,8 @@ export function proxyTarget(target: URL): ProxyTarget {
 export class Forwarder {
   readonly #proxy: httpProxy;
   readonly #agent: HttpAgent;
+  /** For a send again (see #resend): a new connection each time. */
+  readonly #freshAgent: HttpAgent;
   readonly #proxyTarget: ProxyTarget;
   /**
    * `user:password` of a target given with them (`http://user:pass@localhost:3000`), sent as Basic
@@ -125,6 +127,8 @@ export class Forwarder {
         : undefined;
     this.#agent =
       target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.#freshAgent =
+      target.protocol === 'https:' ? new HttpsAgent({ keepAlive: false }) : new HttpAgent({ keepAlive: false });
     this.#proxy = httpProxy.createProxyServer({
       agent: this.#agent,
       selfHandleResponse: true,
@@ -278,10 +282,13 @@ export class Forwarder {
       if (comma === -1) delete req.headers[name];
       else req.headers[name] = value.slice(0, comma);
     }
+    // On a connection of its own: the pool's other kept-alive ones may be stale too (an app that restarted
+    // closed them all), and a send again must not meet them one after another.
+    const agent = this.#freshAgent;
     this.#proxy.web(
       req,
       pending.res,
-      { target: this.#proxyTarget, auth: this.#auth, buffer: bodySource(pending.body) },
+      { target: this.#proxyTarget, auth: this.#auth, buffer: bodySource(pending.body), agent },
       this.#failed,
     );
   }
@@ -357,5 +364,6 @@ export class Forwarder {
     this.stopWaiting();
     this.#proxy.close();
     this.#agent.destroy();
+    this.#freshAgent.destroy();
   }
 }

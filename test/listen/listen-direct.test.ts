@@ -222,7 +222,8 @@ describe('listen with a known secret (offline mode)', () => {
   it('answers 502 forward_failed naming the target when the app is down, and keeps the capture', async () => {
     const down = await startReceiver();
     await down.close();
-    const { ready } = await start('--forward-to', down.url);
+    // Answered at once, not held for the app (--wait-for-app, tested in wait-for-app.test.ts).
+    const { ready } = await start('--forward-to', down.url, '--wait-for-app', '0');
     const res = await post(ready.listener, ENVELOPE, signed(ENVELOPE));
     expect(res.status).toBe(502);
     const error = JSON.parse(res.text).error;

@@ -457,8 +457,9 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
 
   it("--time-scale hurries the embedded sandbox's retries, and events get says when at that pace", async () => {
     await app.close();
-    // 1 min becomes 60 ms: the app is down, and the service's first retry follows its first attempt at once.
-    const proc = await listen('--forward-to', app.url, '--time-scale', '0.001');
+    // 1 min becomes 60 ms: the app is down (answered 502 at once, not held), and the service's first retry
+    // follows its first attempt at once.
+    const proc = await listen('--forward-to', app.url, '--time-scale', '0.001', '--wait-for-app', '0');
     const event = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
     await proc.waitForLine(
       () => proc.lines.filter((l) => l.event === 'delivery' && l.eventId === event.id).length >= 2,
@@ -472,7 +473,8 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
   it('answers 502 when the app is down; the sandbox records the failure and retries', async () => {
     const { client } = await folderSandbox();
     await app.close();
-    const proc = await listen('--forward-to', app.url);
+    // Answered 502 at once, not held for the app (listen --wait-for-app: tested in wait-for-app.test.ts).
+    const proc = await listen('--forward-to', app.url, '--wait-for-app', '0');
     const triggered = JSON.parse((await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path })).stdout);
     await proc.waitForLine(() => proc.lines.filter((l) => l.event === 'delivery').length >= 2);
     const event = await client.getEvent(triggered.id);
@@ -497,6 +499,7 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       stateDir: join(dir.path, '.clockhook'),
       logger,
       endpointCheck: { settleMs: 50, minIntervalMs: 200 },
+      waitForAppMs: 0, // each attempt fails at once: the app is down for good
     });
     try {
       const id = session.ready.endpointId as number;
