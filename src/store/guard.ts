@@ -75,7 +75,9 @@ export class StoreGuard {
       const problem = await this.#problem();
       if (problem) await this.#mend(problem);
     } catch (error) {
-      this.store.logger.warn(`Could not look at the capture store ${this.store.path}: ${(error as Error).message}`);
+      const problem = `could not look at it: ${(error as Error).message}`;
+      if (this.#said !== problem) this.store.logger.warn(`The capture store ${this.store.path}: ${problem}`);
+      this.#said = problem;
     } finally {
       this.#checking = false;
     }

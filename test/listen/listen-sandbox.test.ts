@@ -233,7 +233,8 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
     } finally {
       await relay.close();
     }
-  });
+    // Four listen processes and a trigger, one after the other: over 15 s once beside a fresh-clone CI.
+  }, 60_000);
 
   it('moves its kept endpoint to a relay URL where an earlier listen left one without its secret on file, and refuses to take one it did not create', async () => {
     const { client } = await folderSandbox();
