@@ -128,31 +128,32 @@ const settledWithin = (promise: Promise<unknown>, ms: number) =>
     new Promise((resolve) => setTimeout(() => resolve('still waiting'), ms)),
   ]);
 
-describe('GroupCommit folding the journal into a snapshot', () => {
-  function rig() {
-    const logger = recordingLogger();
-    const { warnings } = logger;
-    const clock = { now: Date.now() };
-    const journal = new GatedJournal(join(dir.path, 'captures.json'), {
-      logger,
-      compactAfterBytes: 2048,
-      now: () => clock.now,
-    });
-    const data: StoreData = { version: 1, captures: [] };
-    const commit = new GroupCommit(journal, () => data);
-    const store = (i: number) => {
-      const c = capture(i);
-      data.captures.push(c);
-      journal.put(c);
-      return commit.stage();
-    };
-    const reread = async () =>
-      (
-        await new JournalAdapter(journal.path, { logger: silentLogger, compactAfterBytes: 2048, now: Date.now }).read()
-      )?.captures.map((c) => c.envelope?.id);
-    return { journal, data, store, reread, warnings, clock, logger };
-  }
+/** A gated journal with a group commit over it, on a clock the test moves: `store(i)` stages capture i. */
+function rig() {
+  const logger = recordingLogger();
+  const { warnings } = logger;
+  const clock = { now: Date.now() };
+  const journal = new GatedJournal(join(dir.path, 'captures.json'), {
+    logger,
+    compactAfterBytes: 2048,
+    now: () => clock.now,
+  });
+  const data: StoreData = { version: 1, captures: [] };
+  const commit = new GroupCommit(journal, () => data);
+  const store = (i: number) => {
+    const c = capture(i);
+    data.captures.push(c);
+    journal.put(c);
+    return commit.stage();
+  };
+  const reread = async () =>
+    (
+      await new JournalAdapter(journal.path, { logger: silentLogger, compactAfterBytes: 2048, now: Date.now }).read()
+    )?.captures.map((c) => c.envelope?.id);
+  return { journal, data, store, reread, warnings, clock, logger };
+}
 
+describe('GroupCommit folding the journal into a snapshot', () => {
   it('goes on storing while the snapshot is written, and a crash at any point loses nothing', async () => {
     const { journal, store, reread } = rig();
     // Until the journal outgrows 2 KiB and an fsync's turn starts a fold.
@@ -245,21 +246,7 @@ describe('GroupCommit folding the journal into a snapshot', () => {
 
 describe('GroupCommit when housekeeping cannot be done', () => {
   it('keeps deliveries durable when a whole compaction fails, and says it once', async () => {
-    const logger = recordingLogger();
-    const clock = { now: Date.now() };
-    const journal = new GatedJournal(join(dir.path, 'captures.json'), {
-      logger,
-      compactAfterBytes: 2048,
-      now: () => clock.now,
-    });
-    const data: StoreData = { version: 1, captures: [] };
-    const commit = new GroupCommit(journal, () => data);
-    const store = (i: number) => {
-      const c = capture(i);
-      data.captures.push(c);
-      journal.put(c);
-      return commit.stage();
-    };
+    const { journal, store, clock, logger, reread } = rig();
     const enospc = () => Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
     let i = 0;
     while (journal.snapshots === 0) await store(i++).durable;
@@ -274,12 +261,7 @@ describe('GroupCommit when housekeeping cannot be done', () => {
     await expect(next.durable).resolves.toBeUndefined();
     expect(logger.warnings).toHaveLength(1);
     expect(journal.compactionDue).toBe(false);
-    const reread = await new JournalAdapter(journal.path, {
-      logger: silentLogger,
-      compactAfterBytes: 2048,
-      now: Date.now,
-    }).read();
-    expect(reread?.captures.map((c) => c.envelope?.id)).toEqual(Array.from({ length: i }, (_, n) => `evt_${n}`));
+    expect(await reread()).toEqual(Array.from({ length: i }, (_, n) => `evt_${n}`));
     journal.close();
   });
 });
