@@ -45,7 +45,7 @@ export class Injector {
    */
   decide(capture: Capture): { capture: Capture; plan: FaultPlan | null } {
     if (capture.source !== 'delivery' || capture.rejected) return { capture, plan: null };
-    const faults = this.plan(capture.envelope?.type ?? null);
+    const faults = this.#plan(capture.envelope?.type ?? null);
     if (!faults) return { capture, plan: null };
     const { fail } = faults.plan;
     const rejected = fail ? { rejected: { statusCode: fail, code: 'injected_fail' } } : {};
@@ -53,7 +53,7 @@ export class Injector {
   }
 
   /** The plan of a delivery of this type, as it arrives (in order: see planOf), and its words for the capture. */
-  plan(type: string | null): { plan: FaultPlan; injected: string[] } | null {
+  #plan(type: string | null): { plan: FaultPlan; injected: string[] } | null {
     const plan = planOf(this.#spec, this.#random, type);
     if (!plan) return null;
     const injected = faultWords(plan);

@@ -21,7 +21,7 @@ import { chooseRoute, isRouted, type Route, routeOfCapture, routesOf } from './r
 import { Hold } from './hold.js';
 import type { FaultPlan } from './faults.js';
 import { Injector } from './injector.js';
-import { type DeliveryTrace, deliveryAttributes, startTrace } from './tracing.js';
+import { type DeliveryTrace, deliveryAttributes } from './tracing.js';
 import { type Read, readFromSocket, wholeBody } from './read.js';
 import { reportOf } from './report.js';
 import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
@@ -222,12 +222,10 @@ export class Listener {
     const started = performance.now();
     const relative = routeRequest(req, res, this.#basePath, this.#advisor);
     if (relative === null) return null;
-    const trace = startTrace(
-      this.#options.tracer,
-      req,
-      this.#basePath,
-      this.#options.store.get(replay.replayOf ?? '')?.trace,
-    );
+    // With tracing on, the request's server span; a replay's links to its original delivery's.
+    const { tracer, store } = this.#options;
+    const linkTo = tracer && replay.replayOf ? store.get(replay.replayOf)?.trace : undefined;
+    const trace = tracer?.start(req.headers, { method: req.method ?? 'POST', path: this.#basePath, linkTo }) ?? null;
     const body = await read();
     if (body === 'busy') {
       trace?.end(503, { 'error.type': 'listener_busy' });

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Capture } from '../store/index.js';
 import type { CaptureStory } from '../story/index.js';
 
@@ -57,14 +57,4 @@ export function deliveryAttributes(
     ...(capture.injected ? { 'clockhook.injected': capture.injected.join(', ') } : {}),
     ...(capture.replayOf ? { 'clockhook.replay_of': capture.replayOf } : {}),
   };
-}
-
-/** The server span of a request, with tracing on (null off); a replay's links to its original delivery's (`linkTo`). */
-export function startTrace(
-  tracer: DeliveryTracer | null,
-  req: IncomingMessage,
-  basePath: string,
-  linkTo: TraceRef | undefined,
-): DeliveryTrace | null {
-  return tracer?.start(req.headers, { method: req.method ?? 'POST', path: basePath, linkTo }) ?? null;
 }
