@@ -26,6 +26,8 @@ export interface CaptureStoreOptions {
    * rate at about N per interval. @default 1
    */
   syncIntervalMs?: number;
+  /** How often the store's folder, files and lock are looked at (StoreGuard); each fsync looks too. @default 1000 */
+  guardIntervalMs?: number;
 }
 
 export type CaptureListener = (capture: Capture) => void;
@@ -73,7 +75,7 @@ export class CaptureStore {
       adapter,
       () => db.data,
       { minSyncIntervalMs: syncIntervalMs },
-      () => this.#guard.recoverAtSync(),
+      { recover: () => this.#guard.recoverAtSync(), keep: () => this.#guard.keepAtSync() },
     );
     this.#trim();
     this.#keepLargeBodiesApart();
@@ -132,7 +134,7 @@ export class CaptureStore {
       // the journal goes on as it is (its torn end, a crash's, cut off), and is folded in later.
       if (adapter.needsCompaction) await store.#foldAtOpen();
       await adapter.bodies.removeOrphans(db.data.captures);
-      store.#guard.start();
+      store.#guard.start(options.guardIntervalMs);
       return store;
     } catch (error) {
       await release();

@@ -32,6 +32,16 @@ export interface GroupCommitOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** What GroupCommit asks of the store's guard after each fsync, before anything it covered is called durable. */
+export interface SyncGuard {
+  /** Makes the store's folder and lock again once its journal is found deleted (the store is then written anew). */
+  recover(): Promise<void>;
+  /** Takes the lock (and `.gitignore`) again when they went while the journal stayed (see StoreGuard.keepAtSync). */
+  keep(): Promise<void>;
+}
+
+const UNGUARDED: SyncGuard = { recover: async () => {}, keep: async () => {} };
+
 /** A change on its way to disk: `written` once the system has it (no crash of ours can lose it), `durable` once fsynced. */
 export interface Staged {
   written: Promise<void>;
@@ -64,8 +74,7 @@ export class GroupCommit {
     private readonly adapter: JournalAdapter,
     private readonly data: () => StoreData,
     options: GroupCommitOptions = {},
-    /** Makes the store's folder and lock again once its files are found deleted (see #rewrite). */
-    private readonly recover: () => Promise<void> = async () => {},
+    private readonly guard: SyncGuard = UNGUARDED,
   ) {
     this.#minSyncIntervalMs = options.minSyncIntervalMs ?? 0;
     this.#now = options.now ?? (() => performance.now());
@@ -127,6 +136,7 @@ export class GroupCommit {
       try {
         await this.#syncOrHousekeep();
         if (this.adapter.journalUnlinked) await this.#rewrite();
+        else await this.guard.keep();
         for (const batch of covered) batch.durable.resolve();
       } catch (error) {
         for (const batch of covered) batch.durable.reject(error);
@@ -166,7 +176,7 @@ export class GroupCommit {
    * whole store is written anew. Should that fail, the deliveries waiting are refused (503).
    */
   async #rewrite(): Promise<void> {
-    await this.recover();
+    await this.guard.recover();
     this.#compacting = true;
     this.adapter.rewriteAll();
     await this.adapter.compact(this.data());

@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from '../logger.js';
 import type { JournalAdapter } from './journal.js';
 import { acquireLock, StoreLockedError } from './lock.js';
-import { ensurePrivateDir } from './private-files.js';
+import { ensurePrivateDir, inStateDir } from './private-files.js';
 
 /** How often the store's folder, files and lock are looked at while it is open. */
 export const GUARD_INTERVAL_MS = 1_000;
@@ -74,6 +75,7 @@ export class StoreGuard {
     try {
       const problem = await this.#problem();
       if (problem) await this.#mend(problem);
+      else if (this.#gitignoreGone()) await ensurePrivateDir(dirname(this.store.path));
     } catch (error) {
       const problem = `could not look at it: ${(error as Error).message}`;
       if (this.#said !== problem) this.store.logger.warn(`The capture store ${this.store.path}: ${problem}`);
@@ -116,13 +118,37 @@ export class StoreGuard {
    */
   async recoverAtSync(): Promise<void> {
     const problem = `its journal ${this.store.adapter.journalPath} was deleted`;
+    await this.#recoverOrRefuse(problem);
+    this.#announce(problem);
+  }
+
+  async #recoverOrRefuse(problem: string): Promise<void> {
     try {
       await this.recover();
     } catch (error) {
       this.#refuse(problem, error as Error);
       throw error;
     }
-    this.#announce(problem);
+    this.#said = null;
+  }
+
+  /**
+   * An fsync's look at the folder's own files, two stats: an `rm -rf` that met the files made again after it
+   * removed the journal (the folder then stays, "Directory not empty") may still take the lock and `.gitignore`
+   * it had listed before. They are made again here, before anything is acknowledged without them.
+   */
+  async keepAtSync(): Promise<void> {
+    const lock = `${this.store.path}.lock`;
+    if (!existsSync(lock)) {
+      const problem = `its lock ${lock} was deleted`;
+      await this.#recoverOrRefuse(problem);
+      this.store.logger.warn(`The capture store ${this.store.path}: ${problem} while listen runs: took it again.`);
+    } else if (this.#gitignoreGone()) await ensurePrivateDir(dirname(this.store.path));
+  }
+
+  /** Whether the `.clockhook` folder's `.gitignore` (which keeps the endpoint's secret out of git) is gone. */
+  #gitignoreGone(): boolean {
+    return inStateDir(this.store.path) && !existsSync(join(dirname(this.store.path), '.gitignore'));
   }
 
   #refuse(problem: string, error: Error): void {
