@@ -97,6 +97,8 @@ describe('one story of each delivery, on every surface', () => {
       cli('replay', '--failed', '--dry-run', '--json'),
     ]);
     await page.selectOption('#status-filter', 'failed');
+    // The page renders at its next animation frame (scheduleRender): a frame asked for now comes after it.
+    await page.evaluate(() => new Promise(requestAnimationFrame));
     const shown = await page
       .locator('#captures li.capture .id')
       .evaluateAll((ids) => ids.map((id) => id.getAttribute('title') ?? ''));
