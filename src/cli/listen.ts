@@ -1,6 +1,5 @@
 import { networkInterfaces } from 'node:os';
 import { type Command, Option } from 'commander';
-import open from 'open';
 import { ApiError } from '../api/index.js';
 import {
   EndpointRecordsError,
@@ -309,7 +308,8 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
   );
   // Open the page for people at a terminal only: not in CI, not when piped, not when asked not to.
   if (session.ready.inspector && flags.open && !process.env.CI && process.stdout.isTTY) {
-    open(session.ready.inspector).catch(() => {});
+    const page = session.ready.inspector;
+    import('open').then(({ default: open }) => open(page)).catch(() => {});
   }
   await stopped;
   const injected = session.listener.injector?.summary();

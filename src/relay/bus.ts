@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createClient } from '@redis/client';
 import type { Logger } from '../logger.js';
 import type { RelayMetrics } from './metrics.js';
 import { packBinary, unpackBinary } from './protocol.js';
@@ -7,9 +6,11 @@ import { packBinary, unpackBinary } from './protocol.js';
 /**
  * A Redis connection that fails commands at once while Redis is away (no offline queue). With `reconnect`,
  * it reconnects for ever once it has been connected; before that it gives up after a few tries, so that a
- * relay pointed at a Redis that is not there says so at start instead of waiting.
+ * relay pointed at a Redis that is not there says so at start instead of waiting. The client is loaded here,
+ * by a relay on Redis only: every other command of the CLI starts without it.
  */
-export function redisClient(url: string, reconnect: boolean) {
+export async function redisClient(url: string, reconnect: boolean) {
+  const { createClient } = await import('@redis/client');
   let connected = false;
   const reconnectStrategy = (retries: number, cause: Error) => {
     if (!connected && retries >= 3) return cause;
@@ -26,7 +27,7 @@ export function redisClient(url: string, reconnect: boolean) {
   return client;
 }
 
-type Redis = ReturnType<typeof redisClient>;
+type Redis = Awaited<ReturnType<typeof redisClient>>;
 type HeaderMap = Record<string, string | string[]>;
 
 /**
@@ -127,11 +128,16 @@ export class RelayBus {
   #everUp = false;
   #watchdog: NodeJS.Timeout | undefined;
 
-  constructor(url: string, logger: Logger, metrics: RelayMetrics) {
+  /** A bus on the Redis at `url` (its client loaded now); `connect` it. */
+  static async open(url: string, logger: Logger, metrics: RelayMetrics): Promise<RelayBus> {
+    return new RelayBus(url, logger, metrics, await redisClient(url, true));
+  }
+
+  private constructor(url: string, logger: Logger, metrics: RelayMetrics, client: Redis) {
     this.#url = url;
     this.#logger = logger;
     this.#metrics = metrics;
-    this.#client = redisClient(url, true);
+    this.#client = client;
     this.#subscriber = this.#client.duplicate();
     for (const client of [this.#client, this.#subscriber]) {
       client.on('error', () => this.#down());

@@ -171,7 +171,7 @@ export class RedisKeyStore implements KeyStore {
 
 /** A connection for `clockhook relay keys` on Redis; `close` when done. */
 export async function redisKeyStore(url: string): Promise<{ store: RedisKeyStore; close: () => Promise<void> }> {
-  const client = redisClient(url, false);
+  const client = await redisClient(url, false);
   client.on('error', () => {});
   try {
     await client.connect();

@@ -1,14 +1,14 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-
 /** How a request to a channel URL ended, the `outcome` label of `clockhook_relay_requests_total`. */
 export type RequestOutcome = 'relayed' | '404' | '413' | '429' | '503' | '504';
 
 /**
  * The relay's metrics for `GET /metrics` (Prometheus text format), in a registry of its own so that
  * several relays in one process (tests) do not share counts. No label carries a channel id: the
- * channel URLs are the only secret a sender needs.
+ * channel URLs are the only secret a sender needs. prom-client is loaded here, by a relay only: every other
+ * command of the CLI starts without it.
  */
-export function relayMetrics(gauges: { channels: () => number; inFlight: () => number }) {
+export async function relayMetrics(gauges: { channels: () => number; inFlight: () => number }) {
+  const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = await import('prom-client');
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'clockhook_relay_' });
   const requests = new Counter({
@@ -57,7 +57,7 @@ export function relayMetrics(gauges: { channels: () => number; inFlight: () => n
   };
 }
 
-export type RelayMetrics = ReturnType<typeof relayMetrics>;
+export type RelayMetrics = Awaited<ReturnType<typeof relayMetrics>>;
 
 /** The outcome label of a status the sender got. */
 export function outcomeOf(status: number, relayed: boolean): RequestOutcome {

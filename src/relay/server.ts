@@ -105,14 +105,14 @@ function channelOfUpgrade(req: IncomingMessage): { id: string } | { status: numb
 const REVOKED = 'The access key of this listener was revoked on the relay. Ask its operator for a new one.';
 
 /** The relay's limits and what it shares with each request, from its options. */
-function relayContext(options: RelayServerOptions, logger: Logger): RelayContext {
+async function relayContext(options: RelayServerOptions, logger: Logger): Promise<RelayContext> {
   const budget = new ByteBudget(options.maxBuffered ?? 256 * 1024 * 1024);
   const maxChannels = options.maxChannels ?? 1000;
   const maxInFlight = options.maxInFlight ?? 256;
   const maxInFlightPerKey = options.maxInFlightPerKey ?? 256;
   const inFlight = { count: 0 };
-  const metrics = relayMetrics({ channels: () => channels.connected, inFlight: () => inFlight.count });
-  const bus = options.redis ? new RelayBus(options.redis, logger, metrics) : null;
+  const metrics = await relayMetrics({ channels: () => channels.connected, inFlight: () => inFlight.count });
+  const bus = options.redis ? await RelayBus.open(options.redis, logger, metrics) : null;
   const limits = { maxChannels, maxInFlight, maxInFlightPerKey, maxBufferedPerChannel: Math.floor(budget.limit / 4) };
   const channels = new Channels(limits, (channel) => {
     bus?.release(channel.id, channel.keyId).catch(() => {});
@@ -240,7 +240,7 @@ function acceptListeners(
  */
 export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
   const logger = options.logger ?? silentLogger;
-  const relay = relayContext(options, logger);
+  const relay = await relayContext(options, logger);
   const { channels, maxBody, bus } = relay;
   await bus?.start(busHandlers(relay));
   await relay.gate.refresh();
