@@ -1,4 +1,3 @@
-import WebSocket from 'ws';
 import { signPayload } from '../contract/index.js';
 import { withoutHopByHop } from '../http/index.js';
 import { postBytes } from '../net.js';
@@ -62,6 +61,7 @@ export function replayDirect(
  */
 export async function connectToListen(inspectorUrl: string) {
   const url = new URL(inspectorUrl);
+  const { WebSocket } = await import('ws'); // loaded by a replay through a running listen only
   const socket = new WebSocket(`ws://${url.host}/ws?token=${url.searchParams.get('token') ?? ''}`);
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());

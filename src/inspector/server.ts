@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
 import { answerOnSocket } from '../http/index.js';
 import type { MissedEvent } from '../api/index.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -300,6 +300,8 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const token = await loadOrCreateToken(options.tokenPath);
   let port = 0;
   const server: Server = createServer((req, res) => serveStatic(files, { port, token }, req, res));
+  // ws is loaded here, by a command that starts a page (every command loads the whole program: cli/program.ts).
+  const { WebSocketServer } = await import('ws');
   const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
   const pages = new PageHub(options);
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
 import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
 import { readJsonFile, writePrivateFile } from '../store/index.js';
@@ -238,8 +238,9 @@ class RelayConnection implements RelayClient {
   }
 
   /** One connection, until it ends. */
-  #connectOnce(): Promise<ConnectionEnd> {
+  async #connectOnce(): Promise<ConnectionEnd> {
     const { relayUrl, token } = this.#options;
+    const { WebSocket } = await import('ws'); // loaded by a listen on a relay only
     return new Promise((resolve) => {
       const ws = new WebSocket(websocketUrl(relayUrl), {
         headers: {
@@ -371,7 +372,7 @@ class RelayConnection implements RelayClient {
    */
   #forward(frame: RequestFrame, ws: WebSocket, hop: string | undefined, binary: boolean): void {
     const reply = ({ status, headers, body }: DirectAnswer) => {
-      if (ws.readyState === WebSocket.OPEN)
+      if (ws.readyState === ws.OPEN)
         sendInTurn(ws, encodeFrame({ type: 'response', id: frame.id, status, headers, body }, binary));
     };
     const request = {

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
 import { answerClientError, answerError, answerOnSocket, ByteBudget, hardenedServerOptions } from '../http/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { closeNow, isEveryInterface, listenOn } from '../net.js';
@@ -240,6 +240,7 @@ function acceptListeners(
  */
 export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
   const logger = options.logger ?? silentLogger;
+  const { WebSocketServer: Server } = await import('ws'); // loaded by a relay only
   const relay = await relayContext(options, logger);
   const { channels, maxBody, bus } = relay;
   await bus?.start(busHandlers(relay));
@@ -250,7 +251,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       answerError(res, 500, 'internal_error', 'The relay failed unexpectedly.');
     });
   });
-  const wss = new WebSocketServer({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
+  const wss = new Server({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
   acceptListeners(server, wss, relay, options.maxChannelsPerKey ?? 20, () => publicUrl);
   const stopTimers = startTimers(relay, {
     heartbeatMs: options.heartbeatMs ?? 15_000,

@@ -25,10 +25,10 @@ async function packagesOf(name: string, args: string[]): Promise<string[]> {
 }
 
 describe('a CLI start', () => {
-  it('loads no Redis client, metrics or browser opener for a command that does not use them', async () => {
+  it('loads no Redis client, metrics, browser opener or WebSocket for a command that does not use them', async () => {
     const captures = await packagesOf('captures', ['captures', 'list', '--json']);
     expect(captures).toContain('commander'); // the hook sees the CLI's imports
-    for (const unused of ['@redis/client', 'prom-client', 'open']) expect(captures).not.toContain(unused);
+    for (const unused of ['@redis/client', 'prom-client', 'open', 'ws']) expect(captures).not.toContain(unused);
     // The check can fail: the command that uses Redis loads its client (and fails to reach it here).
     const keys = await packagesOf('keys', ['relay', 'keys', 'list', '--redis', 'redis://127.0.0.1:1']);
     expect(keys).toContain('@redis/client');
