@@ -285,7 +285,8 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
       };
     }
     if (options.publicUrl) warnAboutPublicPath(logger, options.publicUrl, basePath);
-    await warnAboutSetup(logger, secret, registered.endpoint, targets.all);
+    const waitForAppMs = options.waitForAppMs ?? DEFAULT_WAIT_FOR_APP_MS;
+    await warnAboutSetup(logger, secret, registered.endpoint, targets.all, waitForAppMs);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
     listener.release();
     const db = options.dbPath ?? join(setup.stateDir, 'captures.json');

@@ -77,6 +77,7 @@ export async function warnAboutSetup(
   secret: string | null,
   endpoint: WebhookEndpoint | null,
   targets: { label: string; url: URL }[],
+  waitForAppMs: number,
 ): Promise<void> {
   if (!secret)
     logger.warn(
@@ -90,8 +91,13 @@ export async function warnAboutSetup(
   for (const { label, url } of targets) {
     if (await isAnswering(url)) continue;
     const which = targets.length > 1 ? ` (${label})` : '';
+    // As the listener does it: with --wait-for-app, a delivery is held for the app before it gets its 502.
+    const meanwhile =
+      waitForAppMs > 0
+        ? `Deliveries are still captured, held up to ${waitForAppMs / 1000} s each for the app (--wait-for-app), then answered 502`
+        : 'Deliveries are still captured (and answered 502)';
     logger.warn(
-      `Nothing answers at ${shownUrl(url)}${which} yet. Deliveries are still captured (and answered 502); start your app and replay them from the inspector.`,
+      `Nothing answers at ${shownUrl(url)}${which} yet. ${meanwhile}; start your app and replay them from the inspector.`,
     );
   }
 }

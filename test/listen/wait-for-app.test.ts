@@ -109,6 +109,10 @@ describe('listen --wait-for-app', () => {
     expect(JSON.parse(res.text).error.message).toMatch(/not answering for 2(\.\d)? s \(--wait-for-app\)/);
     expect(took).toBeGreaterThanOrEqual(2_000);
     expect(took).toBeLessThan(30_000);
+    // Said at start as it then happens.
+    expect(listen.stderr).toContain(
+      'yet. Deliveries are still captured, held up to 2 s each for the app (--wait-for-app), then answered 502;',
+    );
     // Off: at once.
     await listen.stop('SIGKILL');
     listen = await startListenProcess(
@@ -118,6 +122,7 @@ describe('listen --wait-for-app', () => {
     const at = Date.now();
     expect((await postSigned(listen.ready.listener, delivery('evt_off'), SECRET)).status).toBe(502);
     expect(Date.now() - at).toBeLessThan(2_000);
+    expect(listen.stderr).toContain('yet. Deliveries are still captured (and answered 502);');
   }, 60_000);
 
   it('answers the deliveries it holds at once when it stops, instead of holding the stop', async () => {
