@@ -115,6 +115,12 @@ export async function putEndpointRecord(
   return recordsNow;
 }
 
+/** Files `records` again (their folder was deleted while listen ran), beside any written since. */
+export async function refileEndpointRecords(recordsPath: string, records: EndpointRecordOnFile[]): Promise<void> {
+  const now = await readEndpointRecords(recordsPath);
+  await writeRecords(recordsPath, [...now, ...records.filter((r) => !now.some((n) => sameRecord(n, r)))]);
+}
+
 /** Forgets the records `matches` picks, and with them their secrets; says how many there were. */
 export async function forgetEndpointRecords(
   recordsPath: string,

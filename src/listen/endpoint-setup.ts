@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { WebhookEndpoint } from '../contract/index.js';
-import { type EndpointRecordOnFile, isSandboxBase } from './endpoint-records.js';
+import { type EndpointRecordOnFile, isSandboxBase, refileEndpointRecords } from './endpoint-records.js';
 import type { Api, ListenMode, ListenOptions, Setup } from './options.js';
 import { registerEndpoint, releaseEndpoint } from './register.js';
 import { adviseOnOtherEndpoints, sameOrigin } from './warnings.js';
@@ -57,6 +57,11 @@ export async function setUpEndpoint(
     sameApi,
     recordsPath,
     logger,
+  });
+  setup.restorers.push({
+    what: 'the endpoints and their secrets (endpoints.json)',
+    paths: [],
+    write: () => refileEndpointRecords(recordsPath, registered.records),
   });
   if (!kept)
     cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));

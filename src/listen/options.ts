@@ -232,6 +232,12 @@ export interface Setup {
   logger: Logger;
   stateDir: string;
   cleanups: (() => Promise<void>)[];
+  /**
+   * How each part of the session writes its files in the state folder again, should the folder be deleted
+   * while listen runs (see restore.ts): `what` names them for the line that says so; `paths`, the files
+   * whose absence alone has them written again.
+   */
+  restorers: { what: string; paths: string[]; write: () => Promise<void> }[];
   /** Told of every delivery the listener answered, after `options.onDelivery`. */
   onDelivery: (report: DeliveryReport) => void;
   /** Told when the app stops answering or is back: `options.onAppState`, then the page once it runs. */

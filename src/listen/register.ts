@@ -24,6 +24,8 @@ export interface RegisteredEndpoint {
   recordName: string | null;
   /** Whether it existed before this run (reused or moved), so that deliveries may have been missed. */
   existed: boolean;
+  /** The records on file once it was filed: what is written back should `.clockhook` be deleted meanwhile. */
+  records: EndpointRecordOnFile[];
 }
 
 export interface RegisterOptions extends Pick<
@@ -74,7 +76,13 @@ export async function registerEndpoint(options: RegisterOptions): Promise<Regist
       (r) => (isOfApi(input, r) && r.url === url) || leaves(r),
     );
     const { secret: _hidden, ...visible } = endpoint;
-    return { endpoint: visible as WebhookEndpoint, secret, recordName: recordName(recordsNow, record), existed: false };
+    return {
+      endpoint: visible as WebhookEndpoint,
+      secret,
+      recordName: recordName(recordsNow, record),
+      existed: false,
+      records: recordsNow,
+    };
   } catch (error) {
     throw await explainConflict(error, client, url);
   }
@@ -95,7 +103,13 @@ async function reuse(
     : input.records.map((r) => (r === onFile ? record : r));
   if (onFile.url !== input.url)
     logger.info(`Endpoint ${endpoint.id} now points at ${input.url} (it was ${onFile.url}); its secret is the same.`);
-  return { endpoint, secret: onFile.secret, recordName: recordName(recordsNow, record), existed: true };
+  return {
+    endpoint,
+    secret: onFile.secret,
+    recordName: recordName(recordsNow, record),
+    existed: true,
+    records: recordsNow,
+  };
 }
 
 /** A 409 for `url` (someone's own endpoint is there), said with what to do; any other error as it is. */

@@ -8,8 +8,8 @@ import { DEFAULT_WAIT_FOR_APP_MS, Listener, normalizeBasePath } from '../listene
 import { onPortOrFree, shownUrl } from '../net.js';
 import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
 import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
-import { CaptureStore } from '../store/index.js';
-import { writeListenDiscovery } from './discovery.js';
+import { CaptureStore, writePrivateFile } from '../store/index.js';
+import { keepSessionFiles } from './restore.js';
 import { setUpEndpoint } from './endpoint-setup.js';
 import { EndpointWatch } from './endpoint-watch.js';
 import { type Api, chooseMode, type ListenOptions, type ListenSession, type Setup } from './options.js';
@@ -64,7 +64,8 @@ async function startCapturing(setup: Setup, targets: Targets): Promise<{ store: 
  * same API, so its records stay under the port asked for; else a relay's endpoint would be created
  * again, with a new secret, whenever port 4302 happened to be busy.
  */
-async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<Api | null> {
+async function connectApi(setup: Setup): Promise<Api | null> {
+  const { options, mode, logger, stateDir, cleanups } = setup;
   const connect = (baseUrl: string, apiKey: string, recordsBase?: string, timeScale = 1) => {
     const client = new ApiClient({ baseUrl, apiKey, logger });
     // As the client spells it: `--api-base https://api.example.com/` one day and without the slash the next is one API.
@@ -91,6 +92,11 @@ async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup):
   const timeScale = options.timeScale ?? 1;
   const sandbox = await startEmbeddedSandbox(port, stateDir, logger, timeScale);
   cleanups.push(() => sandbox.close());
+  setup.restorers.push({
+    what: "the sandbox's state and address (sandbox-db.json, sandbox.json)",
+    paths: ['sandbox-db.json', 'sandbox-db.json.lock', 'sandbox.json'].map((name) => join(stateDir, name)),
+    write: () => sandbox.restoreFiles(),
+  });
   return connect(sandbox.apiBase, sandbox.apiKey, `http://127.0.0.1:${port}`, timeScale);
 }
 
@@ -124,7 +130,7 @@ async function startRelay(
 
 /** The inspector of this session, on a free port from `--inspector-port` on, closed with the session. */
 async function startPage(
-  { options, mode, logger, stateDir, cleanups }: Setup,
+  { options, mode, logger, stateDir, cleanups, restorers }: Setup,
   parts: {
     store: CaptureStore;
     listener: Listener;
@@ -136,6 +142,7 @@ async function startPage(
   },
 ): Promise<Inspector> {
   const { store, listener, api, watch, targets, secret, missed } = parts;
+  const tokenPath = join(stateDir, 'inspector-token');
   const inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
     store,
     listener,
@@ -145,7 +152,7 @@ async function startPage(
     traceUrl: options.traceUrl,
     secretHint: secret ? maskSecret(secret) : null,
     timeScale: api?.timeScale,
-    tokenPath: join(stateDir, 'inspector-token'),
+    tokenPath,
     logger,
     getEndpoint: () => watch.current,
     getMissed: () => missed.list,
@@ -154,6 +161,12 @@ async function startPage(
     refreshEndpoint: () => watch.read(),
   });
   cleanups.push(() => inspector.close());
+  const token = new URL(inspector.url).searchParams.get('token') ?? '';
+  restorers.push({
+    what: "the page's token (inspector-token)",
+    paths: [tokenPath],
+    write: () => writePrivateFile(tokenPath, `${token}\n`),
+  });
   await refuseOwnAddress(targets, { host: '127.0.0.1', port: inspector.port }, 'inspector');
   return inspector;
 }
@@ -241,6 +254,7 @@ function setupOf(options: ListenOptions, mode: Setup['mode'], deliveryFailed: ()
     logger: options.logger ?? silentLogger,
     stateDir: options.stateDir ?? '.clockhook',
     cleanups: [],
+    restorers: [],
     onDelivery: (report) => {
       options.onDelivery?.(report);
       if (report.source === 'delivery' && (report.status < 200 || report.status >= 300)) deliveryFailed();
@@ -290,12 +304,7 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
     listener.release();
     const db = options.dbPath ?? join(setup.stateDir, 'captures.json');
-    const discovery = join(setup.stateDir, 'listen.json');
-    const found = { listener: listener.url, inspector: inspector?.url ?? null, db, startedAt };
-    cleanups.push(await writeListenDiscovery(discovery, found));
-    // Deleted with the folder (`rm -rf .clockhook`): written again once the store is, so that replay finds listen.
-    const unwatch = store.onRecovered(() => void writeListenDiscovery(discovery, found).catch(() => {}));
-    cleanups.push(async () => void unwatch());
+    await keepSessionFiles(setup, store, { listener: listener.url, inspector: inspector?.url ?? null, db, startedAt });
     let closing: Promise<void> | undefined;
     const timeScale = api?.timeScale ?? 1;
     const { existed } = registered;

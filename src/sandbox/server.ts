@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { isApiVersionLabel, isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { claimStateFile, coalesceWrites } from '../store/index.js';
+import { claimStateFile, coalesceWrites, lockAgain } from '../store/index.js';
 import { DEFAULT_DISCOVERY_PATH, readDiscoveryFile, removeDiscovery, writeDiscovery } from './discovery.js';
 import { invalidParam, notFound, rateLimited, SandboxError } from './errors.js';
 import { DAY_MS, MinuteWindow, PER_KEY_PER_MINUTE, TRIAL_CAPS, usageInLastDay } from './limits.js';
@@ -70,6 +70,11 @@ export interface Sandbox {
   port: number;
   /** Stops the server and the worker, writes the state, removes the discovery file. Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Writes its files again (the state, with its lock, and the discovery file) after their folder was deleted
+   * under it: listen calls it once its capture store has made `.clockhook` again.
+   */
+  restoreFiles(): Promise<void>;
 }
 
 const DEFAULTS = {
@@ -331,7 +336,8 @@ async function sandboxInUse(config: typeof DEFAULTS, pid: number): Promise<strin
   return `${config.dbPath} is in use by another sandbox (pid ${pid}: a clockhook sandbox, or the one clockhook listen runs when none is running). Stop that one first, or give this one its own state with --db. (If none runs, pid ${pid} is another program's now: delete ${config.dbPath}.lock.)`;
 }
 
-async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>): Promise<Sandbox> {
+async function runSandbox(config: typeof DEFAULTS, releaseLock: () => Promise<void>): Promise<Sandbox> {
+  let release = releaseLock;
   const { now, logger } = config;
   const db = await openSandboxState(config.dbPath, logger);
   const defaultKey = ensureDefaultAccount(db.data, now());
@@ -357,15 +363,11 @@ async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>)
   await listenOn(server, config.port, config.host);
   const { port } = server.address() as AddressInfo;
   const apiBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  if (config.discoveryPath) {
-    await writeDiscovery(config.discoveryPath, {
-      apiBase,
-      apiKey: defaultKey.key,
-      account: DEFAULT_ACCOUNT,
-      pid: process.pid,
-      timeScale: config.timeScale,
-    });
-  }
+  const discovery = { apiBase, apiKey: defaultKey.key, account: DEFAULT_ACCOUNT, pid: process.pid };
+  const writeOwnDiscovery = async () => {
+    if (config.discoveryPath) await writeDiscovery(config.discoveryPath, { ...discovery, timeScale: config.timeScale });
+  };
+  await writeOwnDiscovery();
   // Last, with nothing awaited after it: an attempt due already is reported only once the caller has
   // said the sandbox is ready (the ready line comes first).
   worker.resume();
@@ -385,6 +387,12 @@ async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>)
         await release();
       })();
       return closing;
+    },
+    async restoreFiles() {
+      if (closing) return;
+      if (config.dbPath) release = (await lockAgain(config.dbPath, (pid) => sandboxInUse(config, pid))) ?? release;
+      await persist();
+      await writeOwnDiscovery();
     },
   };
 }

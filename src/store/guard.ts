@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../logger.js';
 import type { JournalAdapter } from './journal.js';
-import { acquireLock, StoreLockedError } from './lock.js';
+import { lockAgain, StoreLockedError } from './lock.js';
 import { ensurePrivateDir, inStateDir } from './private-files.js';
 
 /** How often the store's folder, files and lock are looked at while it is open. */
@@ -62,9 +62,7 @@ export class StoreGuard {
   /** Makes the folder (with its `.gitignore`) and takes the lock again when it is not this process's. */
   async recover(): Promise<void> {
     const { path, adapter } = this.store;
-    await ensurePrivateDir(dirname(path));
-    const holder = await readFile(`${path}.lock`, 'utf8').catch(missing);
-    if (holder?.trim() !== String(process.pid)) this.#release = await acquireLock(path);
+    this.#release = (await lockAgain(path)) ?? this.#release;
     adapter.broken = null;
   }
 

@@ -98,3 +98,19 @@ export async function claimStateFile(
   await ensurePrivateDir(dirname(path));
   return acquireLock(path, inUse);
 }
+
+/**
+ * Takes a state file's lock again after its folder was deleted under this process (`rm -rf .clockhook`): the
+ * folder is made again, and the lock taken unless it still holds this process's pid. Resolves with the new
+ * release function, or null when the lock was still this process's; throws StoreLockedError when another
+ * process took it meanwhile.
+ */
+export async function lockAgain(
+  path: string,
+  inUse?: (pid: number) => Promise<string>,
+): Promise<(() => Promise<void>) | null> {
+  await ensurePrivateDir(dirname(path));
+  const holder = await readFile(`${path}.lock`, 'utf8').catch(() => null);
+  if (holder?.trim() === String(process.pid)) return null;
+  return acquireLock(path, inUse);
+}

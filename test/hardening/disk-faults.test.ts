@@ -233,6 +233,7 @@ describe('the store folder deleted under a running listen', () => {
     // At once, not after the next look at the folder: nothing was acknowledged from the deleted journal.
     expect(readFileSync(join(state, 'captures.json.lock'), 'utf8')).toBe(String(listen.child.pid));
     expect(readFileSync(join(state, '.gitignore'), 'utf8')).toMatch(/^\*$/m);
+    await expect.poll(() => existsSync(join(state, 'listen.json'))).toBe(true);
     await listen.stop('SIGKILL');
     expect(listen.stderr).toMatch(/was deleted while listen runs.*made it again/);
     listen = undefined;
@@ -243,4 +244,22 @@ describe('the store folder deleted under a running listen', () => {
     listen = await startListenProcess(['--secret', SECRET, '--no-inspector'], dir.path);
     expect((await readCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual(expect.arrayContaining(acked));
   });
+
+  it('writes back what listen keeps beside the store, so that the other commands find its sandbox again', async () => {
+    const dir = await tempDir();
+    const state = join(dir.path, '.clockhook');
+    listen = await startListenProcess(['--forward-to', app.url, '--no-inspector'], dir.path);
+    spawnSync('rm', ['-rf', state]);
+    const kept = ['sandbox.json', 'sandbox-db.json', 'sandbox-db.json.lock', 'endpoints.json', 'listen.json'];
+    await expect.poll(() => kept.filter((name) => !existsSync(join(state, name))), { timeout: 10_000 }).toEqual([]);
+    expect(listen.stderr).toMatch(/Wrote back what listen keeps in .*: the sandbox's state and address/);
+    const trigger = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
+    expect(trigger.code, trigger.stderr).toBe(0);
+    const { id } = JSON.parse(trigger.stdout) as { id: string };
+    await listen.waitForLine((line) => line.event === 'delivery' && line.eventId === id);
+    expect((await runCli(['secret'], { cwd: dir.path })).code).toBe(0);
+    // One of them deleted alone is back within seconds.
+    spawnSync('rm', [join(state, 'sandbox.json')]);
+    await expect.poll(() => existsSync(join(state, 'sandbox.json')), { timeout: 10_000 }).toBe(true);
+  }, 60_000);
 });

@@ -1,0 +1,83 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { type CaptureStore, ensurePrivateDir } from '../store/index.js';
+import { type ListenDiscovery, writeListenDiscovery } from './discovery.js';
+import type { Setup } from './options.js';
+
+/** How often the session's files are looked for (as the capture store's are: StoreGuard). */
+const LOOK_EVERY_MS = 1_000;
+
+/**
+ * Writes back what the session keeps in its state folder beside the capture store when it is deleted while
+ * listen runs (`rm -rf .clockhook`, `git clean -xfd`): the embedded sandbox's state, lock and address (without
+ * which `clockhook trigger` and the other commands no longer find it), the endpoints' secrets, the page's token
+ * and listen.json. The capture store's guard makes the folder again and calls this at once (`all`); between
+ * times, a file of them found missing is written back alone (an `rm -rf` that met the folder made again may
+ * still remove files it listed before). The endpoints' records are written back only with the folder: one
+ * missing alone may have been emptied on purpose. Said in one line, with what could not be written and why.
+ */
+export async function restoreSessionFiles({ restorers, logger, stateDir }: Setup, all: boolean): Promise<void> {
+  const written: string[] = [];
+  const failed: string[] = [];
+  for (const { what, paths, write } of restorers) {
+    if (!all && !paths.some((path) => !existsSync(path))) continue;
+    await write().then(
+      () => written.push(what),
+      (error: Error) => failed.push(`${what}: ${error.message}`),
+    );
+  }
+  if (written.length === 0 && failed.length === 0) return;
+  const said = written.length > 0 ? `Wrote back what listen keeps in ${stateDir}: ${written.join(', ')}.` : '';
+  const not = failed.length > 0 ? ` Could not write back ${failed.join('; ')}.` : '';
+  logger.warn(`${said}${not}`.trim());
+}
+
+/**
+ * Looks for the session's files every second; returns the function that stops it. A folder that is gone is the
+ * store guard's to make again when the capture store is in it (it calls restoreSessionFiles then); with the
+ * store elsewhere (`--db`), it is made again here.
+ */
+export function watchSessionFiles(setup: Setup): () => void {
+  const { options, stateDir } = setup;
+  const storeInside = !options.dbPath || dirname(resolve(options.dbPath)) === resolve(stateDir);
+  let looking = false;
+  const look = async () => {
+    if (existsSync(stateDir)) return restoreSessionFiles(setup, false);
+    if (storeInside) return;
+    await ensurePrivateDir(stateDir);
+    await restoreSessionFiles(setup, true);
+  };
+  const timer = setInterval(() => {
+    if (looking) return;
+    looking = true;
+    void look()
+      .catch(() => {}) // the next look tries again
+      .finally(() => (looking = false));
+  }, LOOK_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * Writes listen.json (how replay and the other commands find this listen), and from now on writes back the
+ * session's files should they be deleted (see restoreSessionFiles), until the session ends.
+ */
+export async function keepSessionFiles(
+  setup: Setup,
+  store: CaptureStore,
+  found: Omit<ListenDiscovery, 'pid'>,
+): Promise<void> {
+  const discovery = join(setup.stateDir, 'listen.json');
+  setup.cleanups.push(await writeListenDiscovery(discovery, found));
+  setup.restorers.push({
+    what: 'listen.json',
+    paths: [discovery],
+    write: async () => void (await writeListenDiscovery(discovery, found)),
+  });
+  const unwatch = store.onRecovered(() => void restoreSessionFiles(setup, true));
+  const unlook = watchSessionFiles(setup);
+  setup.cleanups.push(async () => {
+    unwatch();
+    unlook();
+  });
+}
