@@ -25,7 +25,7 @@ export function tracingConfig(
   defaultServiceName: string,
 ): TracingConfig | null {
   const serviceName = env.OTEL_SERVICE_NAME || defaultServiceName;
-  if (flag !== undefined) return { url: checked(tracesUrl(flag), '--otlp'), serviceName };
+  if (flag !== undefined) return { url: tracesUrl(checked(flag, '--otlp')), serviceName };
   if (env.OTEL_SDK_DISABLED === 'true') return null;
   const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   if (traces) return { url: checked(traces, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'), serviceName };
