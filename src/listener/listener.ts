@@ -11,7 +11,7 @@ import {
 } from '../http/index.js';
 import { answerExcerpt } from '../excerpt.js';
 import { isEveryInterface, listenOn } from '../net.js';
-import { type Capture, type CaptureForward, newCaptureId } from '../store/index.js';
+import { type Capture, newCaptureId } from '../store/index.js';
 import { Advisor } from './advice.js';
 import { answerItself, answerUnstored, refuseBusy, routeRequest } from './steps.js';
 import { type Body, captureOf } from './capture.js';
@@ -21,9 +21,9 @@ import { chooseRoute, isRouted, type Route, routeOfCapture, routesOf } from './r
 import { Hold } from './hold.js';
 import type { FaultPlan } from './faults.js';
 import { Injector } from './injector.js';
-import { type DeliveryTrace, deliveryAttributes } from './tracing.js';
+import type { DeliveryTrace } from './tracing.js';
 import { type Read, readFromSocket, wholeBody } from './read.js';
-import { reportOf } from './report.js';
+import { Reporter } from './report.js';
 import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
 import {
   replayable,
@@ -35,7 +35,6 @@ import {
 } from './replay.js';
 import { joinTargetPath, normalizeBasePath } from './target.js';
 import { verifyDelivery } from './verify.js';
-import { captureStoryOf, storiesAmong } from '../story/index.js';
 
 /**
  * The listener: every request under the base path goes through the same steps, each a function of its
@@ -58,8 +57,7 @@ export class Listener {
   readonly #hold: Hold;
   /** Faults on purpose (--faults): what they are, and what was injected; null without. */
   readonly injector: Injector | null;
-  /** The traces of captures not answered yet, by capture id (with tracing on). */
-  readonly #traces = new Map<string, DeliveryTrace>();
+  readonly #reporter: Reporter;
   /** The fault plans of captures on their way from capture to forward, by capture id. */
   readonly #plans = new Map<string, FaultPlan>();
   #settled: (() => void) | null = null;
@@ -80,6 +78,7 @@ export class Listener {
     this.#advisor = new Advisor(config.logger, this.#basePath, config.tolerance);
     this.#hold = new Hold(config.held);
     this.injector = config.faults ? new Injector(config.faults, config.logger) : null;
+    this.#reporter = new Reporter(config.store, config.onDelivery);
   }
 
   /** Lets the requests held so far go on, checked with the secret known now, and holds no more. */
@@ -259,7 +258,7 @@ export class Listener {
     this.#plans.delete(stored.id);
     if (stored.rejected || !route) {
       const status = answerItself(res, stored, this.#options.maxBodyBytes);
-      this.#report(stored, status, started, stored.rejected?.code);
+      this.#reporter.report(stored, { status, started, error: stored.rejected?.code });
     } else {
       const exchange = { req, res, capture: stored, bytes: body.bytes, relative, started, plan, trace };
       await this.#forward(route.forwarder, exchange);
@@ -278,7 +277,7 @@ export class Listener {
     const made = this.#capture(req, body, replay);
     verified?.({ 'clockhook.signature': made.signature.status });
     const captured = trace?.step('capture', { 'clockhook.capture.id': made.id });
-    if (trace) this.#traces.set(made.id, trace);
+    if (trace) this.#reporter.traced(made.id, trace);
     const { durable, capture: stored } = this.#options.store.insert(
       trace ? { ...made, trace: trace.ref } : made,
       body.bytes,
@@ -317,7 +316,7 @@ export class Listener {
       return true;
     } catch (error) {
       answerUnstored(res, capture, error as Error, this.#options);
-      this.#report(capture, 503, started, 'capture_failed');
+      this.#reporter.report(capture, { status: 503, started, error: 'capture_failed' });
       return false;
     }
   }
@@ -341,35 +340,13 @@ export class Listener {
       outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
     const held = plan?.timeout && outcome.kind === 'answered';
     const error = held ? 'injected timeout: the sender is not answered' : outcome.forward.error;
-    this.#report(capture, status, started, error, outcome.forward, answer);
+    this.#reporter.report(capture, { status, started, error, forward: outcome.forward, answer });
     this.#advisor.forwarded(outcome.forward, status, capture.signature, relative);
     if (plan?.duplicate && outcome.kind === 'answered')
       void injector?.duplicate(capture, bytes, { secret: this.#secret, now: this.#options.now() }, (request) =>
         this.deliver(request, { injected: ['duplicate'] }),
       );
     if (held) await injector?.holdAnswer(res);
-  }
-
-  /** `forward`: where a forwarded request went; the listener answered the others itself. */
-  #report(
-    capture: Capture,
-    status: number,
-    started: number,
-    error?: string,
-    forward?: CaptureForward,
-    answer?: string | null,
-  ): void {
-    const durationMs = Math.round(performance.now() - started);
-    const { store } = this.#options;
-    const now = store.get(capture.id) ?? capture;
-    const story = captureStoryOf(
-      now,
-      storiesAmong([now], (id) => store.ofEvent(id)),
-    );
-    const outcome = { status, durationMs, error, target: forward?.target, answer, waitedMs: forward?.waitedMs };
-    this.#options.onDelivery(reportOf(capture, outcome, story));
-    this.#traces.get(capture.id)?.end(status, deliveryAttributes(now, story, forward?.statusCode));
-    this.#traces.delete(capture.id);
   }
 }
 

@@ -1,6 +1,7 @@
-import type { Capture } from '../store/index.js';
-import type { CaptureStory } from '../story/index.js';
+import type { Capture, CaptureForward, CaptureStore } from '../store/index.js';
+import { type CaptureStory, captureStoryOf, storiesAmong } from '../story/index.js';
 import type { DeliveryReport } from './options.js';
+import { type DeliveryTrace, deliveryAttributes } from './tracing.js';
 
 /** The report of a request that was captured: `target` when it was forwarded, `answer` what the app said. */
 export function reportOf(
@@ -54,4 +55,47 @@ export function busyReport(method: string, source: Capture['source'], durationMs
     durationMs,
     error: 'listener_busy',
   };
+}
+
+/** How a captured request ended, for its report: `forward`, where it went when it was forwarded. */
+export interface Ending {
+  status: number;
+  /** When it arrived (performance.now()). */
+  started: number;
+  error?: string;
+  forward?: CaptureForward;
+  /** What the app said, when it did not take it. */
+  answer?: string | null;
+}
+
+/**
+ * Tells how each captured request ended: its report to `onDelivery`, with its story as the store has it then,
+ * and, with tracing on, the end of its server span (with the same story).
+ */
+export class Reporter {
+  /** The traces of captures not answered yet, by capture id. */
+  readonly #traces = new Map<string, DeliveryTrace>();
+
+  constructor(
+    private readonly store: CaptureStore,
+    private readonly onDelivery: (report: DeliveryReport) => void,
+  ) {}
+
+  /** Keeps a capture's trace until its report ends it. */
+  traced(captureId: string, trace: DeliveryTrace): void {
+    this.#traces.set(captureId, trace);
+  }
+
+  report(capture: Capture, { status, started, error, forward, answer }: Ending): void {
+    const durationMs = Math.round(performance.now() - started);
+    const now = this.store.get(capture.id) ?? capture;
+    const story = captureStoryOf(
+      now,
+      storiesAmong([now], (id) => this.store.ofEvent(id)),
+    );
+    const outcome = { status, durationMs, error, target: forward?.target, answer, waitedMs: forward?.waitedMs };
+    this.onDelivery(reportOf(capture, outcome, story));
+    this.#traces.get(capture.id)?.end(status, deliveryAttributes(now, story, forward?.statusCode));
+    this.#traces.delete(capture.id);
+  }
 }
