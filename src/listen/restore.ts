@@ -9,9 +9,8 @@ const LOOK_EVERY_MS = 1_000;
 
 /**
  * Writes back what the session keeps in its state folder beside the capture store when it is deleted while
- * listen runs (`rm -rf .clockhook`, `git clean -xfd`): the embedded sandbox's state, lock and address (without
- * which `clockhook trigger` and the other commands no longer find it), the endpoints' secrets, the page's token
- * and listen.json. The capture store's guard makes the folder again and calls this at once (`all`); between
+ * listen runs (`rm -rf .clockhook`, `git clean -xfd`): the endpoints' secrets, the page's token and listen.json
+ * (the embedded sandbox keeps its own files: SandboxFiles). The capture store's guard makes the folder again and calls this at once (`all`); between
  * times, a file of them found missing is written back alone (an `rm -rf` that met the folder made again may
  * still remove files it listed before). The endpoints' records are written back only with the folder: one
  * missing alone may have been emptied on purpose. Said in one line, with what could not be written and why.

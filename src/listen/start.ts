@@ -92,11 +92,6 @@ async function connectApi(setup: Setup): Promise<Api | null> {
   const timeScale = options.timeScale ?? 1;
   const sandbox = await startEmbeddedSandbox(port, stateDir, logger, timeScale);
   cleanups.push(() => sandbox.close());
-  setup.restorers.push({
-    what: "the sandbox's state and address (sandbox-db.json, sandbox.json)",
-    paths: ['sandbox-db.json', 'sandbox-db.json.lock', 'sandbox.json'].map((name) => join(stateDir, name)),
-    write: () => sandbox.restoreFiles(),
-  });
   return connect(sandbox.apiBase, sandbox.apiKey, `http://127.0.0.1:${port}`, timeScale);
 }
 

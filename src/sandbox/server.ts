@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { isApiVersionLabel, isDomainEventType, PING_EVENT_TYPE, sampleData } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { claimStateFile, coalesceWrites, lockAgain } from '../store/index.js';
+import { claimStateFile, coalesceWrites } from '../store/index.js';
+import { SandboxFiles } from './keep-files.js';
 import { DEFAULT_DISCOVERY_PATH, readDiscoveryFile, removeDiscovery, writeDiscovery } from './discovery.js';
 import { invalidParam, notFound, rateLimited, SandboxError } from './errors.js';
 import { DAY_MS, MinuteWindow, PER_KEY_PER_MINUTE, TRIAL_CAPS, usageInLastDay } from './limits.js';
@@ -70,11 +71,6 @@ export interface Sandbox {
   port: number;
   /** Stops the server and the worker, writes the state, removes the discovery file. Safe to call twice. */
   close(): Promise<void>;
-  /**
-   * Writes its files again (the state, with its lock, and the discovery file) after their folder was deleted
-   * under it: listen calls it once its capture store has made `.clockhook` again.
-   */
-  restoreFiles(): Promise<void>;
 }
 
 const DEFAULTS = {
@@ -336,8 +332,7 @@ async function sandboxInUse(config: typeof DEFAULTS, pid: number): Promise<strin
   return `${config.dbPath} is in use by another sandbox (pid ${pid}: a clockhook sandbox, or the one clockhook listen runs when none is running). Stop that one first, or give this one its own state with --db. (If none runs, pid ${pid} is another program's now: delete ${config.dbPath}.lock.)`;
 }
 
-async function runSandbox(config: typeof DEFAULTS, releaseLock: () => Promise<void>): Promise<Sandbox> {
-  let release = releaseLock;
+async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>): Promise<Sandbox> {
   const { now, logger } = config;
   const db = await openSandboxState(config.dbPath, logger);
   const defaultKey = ensureDefaultAccount(db.data, now());
@@ -368,6 +363,11 @@ async function runSandbox(config: typeof DEFAULTS, releaseLock: () => Promise<vo
     if (config.discoveryPath) await writeDiscovery(config.discoveryPath, { ...discovery, timeScale: config.timeScale });
   };
   await writeOwnDiscovery();
+  const files = new SandboxFiles(
+    { ...config, logger, persist, writeDiscovery: writeOwnDiscovery, inUse: (pid) => sandboxInUse(config, pid) },
+    release,
+  );
+  files.start();
   // Last, with nothing awaited after it: an attempt due already is reported only once the caller has
   // said the sandbox is ready (the ready line comes first).
   worker.resume();
@@ -384,15 +384,9 @@ async function runSandbox(config: typeof DEFAULTS, releaseLock: () => Promise<vo
         await worker.close();
         await persist();
         if (config.discoveryPath) await removeDiscovery(config.discoveryPath);
-        await release();
+        await files.close();
       })();
       return closing;
-    },
-    async restoreFiles() {
-      if (closing) return;
-      if (config.dbPath) release = (await lockAgain(config.dbPath, (pid) => sandboxInUse(config, pid))) ?? release;
-      await persist();
-      await writeOwnDiscovery();
     },
   };
 }

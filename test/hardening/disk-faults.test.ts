@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Capture, CaptureStore, newCaptureId } from '../../src/store/index.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { recordingLogger } from '../helpers/logger.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
@@ -252,7 +252,8 @@ describe('the store folder deleted under a running listen', () => {
     spawnSync('rm', ['-rf', state]);
     const kept = ['sandbox.json', 'sandbox-db.json', 'sandbox-db.json.lock', 'endpoints.json', 'listen.json'];
     await expect.poll(() => kept.filter((name) => !existsSync(join(state, name))), { timeout: 10_000 }).toEqual([]);
-    expect(listen.stderr).toMatch(/Wrote back what listen keeps in .*: the sandbox's state and address/);
+    expect(listen.stderr).toMatch(/Wrote back what listen keeps in .*: the endpoints and their secrets/);
+    expect(listen.stderr).toMatch(/The sandbox's .*sandbox\.json.* deleted while it runs: wrote them back/);
     const trigger = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
     expect(trigger.code, trigger.stderr).toBe(0);
     const { id } = JSON.parse(trigger.stdout) as { id: string };
@@ -261,5 +262,22 @@ describe('the store folder deleted under a running listen', () => {
     // One of them deleted alone is back within seconds.
     spawnSync('rm', [join(state, 'sandbox.json')]);
     await expect.poll(() => existsSync(join(state, 'sandbox.json')), { timeout: 10_000 }).toBe(true);
+  }, 60_000);
+
+  it('is written back by a clockhook sandbox of its own, whose commands find it again', async () => {
+    const dir = await tempDir();
+    const sandbox = spawnCli(['sandbox', '--json', '--port', '0'], { cwd: dir.path });
+    try {
+      await sandbox.waitForLine((line) => line.event === 'ready', 30_000);
+      spawnSync('rm', ['-rf', join(dir.path, '.clockhook')]);
+      const kept = ['sandbox.json', 'sandbox-db.json', 'sandbox-db.json.lock'];
+      const state = join(dir.path, '.clockhook');
+      await expect.poll(() => kept.filter((name) => !existsSync(join(state, name))), { timeout: 10_000 }).toEqual([]);
+      const trigger = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
+      expect(trigger.code, trigger.stderr).toBe(0);
+      expect(sandbox.stderr).toMatch(/deleted while it runs: wrote them back from memory/);
+    } finally {
+      await sandbox.stop();
+    }
   }, 60_000);
 });
