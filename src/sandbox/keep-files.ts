@@ -27,7 +27,8 @@ interface Keeping {
 export class SandboxFiles {
   #release: () => Promise<void>;
   #timer: NodeJS.Timeout | null = null;
-  #looking = false;
+  /** The look under way, if one is: stopping waits for it, so that nothing is written after the stop. */
+  #looking: Promise<void> | null = null;
   #said: string | null = null;
 
   constructor(
@@ -40,18 +41,18 @@ export class SandboxFiles {
   start(): void {
     const { dbPath, discoveryPath } = this.keeping;
     if (!dbPath && !discoveryPath) return; // in memory only (a test's sandbox): nothing to keep
-    this.#timer = setInterval(() => void this.look(), LOOK_EVERY_MS);
+    this.#timer = setInterval(() => {
+      this.#looking ??= this.#look().finally(() => (this.#looking = null));
+    }, LOOK_EVERY_MS);
     this.#timer.unref();
   }
 
   /** Looks once; writes back what is missing. */
-  async look(): Promise<void> {
-    if (this.#looking) return;
+  async #look(): Promise<void> {
     const { dbPath, discoveryPath, logger } = this.keeping;
     const files = [dbPath, dbPath && `${dbPath}.lock`, discoveryPath].filter((path): path is string => !!path);
     const missing = files.filter((path) => !existsSync(path));
     if (missing.length === 0) return;
-    this.#looking = true;
     try {
       if (dbPath) this.#release = (await lockAgain(dbPath, this.keeping.inUse)) ?? this.#release;
       await this.keeping.persist();
@@ -65,14 +66,17 @@ export class SandboxFiles {
       const problem = `The sandbox's files in ${dirname(files[0])} were deleted while it runs, and cannot be written back: ${(error as Error).message}. Other commands of the folder do not find it; stop it and start it again.`;
       if (this.#said !== problem) logger.error(problem);
       this.#said = problem;
-    } finally {
-      this.#looking = false;
     }
   }
 
-  /** Stops looking and releases the state's lock. */
-  async close(): Promise<void> {
+  /** Stops looking (once a look under way is done): the sandbox is closing, and removes its discovery file. */
+  async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
-    await this.#release();
+    await this.#looking;
+  }
+
+  /** Releases the state's lock (the last thing a closing sandbox does). */
+  release(): Promise<void> {
+    return this.#release();
   }
 }

@@ -157,11 +157,12 @@ async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>)
     port,
     close() {
       closing ??= (async () => {
+        await files.stop();
         await closeNow(server);
         await worker.close();
         await persist();
         if (config.discoveryPath) await removeDiscovery(config.discoveryPath);
-        await files.close();
+        await files.release();
       })();
       return closing;
     },
