@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type CaptureStore, ensurePrivateDir } from '../store/index.js';
 import { type ListenDiscovery, writeListenDiscovery } from './discovery.js';
@@ -34,17 +34,28 @@ export async function restoreSessionFiles({ restorers, logger, stateDir }: Setup
 /**
  * Looks for the session's files every second; returns the function that stops it. A folder that is gone is the
  * store guard's to make again when the capture store is in it (it calls restoreSessionFiles then); with the
- * store elsewhere (`--db`), it is made again here.
+ * store elsewhere (`--db`), it is made again here, and a folder made again by another (a sandbox keeping its own
+ * files) has everything written back, as a folder made here does.
  */
 export function watchSessionFiles(setup: Setup): () => void {
   const { options, stateDir } = setup;
   const storeInside = !options.dbPath || dirname(resolve(options.dbPath)) === resolve(stateDir);
+  // Which folder it is: a folder made again often gets the inode number the deleted one had, not its birth time.
+  const folderNow = () => {
+    const stats = statSync(stateDir, { throwIfNoEntry: false });
+    return stats && `${stats.ino}:${stats.birthtimeMs}`;
+  };
+  let folder = folderNow();
   let looking = false;
   const look = async () => {
-    if (existsSync(stateDir)) return restoreSessionFiles(setup, false);
-    if (storeInside) return;
-    await ensurePrivateDir(stateDir);
-    await restoreSessionFiles(setup, true);
+    if (!existsSync(stateDir)) {
+      if (storeInside) return;
+      await ensurePrivateDir(stateDir);
+    }
+    const now = folderNow();
+    const remade = now !== folder && !storeInside;
+    folder = now;
+    await restoreSessionFiles(setup, remade);
   };
   const timer = setInterval(() => {
     if (looking) return;

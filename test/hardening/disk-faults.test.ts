@@ -245,24 +245,29 @@ describe('the store folder deleted under a running listen', () => {
     expect((await readCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual(expect.arrayContaining(acked));
   });
 
-  it('writes back what listen keeps beside the store, so that the other commands find its sandbox again', async () => {
-    const dir = await tempDir();
-    const state = join(dir.path, '.clockhook');
-    listen = await startListenProcess(['--forward-to', app.url, '--no-inspector'], dir.path);
-    spawnSync('rm', ['-rf', state]);
-    const kept = ['sandbox.json', 'sandbox-db.json', 'sandbox-db.json.lock', 'endpoints.json', 'listen.json'];
-    await expect.poll(() => kept.filter((name) => !existsSync(join(state, name))), { timeout: 10_000 }).toEqual([]);
-    expect(listen.stderr).toMatch(/Wrote back what listen keeps in .*: the endpoints and their secrets/);
-    expect(listen.stderr).toMatch(/The sandbox's .*sandbox\.json.* deleted while it runs: wrote them back/);
-    const trigger = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
-    expect(trigger.code, trigger.stderr).toBe(0);
-    const { id } = JSON.parse(trigger.stdout) as { id: string };
-    await listen.waitForLine((line) => line.event === 'delivery' && line.eventId === id);
-    expect((await runCli(['secret'], { cwd: dir.path })).code).toBe(0);
-    // One of them deleted alone is back within seconds.
-    spawnSync('rm', [join(state, 'sandbox.json')]);
-    await expect.poll(() => existsSync(join(state, 'sandbox.json')), { timeout: 10_000 }).toBe(true);
-  }, 60_000);
+  // With the store in the folder, its guard makes the folder again; with --db elsewhere, listen does.
+  it.each([[[]], [['--db', 'captures.json']]])(
+    'writes back what listen keeps beside the store (%j), so that the other commands find its sandbox again',
+    async (db: string[]) => {
+      const dir = await tempDir();
+      const state = join(dir.path, '.clockhook');
+      listen = await startListenProcess(['--forward-to', app.url, '--no-inspector', ...db], dir.path);
+      spawnSync('rm', ['-rf', state]);
+      const kept = ['sandbox.json', 'sandbox-db.json', 'sandbox-db.json.lock', 'endpoints.json', 'listen.json'];
+      await expect.poll(() => kept.filter((name) => !existsSync(join(state, name))), { timeout: 10_000 }).toEqual([]);
+      expect(listen.stderr).toMatch(/Wrote back what listen keeps in .*: the endpoints and their secrets/);
+      expect(listen.stderr).toMatch(/The sandbox's .*sandbox\.json.* deleted while it runs: wrote them back/);
+      const trigger = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
+      expect(trigger.code, trigger.stderr).toBe(0);
+      const { id } = JSON.parse(trigger.stdout) as { id: string };
+      await listen.waitForLine((line) => line.event === 'delivery' && line.eventId === id);
+      expect((await runCli(['secret'], { cwd: dir.path })).code).toBe(0);
+      // One of them deleted alone is back within seconds.
+      spawnSync('rm', [join(state, 'sandbox.json')]);
+      await expect.poll(() => existsSync(join(state, 'sandbox.json')), { timeout: 10_000 }).toBe(true);
+    },
+    60_000,
+  );
 
   it('is written back by a clockhook sandbox of its own, whose commands find it again', async () => {
     const dir = await tempDir();
