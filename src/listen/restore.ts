@@ -7,15 +7,20 @@ import type { Setup } from './options.js';
 /** How often the session's files are looked for (as the capture store's are: StoreGuard). */
 const LOOK_EVERY_MS = 1_000;
 
+/** What each session said last of files it could not write back: said once, not at every look. */
+const saidLast = new WeakMap<Setup, string>();
+
 /**
  * Writes back what the session keeps in its state folder beside the capture store when it is deleted while
  * listen runs (`rm -rf .clockhook`, `git clean -xfd`): the endpoints' secrets, the page's token and listen.json
- * (the embedded sandbox keeps its own files: SandboxFiles). The capture store's guard makes the folder again and calls this at once (`all`); between
- * times, a file of them found missing is written back alone (an `rm -rf` that met the folder made again may
- * still remove files it listed before). The endpoints' records are written back only with the folder: one
- * missing alone may have been emptied on purpose. Said in one line, with what could not be written and why.
+ * (the embedded sandbox keeps its own files: SandboxFiles). The capture store's guard makes the folder again
+ * and calls this at once (`all`); between times, a file of them found missing is written back alone (an
+ * `rm -rf` that met the folder made again may still remove files it listed before). The endpoints' records are
+ * written back only with the folder: one missing alone may have been emptied on purpose. Said in one line, with
+ * what could not be written and why.
  */
-export async function restoreSessionFiles({ restorers, logger, stateDir }: Setup, all: boolean): Promise<void> {
+export async function restoreSessionFiles(setup: Setup, all: boolean): Promise<void> {
+  const { restorers, logger, stateDir } = setup;
   const written: string[] = [];
   const failed: string[] = [];
   for (const { what, paths, write } of restorers) {
@@ -27,8 +32,11 @@ export async function restoreSessionFiles({ restorers, logger, stateDir }: Setup
   }
   if (written.length === 0 && failed.length === 0) return;
   const said = written.length > 0 ? `Wrote back what listen keeps in ${stateDir}: ${written.join(', ')}.` : '';
-  const not = failed.length > 0 ? ` Could not write back ${failed.join('; ')}.` : '';
-  logger.warn(`${said}${not}`.trim());
+  const not = failed.length > 0 ? ` Could not write back ${failed.join('; ')} (tried again every second).` : '';
+  const line = `${said}${not}`.trim();
+  if (written.length === 0 && saidLast.get(setup) === line) return;
+  saidLast.set(setup, line);
+  logger.warn(line);
 }
 
 /**
