@@ -1,6 +1,7 @@
 // Tracing's flags, for listen and relay (--otlp, --trace-url), and what they say when spans stop reaching the
 // collector and when they reach it again (docs/tracing.md).
 import { type ExporterEvent, type TracingConfig, tracingConfig } from '../tracing/config.js';
+import { startTracing } from '../tracing/start.js';
 import type { OtelTracing } from '../tracing/otel.js';
 import { UsageError } from './errors.js';
 import { colour, printLine, writeLine } from './output.js';
@@ -36,9 +37,7 @@ export function sayTracing(event: ExporterEvent, json: boolean): void {
   else writeLine(colour.green(`tracing: spans reach ${event.url} again`));
 }
 
-/** The relay's tracer, loaded only when tracing is on: with it off, nothing of OpenTelemetry is loaded. */
+/** The relay's tracer, loaded only when tracing is on (startTracing): with it off, nothing of OpenTelemetry is. */
 export async function startTracer(config: TracingConfig | null, json: boolean): Promise<OtelTracing | null> {
-  if (!config) return null;
-  const { startOtelTracing } = await import('../tracing/otel.js');
-  return startOtelTracing(config.url, config.serviceName, (event) => sayTracing(event, json));
+  return config ? startTracing(config, (event) => sayTracing(event, json)) : null;
 }

@@ -1,4 +1,5 @@
 import type { TracingConfig } from '../tracing/config.js';
+import { startTracing } from '../tracing/start.js';
 import { join } from 'node:path';
 import { ApiClient } from '../api/index.js';
 import { maskSecret } from '../contract/index.js';
@@ -64,8 +65,7 @@ async function startCapturing(setup: Setup, targets: Targets): Promise<{ store: 
  * same API, so its records stay under the port asked for; else a relay's endpoint would be created
  * again, with a new secret, whenever port 4302 happened to be busy.
  */
-async function connectApi(setup: Setup): Promise<Api | null> {
-  const { options, mode, logger, stateDir, cleanups } = setup;
+async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<Api | null> {
   const connect = (baseUrl: string, apiKey: string, recordsBase?: string, timeScale = 1) => {
     const client = new ApiClient({ baseUrl, apiKey, logger });
     // As the client spells it: `--api-base https://api.example.com/` one day and without the slash the next is one API.
@@ -233,10 +233,9 @@ function sessionOf(
   };
 }
 
-/** Tracing's spans exporter, loaded only now: with tracing off, nothing of OpenTelemetry is loaded. */
+/** Tracing's spans exporter, loaded only now (startTracing): with tracing off, nothing of OpenTelemetry is loaded. */
 async function startTracer(config: TracingConfig, setup: Setup) {
-  const { startOtelTracing } = await import('../tracing/otel.js');
-  const tracer = startOtelTracing(config.url, config.serviceName, (event) => setup.options.onTracing?.(event));
+  const tracer = await startTracing(config, (event) => setup.options.onTracing?.(event));
   setup.cleanups.push(() => tracer.shutdown());
   return tracer;
 }
