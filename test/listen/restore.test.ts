@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { restoreSessionFiles } from '../../src/listen/restore.js';
+import { SessionFiles } from '../../src/listen/restore.js';
 import type { Setup } from '../../src/listen/options.js';
 import { recordingLogger } from '../helpers/logger.js';
 import { tempDir } from '../helpers/sandbox.js';
@@ -28,12 +28,13 @@ describe('writing back what listen keeps', () => {
         },
       ],
     } as unknown as Setup;
-    for (let look = 0; look < 3; look++) await restoreSessionFiles(setup, false);
+    const files = new SessionFiles(setup);
+    for (let look = 0; look < 3; look++) await files.restore(false);
     expect(logger.warnings).toEqual([
       `Could not write back listen.json: ENOSPC: no space left on device (tried again every second).`,
     ]);
     full = false;
-    await restoreSessionFiles(setup, false);
+    await files.restore(false);
     expect(logger.warnings.at(-1)).toBe(`Wrote back what listen keeps in ${dir.path}: listen.json.`);
   });
 });
