@@ -1,12 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Capture } from '../store/index.js';
+import type { Capture, TraceRef } from '../store/index.js';
 import type { CaptureStory } from '../story/index.js';
-
-/** A span's place: what a capture keeps of its delivery's trace, and what a replay's span links to. */
-export interface TraceRef {
-  traceId: string;
-  spanId: string;
-}
 
 /**
  * What the listener asks of tracing (`listen --otlp`), with no OpenTelemetry type in it: the implementation

@@ -43,6 +43,12 @@ export interface CaptureForward {
   waitedMs?: number;
 }
 
+/** A span's place: what a capture keeps of its delivery's trace, and what a replay's span links to. */
+export interface TraceRef {
+  traceId: string;
+  spanId: string;
+}
+
 /** One request that reached the listener (or a replay of one), as stored. */
 export interface Capture {
   id: string;
@@ -91,7 +97,7 @@ export interface Capture {
   /** Faults injected on purpose (`listen --faults`): "delay 120 ms", "fail 503", "duplicate", … */
   injected?: string[];
   /** With tracing on (`listen --otlp`): the trace and server span of its delivery. */
-  trace?: { traceId: string; spanId: string };
+  trace?: TraceRef;
   /** null in capture-only mode; absent until the forward result arrives. */
   forward?: CaptureForward | null;
   /** Kept by "Clear" in the inspector. */

@@ -20,7 +20,8 @@ import {
   type ReadableSpan,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-node';
-import type { DeliveryTrace, DeliveryTracer, TraceRef } from '../listener/tracing.js';
+import type { DeliveryTrace, DeliveryTracer } from '../listener/tracing.js';
+import type { TraceRef } from '../store/index.js';
 import { packageVersion as version } from '../version.js';
 
 import type { ExporterEvent } from './config.js';
