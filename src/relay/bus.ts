@@ -128,7 +128,7 @@ export class RelayBus {
   #everUp = false;
   #watchdog: NodeJS.Timeout | undefined;
 
-  /** A bus on the Redis at `url` (its client loaded now); `connect` it. */
+  /** A bus on the Redis at `url` (its client loaded now); `start` it. */
   static async open(url: string, logger: Logger, metrics: RelayMetrics): Promise<RelayBus> {
     return new RelayBus(url, logger, metrics, await redisClient(url, true));
   }
