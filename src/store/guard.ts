@@ -9,6 +9,9 @@ import { ensurePrivateDir, inStateDir } from './private-files.js';
 /** How often the store's folder, files and lock are looked at while it is open. */
 export const GUARD_INTERVAL_MS = 1_000;
 
+/** How many times a recovery makes the folder again when it vanishes under it (an `rm -rf` still at work). */
+const RECOVER_ATTEMPTS = 5;
+
 /** What the guard needs of the store it watches. */
 export interface Guarded {
   path: string;
@@ -59,10 +62,20 @@ export class StoreGuard {
     return () => this.#recovered.delete(listener);
   }
 
-  /** Makes the folder (with its `.gitignore`) and takes the lock again when it is not this process's. */
+  /**
+   * Makes the folder (with its `.gitignore`) and takes the lock again when it is not this process's. An
+   * `rm -rf` still running may remove the folder just made (ENOENT): it is made again, a few times.
+   */
   async recover(): Promise<void> {
     const { path, adapter } = this.store;
-    this.#release = (await lockAgain(path)) ?? this.#release;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        this.#release = (await lockAgain(path)) ?? this.#release;
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === RECOVER_ATTEMPTS) throw error;
+      }
+    }
     adapter.broken = null;
   }
 
@@ -149,8 +162,12 @@ export class StoreGuard {
     return inStateDir(this.store.path) && !existsSync(join(dirname(this.store.path), '.gitignore'));
   }
 
+  /**
+   * The store cannot be made again. Taken by another listen, it refuses every write until that one is gone;
+   * otherwise (no room, say) each fsync and each look tries again, and what they cover is refused meanwhile.
+   */
   #refuse(problem: string, error: Error): void {
-    this.store.adapter.broken = error;
+    if (error instanceof StoreLockedError) this.store.adapter.broken = error;
     if (this.#said === problem) return;
     this.#said = problem;
     const why =

@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CaptureStore } from '../../src/store/index.js';
@@ -48,5 +48,16 @@ describe('the store guard, at each fsync', () => {
     expect(await readFile(`${path}.lock`, 'utf8')).toBe(String(process.pid));
     const reopened = (await readFile(path, 'utf8')) + (await readFile(`${path}.journal`, 'utf8').catch(() => ''));
     expect(reopened.match(/"cap_/g)?.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('refuses only while it cannot make the folder again, and takes the next capture once it can', async () => {
+    const folder = join(dir.path, '.clockhook');
+    await rm(folder, { recursive: true });
+    await writeFile(folder, 'a file where the folder was'); // mkdir cannot make it: not for now
+    await expect(store.add(sampleCapture('evt_refused'))).rejects.toThrow();
+    await rm(folder);
+    // At the next fsync, not after the next look (an hour away here): nothing of the failure is kept.
+    await store.add(sampleCapture('evt_taken'));
+    expect(await readFile(`${path}.lock`, 'utf8')).toBe(String(process.pid));
   });
 });
