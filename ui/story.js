@@ -6,9 +6,16 @@ import { state } from './state.js';
 /** The key an event's story is kept under: its event id, or the capture's own id when it has none. */
 export const storyKey = (capture) => capture.envelope?.id ?? capture.id;
 
-/** Keeps the stories clockhook sent (each replaces the one of its event). */
+/**
+ * Keeps the stories clockhook sent: each replaces the one of its event, and carries what the captures of its
+ * message were, which are added to those told before (a capture's kind never changes once decided).
+ */
 export function keepStories(stories) {
-  for (const story of stories ?? []) state.stories.set(story.key, story);
+  for (const story of stories ?? []) {
+    const before = state.stories.get(story.key);
+    if (before) story.deliveries = Object.assign(before.deliveries, story.deliveries);
+    state.stories.set(story.key, story);
+  }
 }
 
 /** The story of a capture's event: { state, words, failed, latest, resend, deliveries }, or undefined. */

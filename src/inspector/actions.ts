@@ -12,7 +12,6 @@ import {
 } from './protocol.js';
 import { searchCaptures } from './search.js';
 import { harOf } from '../captures/har.js';
-import { storiesAmong } from '../story/index.js';
 import { packageVersion } from '../version.js';
 
 function requireApi(ctx: ActionContext): ApiClient {
@@ -89,17 +88,13 @@ const ACTIONS: Record<string, Action> = {
     const body = await ctx.store.body(capture).catch((error: Error) => {
       throw new ActionError('body_unavailable', error.message);
     });
-    return harOf(
-      [{ capture, body }],
-      packageVersion,
-      storiesAmong([capture], (id) => ctx.store.ofEvent(id)),
-    );
+    return harOf([{ capture, body }], packageVersion, ctx.listener.stories.storiesOf([capture]));
   },
   async search(message, ctx) {
     const query = requireString(message, 'query');
     if (query.trim() === '') throw new ActionError('parameter_invalid', 'query must hold something to search for.');
     const found = await searchCaptures(ctx.store, query);
-    return { ...found, stories: storiesFor(ctx.store, found.captures) };
+    return { ...found, stories: storiesFor(ctx, found.captures) };
   },
   async 'catch-up'(message, ctx) {
     if (!ctx.catchUp)
@@ -160,7 +155,7 @@ export async function handleAction(
     const captures = ctx.store.newest(SNAPSHOT_SIZE, before);
     const oldest = captures.at(-1);
     const hasMore = oldest !== undefined && ctx.store.newest(1, oldest.id).length > 0;
-    return { type: 'history', captures, hasMore, stories: storiesFor(ctx.store, captures) };
+    return { type: 'history', captures, hasMore, stories: storiesFor(ctx, captures) };
   }
   try {
     return { type: 'result', id: message.id ?? null, ok: true, data: await run(type, message, ctx, broadcast) };

@@ -3,7 +3,7 @@ import type { ApiClient, MissedEvent } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import type { Listener } from '../listener/index.js';
 import type { Capture, CaptureStore } from '../store/index.js';
-import { type EventStory, storiesAmong } from '../story/index.js';
+import type { EventStory } from '../story/index.js';
 
 /** Everything the hub acts on. The API key stays inside `client`; the secret never enters here. */
 export interface ActionContext {
@@ -76,9 +76,12 @@ export function publicEndpoint(
   return { ...rest, secretHint };
 }
 
-/** The stories of the events of `captures`, each made of every capture of it the store holds. */
-export function storiesFor(store: CaptureStore, captures: readonly Capture[]): EventStory[] {
-  return [...storiesAmong(captures, (id) => store.ofEvent(id)).values()];
+/** How many of an event's newest captures a message's story tells besides its own (see StoryBook.storiesOf). */
+export const RECENT_DELIVERIES = 16;
+
+/** The stories of the events of `captures` as the listener keeps them, with what each of those captures was. */
+export function storiesFor(ctx: Pick<ActionContext, 'listener'>, captures: readonly Capture[]): EventStory[] {
+  return [...ctx.listener.stories.storiesOf(captures, { recent: RECENT_DELIVERIES }).values()];
 }
 
 /** How often pages are told listen is answering; a page says "not answering" after STALE_AFTER_MS (ui) without one. */
@@ -96,6 +99,6 @@ export function snapshotMessage(ctx: ActionContext): Extract<InspectorMessage, {
     listener: ctx.listener.url,
     ...(ctx.traceUrl ? { traceUrl: ctx.traceUrl } : {}),
     missed: ctx.getMissed?.() ?? [],
-    stories: storiesFor(ctx.store, captures),
+    stories: storiesFor(ctx, captures),
   };
 }

@@ -9,9 +9,16 @@ import { answerOnSocket } from '../http/index.js';
 import type { MissedEvent } from '../api/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type Capture, writePrivateFile } from '../store/index.js';
-import { storiesAmong, storyKey } from '../story/index.js';
+import { storyKey } from '../story/index.js';
 import { handleAction } from './actions.js';
-import { type ActionContext, BEAT_MS, type InspectorMessage, publicEndpoint, snapshotMessage } from './protocol.js';
+import {
+  type ActionContext,
+  BEAT_MS,
+  RECENT_DELIVERIES,
+  type InspectorMessage,
+  publicEndpoint,
+  snapshotMessage,
+} from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
 import { closeNow, listenOn, sendInTurn } from '../net.js';
 
@@ -251,7 +258,7 @@ class PageHub {
     const captures = [...this.#changed.values()];
     this.#changed.clear();
     // Each with its event's story as the store tells it now: a later capture can change the event's state.
-    const stories = storiesAmong(captures, (id) => this.#options.store.ofEvent(id));
+    const stories = this.#options.listener.stories.storiesOf(captures, { recent: RECENT_DELIVERIES });
     this.#broadcast(captures.map((capture) => ({ type: 'capture', capture, story: stories.get(storyKey(capture))! })));
   }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { checkEnvelope } from '../contract/index.js';
 import { copyHeaders } from '../http/index.js';
 import { type Capture, type CaptureSignature, encodeBody, newCaptureId } from '../store/index.js';
-import { decideKind } from '../story/index.js';
+import type { Decided } from '../story/index.js';
 
 /** A request's body as the listener read it (see readBody): its bytes, cut at the body limit. */
 export interface Body {
@@ -44,8 +44,8 @@ export interface CaptureContext {
   replayOf: string | undefined;
   /** Whether a replay's body was changed from the one it replays (an edited replay). */
   edited?: boolean;
-  /** The held captures of an event (see CaptureStore.ofEvent), to say what this one is for it. */
-  ofEvent: (eventId: string) => readonly Capture[];
+  /** What a capture arriving now is for its event (see StoryBook.decide). */
+  decide: (capture: Pick<Capture, 'source' | 'receivedAt' | 'envelope'>, edited: boolean) => Decided;
   /** Whether an invalid or missing signature stops the forward (not with --skip-verify, nor for a replay). */
   refuseUnsigned: boolean;
   /** Whether there is an app to forward to. */
@@ -65,8 +65,10 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
   const receivedAt = new Date(context.now).toISOString();
   const source = isDelivery ? 'delivery' : 'replay';
   // Decided once, as it arrives, and stored: what the terminal, the page and the captures commands say of it.
-  const held = parsed.envelope ? context.ofEvent(parsed.envelope.id) : [];
-  const { kind, retry, repeatOf, duplicateOf } = decideKind({ source, receivedAt }, held, { edited: context.edited });
+  const { kind, retry, repeatOf, duplicateOf } = context.decide(
+    { source, receivedAt, envelope: parsed.envelope },
+    context.edited ?? false,
+  );
   const rejected = rejectionOf(body, signature, isDelivery && context.refuseUnsigned);
   const route = context.routeFor?.(parsed.envelope?.type ?? null);
   // A delivery no route takes is answered 200 by clockhook, as in capture-only mode.

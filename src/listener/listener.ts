@@ -12,6 +12,7 @@ import {
 import { answerExcerpt } from '../excerpt.js';
 import { isEveryInterface, listenOn } from '../net.js';
 import { type Capture, newCaptureId } from '../store/index.js';
+import type { StoryBook } from '../story/index.js';
 import { Advisor } from './advice.js';
 import { answerItself, answerUnstored, refuseBusy, routeRequest } from './steps.js';
 import { type Body, captureOf } from './capture.js';
@@ -78,7 +79,12 @@ export class Listener {
     this.#advisor = new Advisor(config.logger, this.#basePath, config.tolerance);
     this.#hold = new Hold(config.held);
     this.injector = config.faults ? new Injector(config.faults, config.logger) : null;
-    this.#reporter = new Reporter(config.store, config.onDelivery);
+    this.#reporter = new Reporter(config.store, config.stories, config.onDelivery);
+  }
+
+  /** The stories of the store's events, kept as captures come (the page reads the same ones). */
+  get stories(): StoryBook {
+    return this.#options.stories;
   }
 
   /** Lets the requests held so far go on, checked with the secret known now, and holds no more. */
@@ -289,14 +295,14 @@ export class Listener {
 
   /** Steps "verify" and "capture": the capture of a request read whole. */
   #capture(req: IncomingMessage, body: Body, { replayOf, edited, injected }: Replaying): Capture {
-    const { store, tolerance, now, skipVerify } = this.#options;
+    const { stories, tolerance, now, skipVerify } = this.#options;
     const header = req.headers['x-service-signature'];
     const signature = verifyDelivery(header, body.bytes, { secret: this.#secret, tolerance, now });
     const capture = captureOf(req, body, {
       signature,
       replayOf,
       edited,
-      ofEvent: (id) => store.ofEvent(id),
+      decide: (arriving, edited) => stories.decide(arriving, { edited }),
       refuseUnsigned: !skipVerify,
       routeFor: (type) => (this.#routed ? (chooseRoute(this.#routes, type)?.name ?? null) : undefined),
       forwarding: this.#routes.length > 0,

@@ -1,4 +1,4 @@
-import type { CaptureStory } from '../story/index.js';
+import { type CaptureStory, StoryBook } from '../story/index.js';
 import { DEFAULT_TOLERANCE_SECONDS } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type AppStateEvent, SERVICE_LIMIT_SECONDS } from './app-wait.js';
@@ -38,6 +38,8 @@ export interface DeliveryReport {
 
 export interface ListenerOptions {
   store: CaptureStore;
+  /** The stories of the store's events, as listen shares them with the page. @default a StoryBook watching `store` */
+  stories?: StoryBook;
   /** The app, or null for capture-only mode (the listener answers 200 itself). */
   forwardTo: URL | null;
   /**
@@ -119,12 +121,14 @@ const DEFAULTS = {
   held: false,
 };
 
-export type ListenerConfig = typeof DEFAULTS & Pick<ListenerOptions, 'store' | 'forwardTo' | 'routes'>;
+export type ListenerConfig = typeof DEFAULTS &
+  Pick<ListenerOptions, 'store' | 'forwardTo' | 'routes'> & { stories: StoryBook };
 
 /** The options over their defaults (an undefined field takes the default), checked. */
 export function listenerConfig(options: ListenerOptions): ListenerConfig {
   const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
   const config = { ...DEFAULTS, ...given } as ListenerConfig;
+  config.stories ??= StoryBook.watching(config.store, config.now);
   if (!Number.isInteger(config.timeoutMs) || config.timeoutMs < 1)
     throw new TypeError(`timeoutMs must be a positive integer (got ${config.timeoutMs}).`);
   const limit = SERVICE_LIMIT_SECONDS * 1000;

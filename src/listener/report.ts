@@ -1,5 +1,5 @@
 import type { Capture, CaptureForward, CaptureStore } from '../store/index.js';
-import { type CaptureStory, captureStoryOf, storiesAmong } from '../story/index.js';
+import type { CaptureStory, StoryBook } from '../story/index.js';
 import type { DeliveryReport } from './options.js';
 import { type DeliveryTrace, deliveryAttributes } from './tracing.js';
 
@@ -78,6 +78,7 @@ export class Reporter {
 
   constructor(
     private readonly store: CaptureStore,
+    private readonly stories: StoryBook,
     private readonly onDelivery: (report: DeliveryReport) => void,
   ) {}
 
@@ -89,10 +90,7 @@ export class Reporter {
   report(capture: Capture, { status, started, error, forward, answer }: Ending): void {
     const durationMs = Math.round(performance.now() - started);
     const now = this.store.get(capture.id) ?? capture;
-    const story = captureStoryOf(
-      now,
-      storiesAmong([now], (id) => this.store.ofEvent(id)),
-    );
+    const story = this.stories.captureStory(now);
     const outcome = { status, durationMs, error, target: forward?.target, answer, waitedMs: forward?.waitedMs };
     this.onDelivery(reportOf(capture, outcome, story));
     this.#traces.get(capture.id)?.end(status, deliveryAttributes(now, story, forward?.statusCode));

@@ -32,6 +32,16 @@ export interface CaptureStoreOptions {
 
 export type CaptureListener = (capture: Capture) => void;
 
+/**
+ * Told of every change to the held captures as it is made, in order (src/story/'s StoryBook keeps each
+ * event's summary so): a capture added, changed (its answer, a pin) or let go (retention, Clear).
+ */
+export interface CaptureObserver {
+  added(capture: Capture): void;
+  changed(before: Capture, after: Capture): void;
+  removed(capture: Capture): void;
+}
+
 /** How long a lazy update may wait for a write to ride along with. */
 const LAZY_WRITE_MS = 50;
 
@@ -50,6 +60,7 @@ export class CaptureStore {
   /** The ids of the held captures of each envelope id, oldest first: what the story of an event is made of. */
   readonly #byEventId = new Map<string, string[]>();
   readonly #listeners = new Set<CaptureListener>();
+  readonly #observers = new Set<CaptureObserver>();
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
   readonly #logger: Logger;
@@ -217,6 +228,7 @@ export class CaptureStore {
     const capture = CaptureStore.#isLarge(whole) ? this.#apart(whole, bytes ?? decodeBody(whole)) : whole;
     this.#db.data.captures.push(capture);
     this.#index(capture);
+    for (const observer of this.#observers) observer.added(capture);
     this.#adapter.put(capture);
     this.#trim();
     this.#emit(capture);
@@ -258,6 +270,7 @@ export class CaptureStore {
       }
     }
     this.#byId.set(id, next);
+    for (const observer of this.#observers) observer.changed(current, next);
     this.#adapter.patch(id, patch);
     this.#emit(next);
     if (lazy) this.#persistSoon();
@@ -285,6 +298,13 @@ export class CaptureStore {
     // Only once the journal says they are gone: a crash before that brings them back, with their bodies.
     await this.#adapter.bodies.remove(gone.flatMap((c) => (c.bodyFile ? [c.bodyFile] : [])));
     return gone.length;
+  }
+
+  /** Tells `observer` of every capture held now (oldest first), then of every change; returns the way to stop. */
+  observe(observer: CaptureObserver): () => void {
+    for (const capture of this.#db.data.captures) observer.added(capture);
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
   }
 
   /** Calls `listener` with every new or changed capture; returns the unsubscribe function. */
@@ -332,13 +352,17 @@ export class CaptureStore {
 
   /** Call once `capture` is out of the captures. */
   #unindex(capture: Capture): void {
+    for (const observer of this.#observers) observer.removed(capture);
     this.#byId.delete(capture.id);
     const eventId = capture.envelope?.id;
     const ids = eventId ? this.#byEventId.get(eventId) : undefined;
     if (!eventId || !ids) return;
     // Retention drops the oldest first: its id is at the front.
-    const at = ids.indexOf(capture.id);
-    if (at !== -1) ids.splice(at, 1);
+    if (ids[0] === capture.id) ids.shift();
+    else {
+      const at = ids.indexOf(capture.id);
+      if (at !== -1) ids.splice(at, 1);
+    }
     if (ids.length === 0) this.#byEventId.delete(eventId);
   }
 

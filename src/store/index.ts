@@ -1,5 +1,5 @@
 export * from './capture.js';
-export { CaptureStore, type CaptureListener, type CaptureStoreOptions } from './capture-store.js';
+export { CaptureStore, type CaptureListener, type CaptureObserver, type CaptureStoreOptions } from './capture-store.js';
 export { coalesceWrites } from './coalesce.js';
 export type { Staged } from './group-commit.js';
 export { claimStateFile, isProcessAlive, lockAgain, StoreLockedError } from './lock.js';

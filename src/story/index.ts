@@ -2,3 +2,6 @@ export * from './outcome.js';
 export * from './story.js';
 export * from './words.js';
 export * from './service.js';
+export { type DeliveryStory, type EventStory, type ServiceView, storyKey } from './event-story.js';
+export { type CaptureStory, StoryBook } from './book.js';
+export type { Decided } from './summary.js';

@@ -1,7 +1,8 @@
 import type { DeliveryOutlook } from '../api/index.js';
 import type { EventRecord } from '../contract/index.js';
 import type { Capture } from '../store/index.js';
-import { type EventStory, eventStoryOf, type ServiceView } from './story.js';
+import type { EventStory, ServiceView } from './event-story.js';
+import { eventStoryOf } from './story.js';
 
 const took = (statusCode: number | null) => statusCode !== null && statusCode >= 200 && statusCode < 300;
 

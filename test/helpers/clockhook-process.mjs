@@ -7,10 +7,10 @@ const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
 
 /**
  * A clockhook command with --json as a child process: `ready` resolves with its ready line (and
- * rejects if it exits first); every later NDJSON line goes to `onLine`.
+ * rejects if it exits first); every later NDJSON line goes to `onLine`. `nodeArgs`: Node's own flags (--cpu-prof).
  */
-export function spawnJson(args, cwd, onLine = () => {}) {
-  const child = spawn(process.execPath, [BIN, ...args], {
+export function spawnJson(args, cwd, onLine = () => {}, { nodeArgs = [] } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     cwd,
     env: { ...process.env, CI: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,106 @@
+// An event's story as every surface gets it, told from its summary (see summary.ts): the state of the event
+// from its newest capture and what the service says, and what each capture an answer carries was for it.
+import type { Capture, DeliveryKind } from '../store/index.js';
+import { outcomeOf } from './outcome.js';
+import type { EventSummary } from './summary.js';
+import { type EventState, kindWords, type NextAttempt, stateWords } from './words.js';
+
+/** What one capture was for its event. */
+export interface DeliveryStory {
+  kind: DeliveryKind;
+  /** For a retry: which one (1 for the first); absent when earlier deliveries were not kept. */
+  retry?: number;
+  words: string;
+}
+
+/** What the service says of an event for this listen's endpoint, where it was asked. */
+export interface ServiceView {
+  /** The event never reached this listen (see listen's missed list). */
+  missed?: boolean;
+  /** Every endpoint asked about took its latest attempt. */
+  delivered?: boolean;
+  /** What the service does next, from its delivery attempts (see deliveryOutlook); null: nothing is due. */
+  next?: NextAttempt | null;
+  /** Why nothing more comes, when the service says so. */
+  ended?: 'gave-up' | 'disabled' | 'deleted';
+}
+
+/** An event's story: one per event id, or per capture with no event id. */
+export interface EventStory {
+  /** The event id, or the id of a capture that has none. */
+  key: string;
+  eventId: string | null;
+  type: string | null;
+  state: EventState;
+  words: string;
+  /** When the service tries next, when known. */
+  next: NextAttempt | null;
+  /** Whether it is in the one "failed" set: its latest delivery or replay did not get a 2xx. */
+  failed: boolean;
+  /** The capture that decides the state (the newest), null for a missed event. */
+  latest: string | null;
+  /** What a replay of the event sends: its newest delivery from the service (else its newest capture). */
+  resend: string | null;
+  /**
+   * What each capture of it that comes with the story was, by id: every capture held, for the captures
+   * commands; the ones a message carries, for the page, which keeps those it was told before.
+   */
+  deliveries: Record<string, DeliveryStory>;
+}
+
+/** The key a capture's story is kept under: its event id, or its own id when it has none. */
+export const storyKey = (capture: Pick<Capture, 'id' | 'envelope'>): string => capture.envelope?.id ?? capture.id;
+
+/** The state of an event that has no capture here: the service's view alone. */
+function serviceState(service: ServiceView): { state: EventState; next: NextAttempt | null } {
+  if (service.missed) return { state: 'missed', next: service.next ?? null };
+  if (service.delivered) return { state: 'delivered', next: null };
+  if (service.ended === 'gave-up') return { state: 'given-up', next: null };
+  if (service.ended === 'disabled') return { state: 'disabled', next: null };
+  if (service.next || service.ended) return { state: 'failing', next: service.next ?? null };
+  return { state: 'pending', next: null };
+}
+
+/** The state of an event from its newest capture and what the service says, where it was asked. */
+function stateOf(latest: Capture | undefined, service: ServiceView): { state: EventState; next: NextAttempt | null } {
+  if (!latest) return serviceState(service);
+  const outcome = outcomeOf(latest);
+  if (outcome === 'pending') return { state: 'pending', next: null };
+  if (outcome === '2xx') return { state: 'delivered', next: null };
+  if (service.ended === 'gave-up') return { state: 'given-up', next: null };
+  if (service.ended === 'disabled') return { state: 'disabled', next: null };
+  return { state: 'failing', next: service.next ?? null };
+}
+
+/** What a held capture was for its event, in words. */
+export function deliveryStoryOf(summary: EventSummary, capture: Capture): DeliveryStory {
+  const { kind, retry } = summary.kindOf(capture);
+  return { kind, ...(retry === undefined ? {} : { retry }), words: kindWords(kind, retry) };
+}
+
+/**
+ * The story of the event `key` from its summary (none: no capture of it is held) and, where it was asked,
+ * the service's view, with what each of `captures` (held ones of it) was.
+ */
+export function tellStory(
+  key: string,
+  summary: EventSummary | undefined,
+  { now, service = {}, captures = [] }: { now: number; service?: ServiceView; captures?: readonly Capture[] },
+): EventStory {
+  const latest = summary?.latestCapture();
+  const { state, next } = stateOf(latest, service);
+  const deliveries: Record<string, DeliveryStory> = {};
+  if (summary) for (const capture of captures) deliveries[capture.id] = deliveryStoryOf(summary, capture);
+  return {
+    key,
+    eventId: latest?.envelope?.id ?? (service.missed ? key : null),
+    type: latest?.envelope?.type ?? null,
+    state,
+    words: stateWords(state, next, now),
+    next,
+    failed: state === 'failing' || state === 'given-up' || state === 'disabled',
+    latest: latest?.id ?? null,
+    resend: summary?.resend ?? null,
+    deliveries,
+  };
+}
