@@ -1,13 +1,58 @@
+// Every failure clockhook explains carries the exit code it means (DESIGN.md: 1 a runtime failure, 2 bad
+// usage); the CLI maps them in one place (cli/run.ts). Anything else that reaches it is a bug: exit 1, and
+// a request to report it.
+
+/** What the CLI exits with: 1 a runtime failure, 2 bad usage. */
+export type ExitCode = 1 | 2;
+
+/** A failure clockhook explains: its message names what failed and what to do. */
+export abstract class ClockhookError extends Error {
+  abstract readonly exitCode: ExitCode;
+
+  /** What the CLI prints after "clockhook: ", the message unless a class says more. */
+  said(): string {
+    return this.message;
+  }
+}
+
+/** A mistake in how a command was called or configured: the message says what to type instead. */
+export class UsageError extends ClockhookError {
+  override readonly name = 'UsageError';
+  readonly exitCode = 2;
+}
+
+/** A failure at run time that the message fully explains (port taken, file unreadable). */
+export class CliError extends ClockhookError {
+  override readonly name = 'CliError';
+  readonly exitCode = 1;
+}
+
+/**
+ * A bad value of an option, from a library call or a flag: a TypeError with an exact message, as ws throws
+ * one, that the CLI also knows as bad usage (a TypeError of a bug is not one).
+ */
+export class OptionError extends TypeError {
+  override readonly name = 'OptionError';
+  readonly exitCode = 2;
+}
+
 /**
  * A refused replay or inspector action (no capture by that id, nothing to forward to, no secret to
  * re-sign with…): `code` is stable for the page and scripts, `message` says what to do.
  */
-export class ActionError extends Error {
+export class ActionError extends ClockhookError {
   override readonly name = 'ActionError';
+  readonly exitCode = 1;
   constructor(
     readonly code: string,
     message: string,
   ) {
     super(message);
   }
+}
+
+/** The exit code an error states, or null for one that states none (a bug). */
+export function exitCodeOf(error: unknown): ExitCode | null {
+  const code = (error as { exitCode?: unknown } | null)?.exitCode;
+  return error instanceof Error && (code === 1 || code === 2) ? code : null;
 }

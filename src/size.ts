@@ -1,3 +1,4 @@
+import { OptionError } from './errors.js';
 /** Sizes as flags give them and as messages say them, in 1024s. */
 
 /**
@@ -7,7 +8,7 @@
 export function parseSize(value: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*(?:b|([kmg])i?b?)?$/i.exec(value.trim());
   if (!match)
-    throw new TypeError(`size ${JSON.stringify(value)} is not a number of bytes or a size like 512kb or 5mb.`);
+    throw new OptionError(`size ${JSON.stringify(value)} is not a number of bytes or a size like 512kb or 5mb.`);
   const power = match[2] ? 'kmg'.indexOf(match[2].toLowerCase()) + 1 : 0;
   return Math.floor(Number(match[1]) * 1024 ** power);
 }

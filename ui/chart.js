@@ -1,15 +1,17 @@
 import { clear } from './render.js';
+import { deliveryStoryOf } from './story.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const MINUTES = 30;
 
-/** Which bar a capture counts in: rejected by clockhook, failed at the app, or 2xx. */
+const BARS = { '2xx': 'ok', failed: 'failed', rejected: 'rejected' };
+
+/**
+ * Which bar a capture counts in, by its outcome as clockhook decided it (an answer cut short failed, whatever
+ * its status): rejected by clockhook, failed at the app, or 2xx; none while still in flight.
+ */
 export function outcome(capture) {
-  if (capture.rejected) return 'rejected';
-  if (capture.forward === null) return 'ok';
-  if (!capture.forward) return null; // still in flight
-  const status = capture.forward.statusCode;
-  return status !== null && status >= 200 && status < 300 ? 'ok' : 'failed';
+  return BARS[deliveryStoryOf(capture)?.outcome] ?? null;
 }
 
 /** Deliveries per minute over the last 30 minutes, stacked by outcome, drawn as SVG rectangles. */

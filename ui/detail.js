@@ -8,6 +8,7 @@ import { diffSection } from './diff.js';
 import { openTab, tabbed } from './tabs.js';
 import { timelineSection } from './timeline.js';
 import { storyOf } from './list.js';
+import { deliveryStoryOf } from './story.js';
 
 import { editor, keepEditorPlace, parsedBody } from './editor.js';
 
@@ -113,14 +114,17 @@ export function appAnswer(forward) {
  * For a delivery the app did not take (no 2xx, or no answer at all), what it said, at the top of the
  * detail: what the developer fixing the handler looks for first, and it sits below the request.
  */
-export function answerNote(forward) {
-  if (!forward || (forward.statusCode !== null && forward.statusCode >= 200 && forward.statusCode < 300)) return null;
+export function answerNote(capture) {
+  const { forward } = capture;
+  if (!forward || deliveryStoryOf(capture)?.outcome !== 'failed') return null;
   // As the terminal says it: an error body's message, an HTML page's title, else its first line.
   const gist = forward.bodyEncoding === 'utf8' ? (textExcerpt(forward.body) ?? '') : '';
   const said =
     forward.statusCode === null
       ? `The app did not answer: ${forward.error}. `
-      : `The app answered ${forward.statusCode} in ${forward.durationMs} ms${gist ? `: ${gist}` : ''}. `;
+      : forward.cut
+        ? `The app's answer (${forward.statusCode}) was cut short: ${forward.error}. `
+        : `The app answered ${forward.statusCode} in ${forward.durationMs} ms${gist ? `: ${gist}` : ''}. `;
   const see = el(
     'button',
     {
@@ -163,10 +167,7 @@ export function attemptsSection(capture) {
   // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
   // The API client has read the fields whatever the service names them (see normalizeAttempt).
   const rows = record.delivery_attempts.map((a, i) => {
-    const status =
-      a.statusCode === null
-        ? '–'
-        : el('span', { class: a.statusCode >= 200 && a.statusCode < 300 ? 'ok-text' : 'bad-text' }, a.statusCode);
+    const status = a.statusCode === null ? '–' : el('span', { class: a.taken ? 'ok-text' : 'bad-text' }, a.statusCode);
     const at = a.createdAt ? new Date(a.createdAt) : null;
     return el(
       'tr',
@@ -215,20 +216,17 @@ export function renderAgainWhenDue(outlook) {
     dueTimer = setTimeout(() => scheduleRender({ detail: true }), Math.min(soonest - now, 2 ** 31 - 1));
 }
 
-/** What comes next for an endpoint whose latest attempt failed (the server reads it: see deliveryOutlook). */
+/**
+ * What comes next for an endpoint whose latest attempt failed, in the story's words (the server says them:
+ * see outlookWords), with the time put in as this page's clock reads it, and what the page can do about it.
+ */
 export function outlookText(o) {
-  if (o.next === 'none') {
-    if (o.reason === 'deleted') return `Endpoint #${o.endpointId} no longer exists: nothing more is sent to it.`;
-    if (o.reason === 'disabled')
-      return `Endpoint #${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is.`;
-    return `Endpoint #${o.endpointId}: the delivery failed after 5 attempts; the service does not try again. Redeliver sends the event again.`;
-  }
-  const next = `Endpoint #${o.endpointId}: attempt ${o.attempt} of 5`;
-  if (o.dueAt === null) return `${next} comes later, by the service's retry policy.`;
-  const at = new Date(o.dueAt).toLocaleTimeString();
-  return o.dueAt > Date.now()
-    ? `${next} is due at about ${at}, by the service's retry policy. Redeliver sends the event again now.`
-    : `${next} was due at about ${at}; it shows here once it completes.`;
+  const now = Date.now();
+  const dueAt = o.next === 'attempt' ? o.dueAt : null;
+  const text = dueAt !== null && dueAt <= now && o.words.due ? o.words.due : o.words.text;
+  const said = dueAt === null ? text : text.replace('{at}', new Date(dueAt).toLocaleTimeString());
+  if (o.next === 'none') return o.reason === 'gave-up' ? `${said} Redeliver sends the event again.` : said;
+  return dueAt !== null && dueAt > now ? `${said} Redeliver sends the event again now.` : said;
 }
 
 /** What the receiver answered: its first line, with the whole of it (the service keeps 4000 characters) a click away. */
@@ -285,7 +283,7 @@ export function renderDetail() {
       capture.replayOf ? [' of ', captureLink(capture.replayOf)] : null,
       ` · ${capture.method} ${capture.path} · ${capture.bodySize} bytes`,
     ),
-    answerNote(capture.forward),
+    answerNote(capture),
     repeatNote(capture),
     captureActions(capture, whole),
     result ? el('div', { class: `result ${result.ok ? 'ok' : 'error'}`, role: 'status' }, result.content) : null,

@@ -1,15 +1,9 @@
 import { clear, el } from './render.js';
 
-/** What the service does next with a missed event, for one line of the list. */
-function outlookText(outlook) {
-  if (outlook.next === 'none') {
-    return outlook.reason === 'gave-up'
-      ? 'the service gave up after 5 attempts'
-      : 'not sent while the endpoint is disabled';
-  }
-  if (outlook.attempt === 1) return 'its first attempt is still to come';
-  const due = outlook.dueAt ? ` at ${new Date(outlook.dueAt).toLocaleTimeString()}` : '';
-  return `the service tries again${due} (attempt ${outlook.attempt} of 5)`;
+/** What the service does next with a missed event, in the story's words (see missedWords), the time put in. */
+function outlookText({ outlook, words }) {
+  const dueAt = outlook.next === 'attempt' ? (outlook.dueAt ?? null) : null;
+  return dueAt === null ? words.text : words.text.replace('{at}', new Date(dueAt).toLocaleTimeString());
 }
 
 /**
@@ -49,7 +43,7 @@ export function renderMissed(node, missed, act) {
       'ul',
       {},
       ...missed.map((m) =>
-        el('li', {}, el('strong', {}, m.type), ' ', el('code', {}, m.eventId), ` · ${outlookText(m.outlook)}`),
+        el('li', {}, el('strong', {}, m.type), ' ', el('code', {}, m.eventId), ` · ${outlookText(m)}`),
       ),
     ),
     button,

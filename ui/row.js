@@ -68,19 +68,14 @@ export function receivedLabel(receivedAt) {
 function kindBadge(capture) {
   const label = storyLabel(capture);
   if (!label) return null;
-  const kind = deliveryStoryOf(capture).kind;
-  return el('span', { class: `badge ${kind === 'duplicate' ? 'warn' : kind === 'retry' ? 'plain' : 'info'}` }, label);
+  return el('span', { class: `badge ${deliveryStoryOf(capture).tone}` }, label);
 }
 
 /** An event's state (by event) when it is not simply delivered: failing, given up, disabled, with the app. */
 function stateBadge(capture) {
   const story = eventStoryOf(capture);
   if (!story || story.state === 'delivered' || story.latest !== capture.id) return null;
-  return el(
-    'span',
-    { class: `badge ${story.failed ? 'bad' : 'plain'}`, title: story.words },
-    story.state.replace('-', ' '),
-  );
+  return el('span', { class: `badge ${story.tone}`, title: story.words }, story.state.replace('-', ' '));
 }
 
 /**

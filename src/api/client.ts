@@ -14,6 +14,7 @@ import {
 import { type Logger, realSleep, silentLogger } from '../logger.js';
 import { badPortProblem } from '../net.js';
 import { ApiError } from './error.js';
+import { OptionError } from '../errors.js';
 
 export interface ApiClientOptions {
   /** The service's base URL (`CLOCKHOOK_API_BASE`), or a sandbox's. */
@@ -155,10 +156,10 @@ export class ApiClient {
   readonly #maxRateLimitRetries: number;
 
   constructor(options: ApiClientOptions) {
-    if (!options?.baseUrl) throw new TypeError('ApiClient: baseUrl is required (the service or sandbox URL).');
-    if (!options.apiKey) throw new TypeError('ApiClient: apiKey is required (--api-key or CLOCKHOOK_API_KEY).');
+    if (!options?.baseUrl) throw new OptionError('ApiClient: baseUrl is required (the service or sandbox URL).');
+    if (!options.apiKey) throw new OptionError('ApiClient: apiKey is required (--api-key or CLOCKHOOK_API_KEY).');
     const problem = apiBaseProblem(options.baseUrl);
-    if (problem) throw new TypeError(`ApiClient: baseUrl ${problem}; use e.g. https://api.example.com`);
+    if (problem) throw new OptionError(`ApiClient: baseUrl ${problem}; use e.g. https://api.example.com`);
     this.baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#fetch = options.fetch ?? globalThis.fetch;

@@ -1,4 +1,5 @@
 import type { ErrorBody, FieldError } from '../contract/index.js';
+import { ClockhookError } from '../errors.js';
 
 export interface ApiErrorInit extends ErrorBody {
   /** HTTP status; 0 when no response arrived. */
@@ -56,8 +57,9 @@ function hintFor(init: ApiErrorInit): string {
  * An error answered by the service (its error envelope), or a transport failure shaped like one.
  * `message` is the service's own message; `describe()` gives the full text for people.
  */
-export class ApiError extends Error {
+export class ApiError extends ClockhookError {
   override readonly name = 'ApiError';
+  readonly exitCode = 1;
   readonly status: number;
   readonly type: string;
   readonly code: string;
@@ -94,6 +96,14 @@ export class ApiError extends Error {
       ...(this.errors ? { errors: this.errors } : {}),
       ...(this.requestId ? { requestId: this.requestId } : {}),
     };
+  }
+
+  /** What the CLI says of it: a refused key or an unreachable API in one line, else the whole description. */
+  override said(): string {
+    if (this.status === 401 || this.status === 403)
+      return `the API refused the key (${this.status} ${this.code}): ${this.message} ${this.hint}`;
+    if (this.code === 'connection_failed') return `the API is unreachable: ${this.message}. ${this.hint}`;
+    return `the API call failed\n${this.describe()}`;
   }
 
   /** Multi-line text for people: `[POST] "url": 404 invalid_request_error resource_not_found`, details, hint. */

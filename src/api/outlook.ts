@@ -1,6 +1,7 @@
 import { type DeliveryAttempt, type EventRecord, LIMITS, PING_EVENT_TYPE } from '../contract/index.js';
 import type { ApiClient } from './client.js';
 import { ApiError } from './error.js';
+import { isTaken } from '../contract/index.js';
 
 /** An endpoint's state as far as its deliveries go; unknown when it could not be read. */
 export type EndpointState = 'enabled' | 'disabled' | 'deleted' | 'unknown';
@@ -15,8 +16,7 @@ export type DeliveryOutlook =
   | { endpointId: number; next: 'attempt'; attempt: number; after: number; delayMs: number; dueAt: number | null }
   | { endpointId: number; next: 'none'; reason: 'gave-up' | 'disabled' | 'deleted' };
 
-const failed = (attempt: DeliveryAttempt) =>
-  attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300;
+const failed = (attempt: DeliveryAttempt) => !isTaken(attempt.statusCode);
 
 /** The latest attempt for each endpoint of the event, where that attempt failed. */
 function latestFailures(event: EventRecord): DeliveryAttempt[] {

@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { checkEnvelope, type DeliveryEnvelope, sampleData, signPayload } from '../contract/index.js';
 import { type Answer, is2xx, redirectTo, sendDelivery } from './send.js';
 import type { CheckOptions, CheckResult } from './types.js';
+import { ClockhookError } from '../errors.js';
 
 export const SLOW_WARN_MS = 10_000;
 export const CONTRACT_LIMIT_MS = 30_000;
 
 /** Thrown when nothing answers at the target: not a check result, the run cannot start. */
-export class TargetUnreachableError extends Error {
+export class TargetUnreachableError extends ClockhookError {
   override readonly name = 'TargetUnreachableError';
+  readonly exitCode = 1;
 }
 
 const eventId = () => `evt_check_${randomBytes(8).toString('hex')}`;

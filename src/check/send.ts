@@ -1,4 +1,5 @@
 import { describeConnectionError, postBytes } from '../net.js';
+import { isTaken } from '../contract/index.js';
 
 export interface SentRequest {
   headers: Record<string, string>;
@@ -46,5 +47,5 @@ export function describeAnswer(answer: Answer): string {
   return `${answer.status} in ${answer.durationMs} ms${location ? `, redirecting to ${location}` : ''}`;
 }
 
-export const is2xx = (answer: Answer) => answer.kind === 'answer' && answer.status >= 200 && answer.status < 300;
+export const is2xx = (answer: Answer) => answer.kind === 'answer' && isTaken(answer.status);
 export const is5xx = (answer: Answer) => answer.kind === 'answer' && answer.status >= 500;

@@ -4,7 +4,7 @@ import { ApiClient, apiBaseProblem } from '../api/index.js';
 import { isDomainEventType, suggestEventType, withSuggestion } from '../contract/index.js';
 import { sameBase } from '../listen/index.js';
 import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { fromEnv } from './process.js';
 
 export interface ApiFlags {

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { type CaptureFilter, type Outcome, OUTCOMES, parseSince } from '../captures/index.js';
 import { isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
-import { type Capture, readCaptureStore, type StoreReading, StoreUnreadableError } from '../store/index.js';
-import { CliError, UsageError } from './errors.js';
+import { type Capture, readCaptureStore, type StoreReading } from '../store/index.js';
+import { UsageError } from '../errors.js';
 import { fromEnv, parsePositiveInt } from './process.js';
 
 /** The flags that pick captures, shared by `captures list|export` and `replay`. */
@@ -64,12 +64,7 @@ export const storePathOf = (flags: CaptureFlags) =>
 
 /** The store, read as it is now (listen may be writing it). */
 export async function readStore(flags: CaptureFlags): Promise<StoreReading> {
-  try {
-    return await readCaptureStore(storePathOf(flags));
-  } catch (error) {
-    if (error instanceof StoreUnreadableError) throw new CliError(error.message);
-    throw error;
-  }
+  return readCaptureStore(storePathOf(flags));
 }
 
 /** The captures the ids name, each found, or exit 2 naming the first that is not and where to look. */

@@ -1,14 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { counted } from '../words.js';
+import { counted } from '../counted.js';
 import { type Command, Option } from 'commander';
 import {
   curlScript,
   fixtureOf,
   harOf,
-  outcomeOf,
   selectCaptures,
-  statusOf,
   wholeCapture,
   withBody,
   type WithBody,
@@ -16,8 +14,9 @@ import {
 import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { colour, printJson, writeLine } from './output.js';
+import { captureFacts, deliveryLine } from './delivery-line.js';
 import { packageVersion } from './version.js';
 
 interface ExportFlags extends CaptureFlags {
@@ -27,25 +26,10 @@ interface ExportFlags extends CaptureFlags {
   asIs?: boolean;
 }
 
-/**
- * One capture on one line, as listen prints a delivery: time, what it was (unless a first delivery), type,
- * event, verdict, status, duration, id; and for an event's newest capture, the event's state when it is
- * not simply delivered.
- */
+/** One capture on one line, as listen prints a delivery (see deliveryLine), with its id. */
 export function captureLine(capture: Capture, stories: ReadonlyMap<string, EventStory>): string {
-  const story = captureStoryOf(capture, stories);
-  const time = new Date(capture.receivedAt).toTimeString().slice(0, 8);
-  const what = capture.envelope?.type
-    ? `${capture.envelope.type} [${capture.envelope.id.slice(0, 16)}]`
-    : `${capture.method} (not an envelope)`;
-  const kind =
-    story.kind === 'first' ? '' : ` ${(story.kind === 'duplicate' ? colour.yellow : colour.cyan)(story.words)}`;
-  const state = story.event.latest && story.event.state !== 'delivered' ? `  ${colour.red(story.event.words)}` : '';
-  const outcome = outcomeOf(capture);
-  const status = `${statusOf(capture) ?? 'no answer'}${capture.forward?.cut ? ' cut' : ''}`;
-  const shown = outcome === '2xx' ? colour.green(`[${status}]`) : colour.red(`[${status}]`);
-  const duration = capture.forward ? ` (${capture.forward.durationMs} ms)` : '';
-  return `${colour.grey(time)}${kind} ${what} signature ${capture.signature.status}  ${shown}${duration}  ${capture.id}${state}`;
+  const facts = captureFacts(capture, captureStoryOf(capture, stories));
+  return deliveryLine(facts, { id: true, at: new Date(capture.receivedAt) });
 }
 
 /** What an empty list says: with --status failed, that nothing failed is good news. */

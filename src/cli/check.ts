@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { type CheckReport, type CheckResult, runChecks, TargetUnreachableError } from '../check/index.js';
+import { type CheckReport, type CheckResult, runChecks } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/index.js';
 import { badPortProblem } from '../net.js';
 import { parseEventList } from './api-options.js';
-import { CliError, UsageError } from './errors.js';
+import { OptionError, UsageError } from '../errors.js';
 import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
 import { fromEnv, parsePositiveInt, strayArgumentsError } from './process.js';
 import { describeRecord, RECORDS_PATH, recordsOnFile } from './secret.js';
@@ -76,7 +76,7 @@ function parseUrl(value: string, flag: string): URL {
     return flag === '--forward-to' ? normalizeForwardTarget(value) : new URL(value);
   } catch (error) {
     throw new UsageError(
-      error instanceof TypeError && flag === '--forward-to'
+      error instanceof OptionError && flag === '--forward-to'
         ? error.message
         : `${flag} ${JSON.stringify(value)} is not a URL.`,
     );
@@ -155,8 +155,6 @@ export function registerCheck(program: Command): void {
         events,
         dedupeProbe: flags.dedupeProbe ? parseProbeUrl(flags.dedupeProbe) : undefined,
         timeoutMs: parsePositiveInt(flags.timeout, '--timeout'),
-      }).catch((error: unknown) => {
-        throw error instanceof TargetUnreachableError ? new CliError(error.message) : error;
       });
       if (flags.json) printJson(report);
       else printReport(report);

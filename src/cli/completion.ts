@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { EVENT_TYPES } from '../contract/index.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { bashScript, type CompletionTable, fishScript, zshScript } from './completion-scripts.js';
 
 export const SHELL_NAMES = ['bash', 'zsh', 'fish'] as const;

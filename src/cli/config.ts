@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { CONFIG_FILE, ConfigError, type ListenConfigFile, readConfigFile, STARTING_CONFIG } from '../listen/index.js';
-import { CliError, UsageError } from './errors.js';
+import { CONFIG_FILE, type ListenConfigFile, readConfigFile, STARTING_CONFIG } from '../listen/index.js';
+import { CliError } from '../errors.js';
 
 /** The flags a config key stands for, and how its value becomes the flag's. */
 const FLAG_OF: Record<keyof ListenConfigFile, { flag: string; value: (v: never) => unknown }> = {
@@ -27,13 +27,7 @@ const FLAG_OF: Record<keyof ListenConfigFile, { flag: string; value: (v: never) 
  */
 export async function applyConfigFile(command: Command, flags: Record<string, unknown>): Promise<string | null> {
   const file = (flags.config as string | undefined) ?? CONFIG_FILE;
-  let config: ListenConfigFile | null;
-  try {
-    config = await readConfigFile(file, { optional: flags.config === undefined });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
+  const config = await readConfigFile(file, { optional: flags.config === undefined });
   if (!config) return null;
   for (const [key, value] of Object.entries(config) as [keyof ListenConfigFile, never][]) {
     const { flag, value: asFlag } = FLAG_OF[key];

@@ -1,45 +1,113 @@
-// listen's line for each delivery, for people and as its `--json` line: the same report, two renderings.
+// The terminal's line for a capture, one rendering for listen's line of each delivery and `captures list`, and
+// listen's `--json` line: what each part says and its colour come from the story (src/story/), never decided here.
+import { answerExcerpt } from '../excerpt.js';
 import type { DeliveryReport } from '../listener/index.js';
+import type { Capture } from '../store/index.js';
+import {
+  answerOutcome,
+  type CaptureStory,
+  kindTone,
+  outcomeTone,
+  stateTone,
+  statusOf,
+  type Tone,
+} from '../story/index.js';
 import { colour } from './output.js';
 
-const time = () => new Date().toTimeString().slice(0, 8);
+/** How the terminal paints a tone of the story. */
+const PAINT: Record<Tone, (text: string) => string> = {
+  ok: colour.green,
+  bad: colour.red,
+  warn: colour.yellow,
+  info: colour.cyan,
+  plain: colour.grey,
+};
 
-function signatureText(report: DeliveryReport): string {
-  switch (report.signature) {
+/** What a line says of a capture: a delivery's report, or a stored capture seen as one (a status may be unknown yet). */
+export type LineFacts = Omit<DeliveryReport, 'status'> & { status: number | null };
+
+function signatureText(facts: LineFacts): string {
+  switch (facts.signature) {
     case 'valid':
       return colour.green('signature valid');
     case 'unchecked':
       return colour.yellow('signature unchecked');
     default:
-      return colour.red(`signature ${report.signature}${report.signatureReason ? ` (${report.signatureReason})` : ''}`);
+      return colour.red(`signature ${facts.signature}${facts.signatureReason ? ` (${facts.signatureReason})` : ''}`);
   }
 }
 
-/**
- * One line per delivery: time, `-->` type [event id] what it was, verdict, `<--` [status] METHOD target
- * (ms). What it was (src/story/) is said unless it is a first delivery: `retry 2` (the app had not taken
- * the event yet), `duplicate (the app had taken it)` (the moment a handler must deduplicate), `replay`,
- * `edited replay`.
- */
-export function deliveryLine(report: DeliveryReport): string {
-  const status = report.status < 300 ? colour.green(`[${report.status}]`) : colour.red(`[${report.status}]`);
-  const target = report.target ?? (report.route === null ? 'clockhook (no route)' : 'clockhook');
-  const error = report.error ? colour.red(` ${report.error}`) : '';
-  const answer = report.answer ? colour.grey(` ${JSON.stringify(report.answer)}`) : '';
-  const injected = report.injected ? colour.yellow(` injected: ${report.injected.join(', ')}`) : '';
-  const waited = report.waitedMs ? colour.grey(` held ${Math.round(report.waitedMs / 100) / 10} s for the app`) : '';
-  // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
-  if (report.captureId === null)
-    return `${colour.grey(time())}${report.source === 'replay' ? colour.cyan(' replay') : ''} --> ${report.method} (not captured)  <-- ${status} ${target} (${report.durationMs} ms)${error}`;
-  const what = report.type ? `${report.type} [${report.eventId}]` : `${report.method} (not an envelope)`;
-  return `${colour.grey(time())}${kindText(report.story)} --> ${what} ${signatureText(report)}  <-- ${status} ${report.method} ${target} (${report.durationMs} ms)${waited}${error}${injected}${answer}`;
+/** The status the sender got, `cut` when the app's answer was cut short, in the colour of its outcome. */
+function statusText(facts: LineFacts): string {
+  // clockhook answered it itself (no target) with anything but a 2xx: a refused signature, a full budget.
+  const refused = facts.target === null && facts.status !== null && answerOutcome(facts.status) !== '2xx';
+  const outcome = facts.status === null ? 'pending' : answerOutcome(facts.status, { cut: facts.cut, refused });
+  return PAINT[outcomeTone(outcome)](`[${facts.status ?? 'no answer'}${facts.cut ? ' cut' : ''}]`);
 }
 
 /** What a capture was, before the arrow; nothing for a first delivery, the usual case. */
-function kindText(story: DeliveryReport['story']): string {
+function kindText(story: CaptureStory | null): string {
   if (!story || story.kind === 'first') return '';
-  const paint = story.kind === 'duplicate' ? colour.yellow : story.kind === 'retry' ? colour.grey : colour.cyan;
-  return ` ${paint(story.words)}`;
+  return ` ${PAINT[kindTone(story.kind)](story.words)}`;
+}
+
+/** The event's state after its newest capture, when it is not simply delivered. */
+function stateText(story: CaptureStory | null): string {
+  if (!story?.event.latest || story.event.state === 'delivered') return '';
+  return `  ${PAINT[stateTone(story.event.state)](story.event.words)}`;
+}
+
+/**
+ * One line per capture: time, what it was (`retry 2`, `duplicate (the app had taken it)`, `replay`; nothing
+ * for a first delivery), `-->` type [event id], verdict, `<--` [status] METHOD target (ms), what was held or
+ * injected, what the app said when it did not take it; with `id`, the capture's id; last, the event's state
+ * when its newest capture left it not delivered.
+ */
+export function deliveryLine(
+  facts: LineFacts,
+  { id = false, at = new Date() }: { id?: boolean; at?: Date } = {},
+): string {
+  const time = colour.grey(at.toTimeString().slice(0, 8));
+  const target = facts.target ?? (facts.route === null ? 'clockhook (no route)' : 'clockhook');
+  const status = statusText(facts);
+  const duration = facts.status === null && !facts.target ? '' : ` (${facts.durationMs} ms)`;
+  const error = facts.error ? colour.red(` ${facts.error}`) : '';
+  // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
+  if (facts.captureId === null)
+    return `${time}${facts.source === 'replay' ? colour.cyan(' replay') : ''} --> ${facts.method} (not captured)  <-- ${status} ${target}${duration}${error}`;
+  const what = facts.type ? `${facts.type} [${facts.eventId}]` : `${facts.method} (not an envelope)`;
+  const waited = facts.waitedMs ? colour.grey(` held ${Math.round(facts.waitedMs / 100) / 10} s for the app`) : '';
+  const injected = facts.injected ? colour.yellow(` injected: ${facts.injected.join(', ')}`) : '';
+  const answer = facts.answer ? colour.grey(` ${JSON.stringify(facts.answer)}`) : '';
+  const shownId = id ? `  ${facts.captureId}` : '';
+  return `${time}${kindText(facts.story)} --> ${what} ${signatureText(facts)}  <-- ${status} ${facts.method} ${target}${duration}${waited}${error}${injected}${answer}${shownId}${stateText(facts.story)}`;
+}
+
+/** A stored capture as a line's facts, with its story as the store tells it. */
+export function captureFacts(capture: Capture, story: CaptureStory): LineFacts {
+  const { forward } = capture;
+  const status = statusOf(capture);
+  const answer = forward && answerOutcome(status, { cut: forward.cut }) !== '2xx' ? answerExcerpt(forward) : null;
+  return {
+    captureId: capture.id,
+    source: capture.source,
+    eventId: capture.envelope?.id ?? null,
+    type: capture.envelope?.type || null,
+    signature: capture.signature.status,
+    ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
+    story,
+    duplicateOf: story.kind === 'duplicate' ? capture.duplicateOf : null,
+    method: capture.method,
+    target: forward?.target ?? null,
+    status,
+    durationMs: forward?.durationMs ?? 0,
+    ...((capture.rejected?.code ?? forward?.error) ? { error: capture.rejected?.code ?? forward?.error } : {}),
+    ...(answer ? { answer } : {}),
+    ...(capture.route !== undefined ? { route: capture.route } : {}),
+    ...(capture.injected ? { injected: capture.injected } : {}),
+    ...(forward?.waitedMs ? { waitedMs: forward.waitedMs } : {}),
+    ...(forward?.cut ? { cut: true as const } : {}),
+  };
 }
 
 /** A delivery's `--json` line: the report's fields, those without a value left out. */
@@ -63,5 +131,6 @@ export function deliveryJson(report: DeliveryReport): Record<string, unknown> {
     ...(report.route !== undefined ? { route: report.route } : {}),
     ...(report.injected ? { injected: report.injected } : {}),
     ...(report.waitedMs ? { waitedMs: report.waitedMs } : {}),
+    ...(report.cut ? { cut: true } : {}),
   };
 }

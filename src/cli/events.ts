@@ -1,18 +1,19 @@
 import type { Command } from 'commander';
 import { type DeliveryOutlook, readDeliveryOutlook } from '../api/index.js';
-import { type EventRecord, LIMITS, type RedeliveryAcknowledgement } from '../contract/index.js';
+import { type EventRecord, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { textExcerpt } from '../excerpt.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { redeliverMissed } from './catch-up.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { recordsOnFile } from './secret.js';
 import { join } from 'node:path';
 import { readCaptureStore } from '../store/index.js';
-import { serviceEventStory } from '../story/index.js';
+import { outlookWords, sayOutlook, serviceEventStory } from '../story/index.js';
 import { parseEventType } from './help.js';
 import { parsePositiveInt } from './process.js';
-import { counted } from '../words.js';
+import { counted } from '../counted.js';
+import { isTaken } from '../contract/index.js';
 
 interface EventFlags extends ApiFlags {
   type?: string;
@@ -27,7 +28,7 @@ function lastStatus(event: EventRecord): string {
   const last = event.delivery_attempts.at(-1);
   if (!last) return 'pending';
   if (last.statusCode === null) return colour.red(last.error ?? 'failed');
-  return last.statusCode < 300 ? colour.green(String(last.statusCode)) : colour.red(String(last.statusCode));
+  return isTaken(last.statusCode) ? colour.green(String(last.statusCode)) : colour.red(String(last.statusCode));
 }
 
 function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): void {
@@ -46,16 +47,13 @@ function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): 
 }
 
 /** A delay of the retry table (as scaled by a sandbox's --time-scale), in the unit a person reads it in. */
-function formatDelay(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
-  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
-  return `${Math.round(ms / 360_000) / 10} h`;
-}
+/** A time as `events get` says it: UTC, to the second. */
+const utc = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
- * What happens next to each endpoint whose latest attempt failed (see deliveryOutlook), one line each,
- * then the command that sends the event again now; nothing when every endpoint took it.
+ * What happens next to each endpoint whose latest attempt failed (see deliveryOutlook), in the story's words
+ * with what this terminal can do about it, one line each, then the command that sends the event again now;
+ * nothing when every endpoint took it.
  */
 export function outlookLines(
   eventId: string,
@@ -63,20 +61,9 @@ export function outlookLines(
   { now, timeScale }: { now: number; timeScale: number },
 ): string[] {
   const lines = outlook.map((o) => {
-    if (o.next === 'none') {
-      if (o.reason === 'deleted') return `Endpoint ${o.endpointId} no longer exists: nothing more is sent to it.`;
-      if (o.reason === 'disabled') {
-        return `Endpoint ${o.endpointId} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is. "npx clockhook endpoints enable ${o.endpointId}" enables it.`;
-      }
-      return `Endpoint ${o.endpointId}: the delivery failed after ${LIMITS.deliveryAttempts} attempts; the service does not try again.`;
-    }
-    const policy = `${formatDelay(o.delayMs)} after attempt ${o.after} (the service's retry policy${timeScale === 1 ? '' : `, times the sandbox's --time-scale ${timeScale}`})`;
-    const next = `Endpoint ${o.endpointId}: attempt ${o.attempt} of ${LIMITS.deliveryAttempts}`;
-    if (o.dueAt === null) return `${next} comes ${policy}.`;
-    const at = new Date(o.dueAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    return o.dueAt > now
-      ? `${next} is due at about ${at}, ${policy}.`
-      : `${next} was due at about ${at}, ${policy}; it shows here once it completes.`;
+    const said = sayOutlook(outlookWords(o, { timeScale }), o.next === 'attempt' ? o.dueAt : null, now, utc);
+    const enable = o.next === 'none' && o.reason === 'disabled';
+    return enable ? `${said} "npx clockhook endpoints enable ${o.endpointId}" enables it.` : said;
   });
   if (lines.length === 0) return [];
   return [

@@ -6,7 +6,7 @@ import {
   suggestEventType,
   withSuggestion,
 } from '../contract/index.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 
 /**
  * Ends a command's `--help` with examples, the way `gh` and the Stripe CLI do: each a line saying what it

@@ -4,7 +4,7 @@
 import { randomInt } from 'node:crypto';
 import type { Command } from 'commander';
 import { type AppStateEvent, type FaultsOption, parseFaults, SERVICE_LIMIT_SECONDS } from '../listener/index.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { colour, printLine, writeLine } from './output.js';
 
 export interface FaultFlags {

@@ -1,24 +1,15 @@
 import { networkInterfaces } from 'node:os';
 import { type Command, Option } from 'commander';
-import { ApiError } from '../api/index.js';
-import {
-  EndpointRecordsError,
-  type ListenOptions,
-  ListenUsageError,
-  type ReadyInfo,
-  type RelayEvent,
-  startListen,
-} from '../listen/index.js';
+import { type ListenOptions, type ReadyInfo, type RelayEvent, startListen } from '../listen/index.js';
 import { type DeliveryReport, MAX_BODY_BYTES } from '../listener/index.js';
 import { consoleLogger } from '../logger.js';
-import { DiskFullError, ForeignPathError, StoreLockedError } from '../store/index.js';
-import { RelayRefusedError, RelayUnreachableError } from '../relay/index.js';
-import { isCertificateError, isEveryInterface } from '../net.js';
+import { CliError } from '../errors.js';
+import { isEveryInterface } from '../net.js';
 import { parseEventList } from './api-options.js';
 import { reportMissed } from './catch-up.js';
 import { applyConfigFile } from './config.js';
-import { CliError, UsageError } from './errors.js';
-import { colour, flushOutput, maskSecret, printLine, writeLine } from './output.js';
+import { UsageError } from '../errors.js';
+import { colour, maskSecret, printLine, writeLine } from './output.js';
 import {
   bindFailure,
   fileFailure,
@@ -218,8 +209,15 @@ export function registerListen(program: Command): void {
     .action((flags: ListenFlags, command: Command) => runListen(flags, command));
 }
 
-/** The flags as ListenOptions; `say` prints a line once listen is ready (the ready line comes first). */
-function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): ListenOptions {
+/**
+ * The flags as ListenOptions; `say` prints a line once listen is ready (the ready line comes first); `letGo`
+ * is told when the relay let this listener go (it must stop).
+ */
+function listenOptionsOf(
+  flags: ListenFlags,
+  say: (print: () => void) => void,
+  letGo: (event: RelayEvent) => void,
+): ListenOptions {
   return {
     forwardTo: null,
     ...(flags.forwardTo.length > 0 ? { routes: flags.forwardTo } : {}),
@@ -254,7 +252,7 @@ function listenOptionsOf(flags: ListenFlags, say: (print: () => void) => void): 
       flags.relayGiveUp === undefined ? undefined : toNumber(flags.relayGiveUp, '--relay-give-up', 1) * 1000,
     onRelayEvent: (event: RelayEvent) => {
       if (flags.json) say(() => printLine({ event: 'relay', ...event }));
-      if (event.state === 'replaced' || event.state === 'refused' || event.state === 'gave-up') stopWith(event);
+      if (event.state === 'replaced' || event.state === 'refused' || event.state === 'gave-up') letGo(event);
     },
     events: parseEventList(flags.events),
     endpointId: flags.endpoint === undefined ? undefined : parsePositiveInt(flags.endpoint, '--endpoint'),
@@ -274,13 +272,18 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
   // The ready line comes first (DESIGN: with --json, the first line is "ready"): what happens while
   // listen starts (the relay's first connection, a delivery that arrived meanwhile) is said after it.
   let beforeReady: (() => void)[] | null = [];
-  const options = listenOptionsOf(flags, (print) => (beforeReady ? beforeReady.push(print) : print()));
+  let letGo: (event: RelayEvent) => void = () => {};
+  const relayEnded = new Promise<RelayEvent>((resolve) => (letGo = resolve));
+  const options = listenOptionsOf(
+    flags,
+    (print) => (beforeReady ? beforeReady.push(print) : print()),
+    (event) => letGo(event),
+  );
   const session = await startListen(options).catch((error: unknown) => {
     throw explainStartFailure(error, options.host ?? '127.0.0.1', options.port ?? 4300);
   });
   // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
-  stopRequested = () => session.close();
-  const stopped = onShutdown('listen', () => session.close());
+  const stopped = onShutdown('listen', () => session.close()).then(() => null);
   if (flags.json)
     printLine({
       ...session.ready,
@@ -311,54 +314,26 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
     const page = session.ready.inspector;
     import('open').then(({ default: open }) => open(page)).catch(() => {});
   }
-  await stopped;
+  // Stopped by a signal, or let go by the relay: then said, after a clean stop, with exit 1 so scripts notice.
+  const ended = await Promise.race([stopped, relayEnded]);
+  if (ended) {
+    await session.close();
+    throw new CliError(relayEndWords(ended));
+  }
   const injected = session.listener.injector?.summary();
   if (injected && flags.json) printLine({ event: 'faults', summary: injected });
   else if (injected) console.log(injected);
 }
 
-let stopRequested: (() => Promise<void>) | null = null;
-
-/** The relay let this listener go: say why, clean up, and exit 1 so scripts notice. */
-function stopWith(event: RelayEvent): void {
-  const message =
-    event.state === 'replaced'
-      ? `${event.message} This listener stops; the other one now receives the deliveries.`
-      : event.state === 'refused'
-        ? `The relay let this listener go: ${event.message}`
-        : 'Gave up on the relay (--relay-give-up): it could not be reached for too long.';
-  process.stderr.write(`clockhook: ${message}\n`);
-  const stop = stopRequested ?? (() => Promise.resolve());
-  stop().finally(() => {
-    flushOutput();
-    process.exit(1);
-  });
+/** Why the relay let this listener go, and what happens now. */
+function relayEndWords(event: RelayEvent): string {
+  if (event.state === 'replaced')
+    return `${event.message} This listener stops; the other one now receives the deliveries.`;
+  if (event.state === 'refused') return `The relay let this listener go: ${event.message}`;
+  return 'Gave up on the relay (--relay-give-up): it could not be reached for too long.';
 }
 
-/** What to do about a relay listen could not connect to, by the failure's code. */
-function relayAdvice(code: string | undefined): string {
-  if (isCertificateError(code)) {
-    return "This machine does not trust the relay's TLS certificate. Give the relay one from a public authority (behind Caddy it gets one itself), or trust a self-signed one of your own relay: NODE_EXTRA_CA_CERTS=its-cert.pem npx clockhook listen --relay …";
-  }
-  if (code === 'EPROTO')
-    return 'A relay that serves plain HTTP (no --tls-cert, no TLS proxy in front) is reached with --relay http://…';
-  return 'Is the relay running (npx clockhook relay) and is --relay its base URL?';
-}
-
+/** A start that failed on the system (a port, a file): said for people; anything else as it is. */
 function explainStartFailure(error: unknown, host: string, port: number): unknown {
-  if (error instanceof ListenUsageError || error instanceof TypeError || error instanceof ForeignPathError)
-    return new UsageError(error.message);
-  if (error instanceof StoreLockedError || error instanceof EndpointRecordsError || error instanceof DiskFullError)
-    return new CliError(error.message);
-  if (error instanceof RelayRefusedError) return new CliError(`the relay refused this listener: ${error.message}`);
-  if (error instanceof RelayUnreachableError) return new CliError(`${error.message}. ${relayAdvice(error.code)}`);
-  if (error instanceof ApiError) {
-    if (error.status === 401 || error.status === 403) {
-      return new CliError(`the API refused the key (${error.status} ${error.code}): ${error.message} ${error.hint}`);
-    }
-    if (error.code === 'connection_failed')
-      return new CliError(`the API is unreachable: ${error.message}. ${error.hint}`);
-    return error;
-  }
   return fileFailure(error, 'the store') ?? bindFailure(error, host, port, 'another clockhook listen') ?? error;
 }

@@ -2,8 +2,15 @@
 
 import { stripVTControlCharacters } from 'node:util';
 
-const useColour = (stream: NodeJS.WriteStream = process.stdout) =>
-  Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';
+/**
+ * Colour on a terminal, unless NO_COLOR is set or the terminal is dumb; FORCE_COLOR (not 0) asks for it
+ * anywhere, as it does for Node and most CLIs (a CI log that shows colours).
+ */
+const useColour = (stream: NodeJS.WriteStream = process.stdout) => {
+  const forced = process.env.FORCE_COLOR;
+  if (forced !== undefined && forced !== '0' && forced !== 'false') return true;
+  return Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';
+};
 
 function paint(code: number) {
   return (text: string) => (useColour() ? `\u001b[${code}m${text}\u001b[39m` : text);

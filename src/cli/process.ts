@@ -1,6 +1,6 @@
 import { BAD_PORT_WHY, isBadPort } from '../net.js';
 import { parseSize } from '../size.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { flushOutput, keepServingWithoutOutput } from './output.js';
 
 /**

@@ -6,7 +6,7 @@ import { packageVersion } from './version.js';
 import { registerCompletion } from './completion.js';
 import { registerInit } from './config.js';
 import { addExamples } from './help.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { registerEndpoints } from './endpoints.js';
 import { registerEvents } from './events.js';
 import { registerListen } from './listen.js';

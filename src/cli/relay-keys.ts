@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { addKey, FileKeyStore, KeyError, type KeyStore, redisKeyStore, revokeKey } from '../relay/index.js';
-import { CliError, UsageError } from './errors.js';
+import { addKey, FileKeyStore, type KeyStore, redisKeyStore, revokeKey } from '../relay/index.js';
+import { UsageError } from '../errors.js';
 import { formatTable, printJson, terminalWidth } from './output.js';
 import { fromEnv } from './process.js';
 
@@ -19,17 +19,12 @@ async function withStore<T>(flags: KeysFlags, use: (store: KeyStore) => Promise<
     throw new UsageError(
       "Say where the relay's keys are: --redis redis://host:6379 (the relay's --redis), or --keys <file> (its --keys).",
     );
+  if (!redis) return use(new FileKeyStore(flags.keys as string));
+  const { store, close } = await redisKeyStore(redis);
   try {
-    if (!redis) return await use(new FileKeyStore(flags.keys as string));
-    const { store, close } = await redisKeyStore(redis);
-    try {
-      return await use(store);
-    } finally {
-      await close().catch(() => {});
-    }
-  } catch (error) {
-    if (error instanceof KeyError) throw new CliError(error.message);
-    throw error;
+    return await use(store);
+  } finally {
+    await close().catch(() => {});
   }
 }
 

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { consoleLogger } from '../logger.js';
 import { redactedUrl, type RelayRequestLog, startRelayServer } from '../relay/index.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { colour, printLine } from './output.js';
 import { startTracer, tracingOption } from './tracing.js';
 import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
 import { formatSizeFlag } from '../size.js';
 import { registerRelayKeys } from './relay-keys.js';
+import { isTaken } from '../contract/index.js';
 
 interface RelayFlags {
   otlp?: string;
@@ -26,7 +27,7 @@ interface RelayFlags {
 }
 
 function requestLine(log: RelayRequestLog): string {
-  const status = log.status < 300 ? colour.green(String(log.status)) : colour.red(String(log.status));
+  const status = isTaken(log.status) ? colour.green(String(log.status)) : colour.red(String(log.status));
   return `${new Date().toTimeString().slice(0, 8)} ${log.channel.slice(0, 8)}… ${log.method} ${log.path} ${status} (${log.durationMs} ms)`;
 }
 

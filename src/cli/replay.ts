@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { connectToListen, replayDirect, type ReplayOutcome, selectCaptures } from '../captures/index.js';
-import { CONFIG_FILE, ConfigError, readConfigFile, readListenDiscovery } from '../listen/index.js';
+import { CONFIG_FILE, readConfigFile, readListenDiscovery } from '../listen/index.js';
 import { chooseRoute, normalizeForwardTarget, parseRoute } from '../listener/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import {
@@ -12,12 +12,13 @@ import {
   storePathOf,
   withCaptureFilters,
 } from './capture-options.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { captureLine } from './captures.js';
 import { type EventStory, failedToResend, storiesOf } from '../story/index.js';
 import { colour, printLine, writeLine } from './output.js';
 import { fromEnv } from './process.js';
 import { describeRecord, recordsOnFile } from './secret.js';
+import { isTaken } from '../contract/index.js';
 
 interface ReplayFlags extends CaptureFlags {
   failed?: boolean;
@@ -29,13 +30,7 @@ interface ReplayFlags extends CaptureFlags {
 
 /** The target clockhook.config.json's routes give a type, when there is such a file. */
 async function configuredTarget(): Promise<((type: string | null) => string | undefined) | null> {
-  let config;
-  try {
-    config = await readConfigFile(CONFIG_FILE, { optional: true });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
+  const config = await readConfigFile(CONFIG_FILE, { optional: true });
   const routes = (config?.forwardTo ?? []).map(parseRoute);
   if (routes.length === 0) return null;
   return (type) => {
@@ -76,7 +71,7 @@ async function secretForDirect(flags: ReplayFlags): Promise<string | null> {
 
 function outcomeLine(capture: Capture, outcome: ReplayOutcome): string {
   const what = capture.envelope?.type ? `${capture.envelope.type} [${capture.envelope.id}]` : capture.method;
-  const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+  const ok = isTaken(outcome.status);
   const status = ok ? colour.green(`[${outcome.status}]`) : colour.red(`[${outcome.status ?? 'no answer'}]`);
   const recorded = outcome.replayId ? ` as ${outcome.replayId}` : '';
   const error = outcome.error ? colour.red(` ${outcome.error}`) : '';
@@ -125,7 +120,7 @@ async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
             secret,
             asIs: Boolean(flags.asIs),
           });
-      allTaken &&= outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+      allTaken &&= isTaken(outcome.status);
       if (flags.json) printLine({ event: 'replay', via: through ? 'listen' : 'direct', ...outcome });
       else writeLine(outcomeLine(capture, outcome));
     }

@@ -2,10 +2,11 @@ import type { Command } from 'commander';
 import { isApiVersionLabel } from '../contract/index.js';
 import { type AttemptReport, startSandbox } from '../sandbox/index.js';
 import { consoleLogger } from '../logger.js';
-import { ForeignPathError, StoreLockedError } from '../store/index.js';
-import { CliError, UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { colour, printLine } from './output.js';
 import { bindFailure, fileFailure, onShutdown, parseFetchablePort, parseTimeScale } from './process.js';
+import { LIMITS } from '../contract/index.js';
+import { GAVE_UP } from '../story/index.js';
 
 interface SandboxFlags {
   port: string;
@@ -19,10 +20,11 @@ interface SandboxFlags {
 function attemptLine(report: AttemptReport): string {
   const status = report.statusCode === null ? report.error : String(report.statusCode);
   const painted = report.outcome === 'delivered' ? colour.green(String(status)) : colour.red(String(status));
-  const tail =
-    report.outcome === 'retrying' ? ' (will retry)' : report.outcome === 'failed' ? ' (failed after 5 attempts)' : '';
+  const tail = report.outcome === 'retrying' ? ' (will retry)' : report.outcome === 'failed' ? ` (${GAVE_UP})` : '';
   const disabled = report.endpointDisabled
-    ? colour.red(` endpoint ${report.endpointId} disabled after 10 failed deliveries`)
+    ? colour.red(
+        ` endpoint ${report.endpointId} disabled after ${LIMITS.consecutiveFailuresToDisable} failed deliveries in a row`,
+      )
     : '';
   return `${new Date().toISOString().slice(11, 19)} ${report.type} ${report.eventId} -> #${report.endpointId} ${report.url} attempt ${report.attempt}: ${painted} (${report.durationMs} ms)${tail}${disabled}`;
 }
@@ -54,8 +56,6 @@ export function registerSandbox(program: Command): void {
         onAttempt: (report) =>
           flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report)),
       }).catch((error: NodeJS.ErrnoException) => {
-        if (error instanceof StoreLockedError) throw new CliError(error.message);
-        if (error instanceof ForeignPathError) throw new UsageError(error.message);
         throw fileFailure(error, 'the state') ?? bindFailure(error, flags.host, port, 'another sandbox') ?? error;
       });
 

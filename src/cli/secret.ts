@@ -1,8 +1,8 @@
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { type EndpointRecordOnFile, EndpointRecordsError, readEndpointRecords } from '../listen/index.js';
+import { type EndpointRecordOnFile, readEndpointRecords } from '../listen/index.js';
 import { stateAbove } from './api-options.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { maskSecret, printJson } from './output.js';
 
 /** Where listen keeps the endpoints it registered from this folder, with their secrets. */
@@ -21,9 +21,7 @@ export const describeRecord = (record: EndpointRecordOnFile) =>
 
 /** The records listen keeps in this folder; one it cannot read is a runtime failure that says what to do. */
 export async function recordsOnFile(): Promise<EndpointRecordOnFile[]> {
-  return readEndpointRecords(RECORDS_PATH).catch((error: unknown) => {
-    throw error instanceof EndpointRecordsError ? new CliError(error.message) : error;
-  });
+  return readEndpointRecords(RECORDS_PATH);
 }
 
 const matches = (record: EndpointRecordOnFile, which: string) =>

@@ -3,7 +3,7 @@
 import { type ExporterEvent, type TracingConfig, tracingConfig } from '../tracing/config.js';
 import { startTracing } from '../tracing/start.js';
 import type { OtelTracing } from '../tracing/otel.js';
-import { UsageError } from './errors.js';
+import { UsageError } from '../errors.js';
 import { colour, printLine, writeLine } from './output.js';
 
 /** `--otlp`, or OpenTelemetry's environment: tracing's settings, or null when off (docs/tracing.md). */

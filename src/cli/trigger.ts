@@ -12,11 +12,12 @@ import {
   withSuggestion,
 } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { eventTypesHelp } from './help.js';
 import { printJson, printLine } from './output.js';
 import { parsePositiveInt } from './process.js';
-import { counted } from '../words.js';
+import { counted } from '../counted.js';
+import { OptionError } from '../errors.js';
 
 interface TriggerFlags extends ApiFlags {
   data?: string;
@@ -79,11 +80,11 @@ async function dataOf(type: string, flags: TriggerFlags): Promise<Record<string,
   try {
     for (const assignment of flags.set) {
       const eq = assignment.indexOf('=');
-      if (eq <= 0) throw new TypeError(`--set ${assignment}: write it as path=value, such as employee.name=Zoë.`);
+      if (eq <= 0) throw new OptionError(`--set ${assignment}: write it as path=value, such as employee.name=Zoë.`);
       setPath(changed, assignment.slice(0, eq), parseSetValue(assignment.slice(eq + 1)));
     }
     for (const path of flags.unset) {
-      if (!unsetPath(changed, path)) throw new TypeError(`--unset ${path}: the data has nothing at ${path}.`);
+      if (!unsetPath(changed, path)) throw new OptionError(`--unset ${path}: the data has nothing at ${path}.`);
     }
   } catch (error) {
     throw new UsageError((error as Error).message);

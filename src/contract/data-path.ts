@@ -1,3 +1,4 @@
+import { OptionError } from '../errors.js';
 /**
  * Changes to an event's `data` by dot path, as `trigger --set` and `--unset` take them: `employee.name`,
  * `tags[0]`, `shifts[1].start`. A path that does not exist is made (an object, or an array when the next
@@ -14,11 +15,11 @@ export function parsePath(path: string): PathStep[] {
     if (steps.length > 0 && path[at] === '.') at += 1;
     pattern.lastIndex = at;
     const match = pattern.exec(path);
-    if (!match) throw new TypeError(`${JSON.stringify(path)} is not a path: write it as employee.name or tags[0].`);
+    if (!match) throw new OptionError(`${JSON.stringify(path)} is not a path: write it as employee.name or tags[0].`);
     steps.push(match[1] ?? Number(match[2]));
     at = pattern.lastIndex;
   }
-  if (steps.length === 0) throw new TypeError('an empty path: write it as employee.name or tags[0].');
+  if (steps.length === 0) throw new OptionError('an empty path: write it as employee.name or tags[0].');
   return steps;
 }
 

@@ -79,3 +79,10 @@ export const LIMITS = {
   /** Retry table: delay before attempts 1..5, in milliseconds. */
   retryDelaysMs: [0, 60_000, 300_000, 1_800_000, 7_200_000],
 } as const;
+
+/**
+ * Whether a receiver's answer took a delivery: a 2xx status (the contract's "Delivery" rules 2 and 3; null, no
+ * answer or a time-out, is a failed attempt). The one test of it, wherever an answer is judged.
+ */
+export const isTaken = (statusCode: number | null | undefined): statusCode is number =>
+  typeof statusCode === 'number' && statusCode >= 200 && statusCode < 300;

@@ -1,4 +1,5 @@
 import { type DomainEventType, isDomainEventType, PING_EVENT_TYPE } from './event-types.js';
+import { OptionError } from '../errors.js';
 
 /**
  * Sample resources, camelCase like the REST API, with ids that refer to one another: the punch
@@ -194,7 +195,7 @@ const ACTION_CHANGES: Partial<Record<DomainEventType, Record<string, unknown>>> 
 export function sampleData(type: string): Record<string, unknown> {
   if (!isDomainEventType(type)) {
     const why = type === PING_EVENT_TYPE ? 'ping data is the endpoint record' : 'unknown event type';
-    throw new TypeError(`No sample data for ${JSON.stringify(type)}: ${why}.`);
+    throw new OptionError(`No sample data for ${JSON.stringify(type)}: ${why}.`);
   }
   const resource = type.slice(0, type.indexOf('.')) as keyof typeof RESOURCES;
   return structuredClone({ ...RESOURCES[resource], ...ACTION_CHANGES[type] });

@@ -1,5 +1,6 @@
 import { type ApiClient, ApiError, readDeliveryOutlook } from '../api/index.js';
-import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
+import { type ErrorBody, isTaken, type WebhookEndpoint } from '../contract/index.js';
+import { outlookWords } from '../story/index.js';
 import { ActionError } from '../errors.js';
 import { encodeBody } from '../store/index.js';
 import {
@@ -59,7 +60,13 @@ const ACTIONS: Record<string, Action> = {
     // With what comes next for each endpoint that failed it (when the service tries again, or that it will not).
     const client = requireApi(ctx);
     const event = await client.getEvent(requireString(message, 'eventId'));
-    return { ...event, outlook: await readDeliveryOutlook(client, event, ctx.timeScale) };
+    const outlook = await readDeliveryOutlook(client, event, ctx.timeScale);
+    // In the story's words (the page puts the time in), and each attempt's answer judged once.
+    return {
+      ...event,
+      delivery_attempts: event.delivery_attempts.map((a) => ({ ...a, taken: isTaken(a.statusCode) })),
+      outlook: outlook.map((o) => ({ ...o, words: outlookWords(o, { timeScale: ctx.timeScale }) })),
+    };
   },
   async 'enable-endpoint'(_message, ctx, broadcast) {
     const endpoint = await requireApi(ctx).updateEndpoint(requireEndpoint(ctx).id, { status: 'enabled' });

@@ -3,7 +3,7 @@ import type { ApiClient, MissedEvent } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import type { Listener } from '../listener/index.js';
 import type { Capture, CaptureStore } from '../store/index.js';
-import type { EventStory } from '../story/index.js';
+import { type EventStory, missedWords, type OutlookWords } from '../story/index.js';
 
 /** Everything the hub acts on. The API key stays inside `client`; the secret never enters here. */
 export interface ActionContext {
@@ -47,20 +47,26 @@ export type InspectorMessage =
       traceUrl?: string;
       listener: string;
       resync?: boolean;
-      missed: MissedEvent[];
+      missed: MissedForPage[];
       /** The story of each event the captures belong to (src/story/): the page renders it, deciding nothing. */
       stories: EventStory[];
     }
   | { type: 'capture'; capture: Capture; story: EventStory }
   | { type: 'history'; captures: Capture[]; hasMore: boolean; stories: EventStory[] }
   | { type: 'endpoint'; endpoint: PublicEndpoint | null }
-  | { type: 'missed'; missed: MissedEvent[] }
+  | { type: 'missed'; missed: MissedForPage[] }
   /** Every BEAT_MS: listen is answering (see ui/connection.js). */
   | { type: 'beat' }
   /** The app is not answering, and deliveries wait for it; or it is back (see AppWait). */
   | ({ type: 'app' } & AppStateEvent)
   | { type: 'result'; id: unknown; ok: true; data: unknown }
   | { type: 'result'; id: unknown; ok: false; error: ErrorBody };
+
+/** A missed event as the page gets it: with what the service does next in the story's words. */
+export type MissedForPage = MissedEvent & { words: OutlookWords };
+
+export const missedForPage = (missed: readonly MissedEvent[]): MissedForPage[] =>
+  missed.map((m) => ({ ...m, words: missedWords(m.outlook) }));
 
 export type PublicEndpoint = Omit<WebhookEndpoint, 'secret'> & { secretHint: string | null };
 
@@ -98,7 +104,7 @@ export function snapshotMessage(ctx: ActionContext): Extract<InspectorMessage, {
     forwardTo: ctx.forwardTo,
     listener: ctx.listener.url,
     ...(ctx.traceUrl ? { traceUrl: ctx.traceUrl } : {}),
-    missed: ctx.getMissed?.() ?? [],
+    missed: missedForPage(ctx.getMissed?.() ?? []),
     stories: storiesFor(ctx, captures),
   };
 }

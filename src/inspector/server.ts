@@ -16,6 +16,7 @@ import {
   BEAT_MS,
   RECENT_DELIVERIES,
   type InspectorMessage,
+  missedForPage,
   publicEndpoint,
   snapshotMessage,
 } from './protocol.js';
@@ -332,7 +333,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     get clients() {
       return pages.size;
     },
-    showMissed: (missed) => pages.broadcast({ type: 'missed', missed }),
+    showMissed: (missed) => pages.broadcast({ type: 'missed', missed: missedForPage(missed) }),
     showApp: (event) => pages.appState(event),
     close() {
       closing ??= (async () => {

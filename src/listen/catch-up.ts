@@ -1,15 +1,15 @@
 import { type ApiClient, deliveryOutlook, type MissedEvent } from '../api/index.js';
 import { type EventRecord, matchesSubscription, PING_EVENT_TYPE, type WebhookEndpoint } from '../contract/index.js';
-import { inTime } from '../story/index.js';
 import { join, resolve } from 'node:path';
 import { type Capture, readCaptureStore } from '../store/index.js';
 import { readListenDiscovery } from './discovery.js';
-import { counted } from '../words.js';
+import { counted } from '../counted.js';
+import { isTaken } from '../contract/index.js';
 
 /** How far back catch-up looks at most (hookdeck-cli #14: a laptop closed overnight). */
 const LOOK_BACK_MS = 24 * 3_600_000;
 
-const failed = (statusCode: number | null) => statusCode === null || statusCode < 200 || statusCode >= 300;
+const failed = (statusCode: number | null) => !isTaken(statusCode);
 
 /**
  * The missed event an event is for this endpoint, or null when it reached it (or was never for it, or
@@ -98,33 +98,6 @@ export async function findMissedHere(options: {
   const capturedBefore =
     startedAt === undefined ? captured : idsOf(store.captures.filter((c) => Date.parse(c.receivedAt) < startedAt));
   return findMissed({ client, endpoint, captured, capturedBefore, timeScale, startedAt });
-}
-
-/**
- * One line for people: how many, what the service will do with them, and how to get them now: `hint` names
- * the command that works where the line is read (none once they are being redelivered).
- */
-export function missedSummary(
-  missed: MissedEvent[],
-  { now = Date.now(), hint }: { now?: number; hint?: string } = {},
-): string {
-  const retried = missed.filter((m) => m.outlook.next === 'attempt');
-  const gaveUp = missed.filter((m) => m.outlook.next === 'none' && m.outlook.reason === 'gave-up');
-  const disabled = missed.filter((m) => m.outlook.next === 'none' && m.outlook.reason === 'disabled');
-  const due = retried
-    .map((m) => ('dueAt' in m.outlook ? m.outlook.dueAt : null))
-    .filter((at): at is number => at !== null)
-    .sort((a, b) => a - b)[0];
-  const next = due === undefined ? '' : `, the next ${inTime(due, now)}`;
-  const parts = [
-    ...(retried.length > 0 ? [`${retried.length} will be retried by the service${next}`] : []),
-    ...(gaveUp.length > 0
-      ? [`${gaveUp.length} ${gaveUp.length === 1 ? 'was' : 'were'} given up after 5 attempts`]
-      : []),
-    ...(disabled.length > 0 ? [`${disabled.length} will not come while the endpoint is disabled`] : []),
-  ];
-  const count = `${counted(missed.length, 'event')} came while listen was off`;
-  return `${count}: ${parts.join('; ')}.${hint ? ` Get them now: ${hint}` : ''}`;
 }
 
 /** What the confirmation says: how many endpoints each redelivery reaches, and which, this listen's first. */

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { WebhookEndpoint } from '../contract/index.js';
 import { writePrivateFile } from '../store/index.js';
+import { ClockhookError } from '../errors.js';
 
 /**
  * Endpoints listen creates carry one of these descriptions, so a later run recognizes them and whoever
@@ -51,8 +52,9 @@ export function recordName(records: EndpointRecordOnFile[], record: EndpointReco
 }
 
 /** `.clockhook/endpoints.json` exists but cannot be read as the records listen wrote. */
-export class EndpointRecordsError extends Error {
+export class EndpointRecordsError extends ClockhookError {
   override readonly name = 'EndpointRecordsError';
+  readonly exitCode = 1;
 }
 
 const isRecord = (value: unknown): value is EndpointRecordOnFile => {

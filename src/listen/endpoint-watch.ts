@@ -1,6 +1,7 @@
 import { type ApiClient, ApiError } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
 import type { Logger } from '../logger.js';
+import { DISABLES_AFTER } from '../story/index.js';
 
 /**
  * The status the watch gives an endpoint the API no longer has: not one of the service's (the contract
@@ -53,7 +54,7 @@ export class EndpointWatch {
       );
     } else if (next.status === 'disabled') {
       logger.warn(
-        `Endpoint ${next.id} is now disabled: the service stops delivering to an endpoint after 10 failed deliveries in a row. Fix what failed, re-enable it (npx clockhook endpoints enable ${next.id}, or Re-enable in the inspector), and send what it missed again with npx clockhook events redeliver <event id>.`,
+        `Endpoint ${next.id} is now disabled: ${DISABLES_AFTER}. Fix what failed, re-enable it (npx clockhook endpoints enable ${next.id}, or Re-enable in the inspector), and send what it missed again with npx clockhook events redeliver <event id>.`,
       );
     } else if (next.status === 'enabled')
       logger.warn(`Endpoint ${next.id} is enabled again; the service delivers to it.`);

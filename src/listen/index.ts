@@ -28,4 +28,6 @@ export {
   readConfigFile,
   STARTING_CONFIG,
 } from './config.js';
-export { catchUp, findMissed, findMissedHere, missedSummary, reachText, redeliveryReach } from './catch-up.js';
+export { catchUp, findMissed, findMissedHere, reachText, redeliveryReach } from './catch-up.js';
+// The missed line's words are the story's; listen's terminal says them (cli/catch-up.ts).
+export { missedSummary } from '../story/index.js';

@@ -7,6 +7,7 @@ import type { Inspector } from '../inspector/index.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryReport, Listener } from '../listener/index.js';
 import type { CaptureStore } from '../store/index.js';
+import { ClockhookError } from '../errors.js';
 
 export type ListenMode = 'sandbox' | 'api' | 'offline';
 
@@ -159,8 +160,9 @@ export interface ListenSession {
 }
 
 /** A mistake in the options: the CLI turns it into exit code 2. */
-export class ListenUsageError extends Error {
+export class ListenUsageError extends ClockhookError {
   override readonly name = 'ListenUsageError';
+  readonly exitCode = 2;
 }
 
 const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);

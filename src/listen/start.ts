@@ -2,7 +2,7 @@ import type { TracingConfig } from '../tracing/config.js';
 import { startTracing } from '../tracing/start.js';
 import { join } from 'node:path';
 import { ApiClient } from '../api/index.js';
-import { maskSecret } from '../contract/index.js';
+import { isTaken, maskSecret } from '../contract/index.js';
 import { type Inspector, startInspector } from '../inspector/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { DEFAULT_WAIT_FOR_APP_MS, Listener, normalizeBasePath } from '../listener/index.js';
@@ -251,7 +251,7 @@ function setupOf(options: ListenOptions, mode: Setup['mode'], deliveryFailed: ()
     restorers: [],
     onDelivery: (report) => {
       options.onDelivery?.(report);
-      if (report.source === 'delivery' && (report.status < 200 || report.status >= 300)) deliveryFailed();
+      if (report.source === 'delivery' && !isTaken(report.status)) deliveryFailed();
     },
     onAppState: (event) => options.onAppState?.(event),
   };

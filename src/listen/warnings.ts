@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import { pathUnderBase } from '../listener/index.js';
 import { shownUrl } from '../net.js';
 import { isSandboxBase, readEndpointRecords } from './endpoint-records.js';
+import { DISABLES_AFTER } from '../story/index.js';
 
 /** Whether something accepts a TCP connection at the URL's host and port. */
 export async function isAnswering(url: URL, timeoutMs = 1000): Promise<boolean> {
@@ -85,7 +86,7 @@ export async function warnAboutSetup(
     );
   if (endpoint?.status === 'disabled') {
     logger.warn(
-      `Endpoint ${endpoint.id} is disabled (the service disables one after 10 failed deliveries in a row), so nothing is delivered to it. Re-enable it: npx clockhook endpoints enable ${endpoint.id}`,
+      `Endpoint ${endpoint.id} is disabled (${DISABLES_AFTER}), so nothing is delivered to it. Re-enable it: npx clockhook endpoints enable ${endpoint.id}`,
     );
   }
   for (const { label, url } of targets) {

@@ -1,4 +1,5 @@
 import { patternProblem, routeTakes } from './routes.js';
+import { OptionError } from '../errors.js';
 
 /**
  * `listen --faults`: faults injected on purpose, to test that a handler survives what the service may do
@@ -36,7 +37,7 @@ function probability(name: string, value: string): number {
   const percent = value.endsWith('%');
   const n = Number(percent ? value.slice(0, -1) : value) / (percent ? 100 : 1);
   if (value === '' || value === '%' || !Number.isFinite(n) || n < 0 || n > 1)
-    throw new TypeError(
+    throw new OptionError(
       `--faults ${name}=${value}: a probability is a fraction from 0 to 1 or a percentage (0.1 or 10%).`,
     );
   return n;
@@ -45,7 +46,7 @@ function probability(name: string, value: string): number {
 function milliseconds(name: string, value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > MAX_HOLD_MS)
-    throw new TypeError(
+    throw new OptionError(
       `--faults ${name}=${value}: a whole number of ms up to ${MAX_HOLD_MS} (under the service's 30 s limit).`,
     );
   return n;
@@ -54,7 +55,7 @@ function milliseconds(name: string, value: string): number {
 function typesOf(value: string): string[] | null {
   const types = value.split('|');
   const problem = types.map(patternProblem).find(Boolean);
-  if (problem) throw new TypeError(`--faults types=${value}: ${problem}; several are joined with |.`);
+  if (problem) throw new OptionError(`--faults types=${value}: ${problem}; several are joined with |.`);
   return types.includes('*') ? null : types;
 }
 
@@ -65,12 +66,12 @@ const PARSERS: Record<string, (spec: FaultSpec, value: string) => void> = {
   delay: (spec, value) => {
     const [min, max = min] = value.split('-');
     spec.delay = { min: milliseconds('delay', min), max: milliseconds('delay', max) };
-    if (spec.delay.max < spec.delay.min) throw new TypeError(`--faults delay=${value}: write the range low-high.`);
+    if (spec.delay.max < spec.delay.min) throw new OptionError(`--faults delay=${value}: write the range low-high.`);
   },
   fail: (spec, value) => {
     const [p, status = '503'] = value.split(':');
     if (!/^[45]\d\d$/.test(status))
-      throw new TypeError(
+      throw new OptionError(
         `--faults fail=${value}: the status is a 4xx or 5xx the sender is answered (503 by default).`,
       );
     spec.fail = { p: probability('fail', p), status: Number(status) };
@@ -87,11 +88,11 @@ export function parseFaults(text: string): FaultSpec {
     const parse = PARSERS[name];
     if (!parse || eq === -1) {
       const known = Object.keys(PARSERS).join(', ');
-      throw new TypeError(`--faults: "${part}" is not a fault; each is name=value, the names ${known} (${EXAMPLE}).`);
+      throw new OptionError(`--faults: "${part}" is not a fault; each is name=value, the names ${known} (${EXAMPLE}).`);
     }
     parse(spec, part.slice(eq + 1));
   }
-  if (Object.keys(spec).length === 1) throw new TypeError(`--faults names no fault (${EXAMPLE}).`);
+  if (Object.keys(spec).length === 1) throw new OptionError(`--faults names no fault (${EXAMPLE}).`);
   return spec;
 }
 

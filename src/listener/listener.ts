@@ -36,6 +36,7 @@ import {
 } from './replay.js';
 import { joinTargetPath, normalizeBasePath } from './target.js';
 import { verifyDelivery } from './verify.js';
+import { isTaken } from '../contract/index.js';
 
 /**
  * The listener: every request under the base path goes through the same steps, each a function of its
@@ -342,8 +343,7 @@ export class Listener {
     if (outcome.kind === 'failed')
       answerError(res, outcome.statusCode, outcome.code, outcome.message, { requestId: capture.id });
     const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
-    const answer =
-      outcome.kind === 'answered' && (status < 200 || status >= 300) ? answerExcerpt(outcome.forward) : null;
+    const answer = outcome.kind === 'answered' && !isTaken(status) ? answerExcerpt(outcome.forward) : null;
     const held = plan?.timeout && outcome.kind === 'answered';
     const error = held ? 'injected timeout: the sender is not answered' : outcome.forward.error;
     this.#reporter.report(capture, { status, started, error, forward: outcome.forward, answer });

@@ -5,6 +5,7 @@ import { type AppStateEvent, SERVICE_LIMIT_SECONDS } from './app-wait.js';
 import type { FaultsOption } from './injector.js';
 import type { DeliveryTracer } from './tracing.js';
 import type { Capture, CaptureSignature, CaptureStore } from '../store/index.js';
+import { OptionError } from '../errors.js';
 
 /** What listen is told of every request the listener answered (its terminal line, its `--json` line). */
 export interface DeliveryReport {
@@ -34,6 +35,8 @@ export interface DeliveryReport {
   injected?: string[];
   /** How long it was held for an app that was not answering (`--wait-for-app`). */
   waitedMs?: number;
+  /** The app's answer was cut short (its connection closed mid-answer): it failed, whatever its status. */
+  cut?: true;
 }
 
 export interface ListenerOptions {
@@ -130,16 +133,16 @@ export function listenerConfig(options: ListenerOptions): ListenerConfig {
   const config = { ...DEFAULTS, ...given } as ListenerConfig;
   config.stories ??= StoryBook.watching(config.store, config.now);
   if (!Number.isInteger(config.timeoutMs) || config.timeoutMs < 1)
-    throw new TypeError(`timeoutMs must be a positive integer (got ${config.timeoutMs}).`);
+    throw new OptionError(`timeoutMs must be a positive integer (got ${config.timeoutMs}).`);
   const limit = SERVICE_LIMIT_SECONDS * 1000;
   if (!Number.isInteger(config.waitForAppMs) || config.waitForAppMs < 0 || config.waitForAppMs >= limit)
-    throw new TypeError(
+    throw new OptionError(
       `waitForAppMs must be 0 or more ms, under the service's ${SERVICE_LIMIT_SECONDS} s limit for a delivery (got ${config.waitForAppMs}).`,
     );
   if (!Number.isFinite(config.tolerance) || config.tolerance < 0)
-    throw new TypeError(`tolerance must be 0 or more seconds (got ${config.tolerance}).`);
+    throw new OptionError(`tolerance must be 0 or more seconds (got ${config.tolerance}).`);
   if (!(config.maxBufferedBytes >= config.maxBodyBytes)) {
-    throw new TypeError(
+    throw new OptionError(
       `maxBufferedBytes (${config.maxBufferedBytes}) must be at least maxBodyBytes (${config.maxBodyBytes}): one delivery of the largest size must fit.`,
     );
   }

@@ -13,6 +13,7 @@ export function reportOf(
     target?: string;
     answer?: string | null;
     waitedMs?: number;
+    cut?: boolean;
   },
   story: CaptureStory,
 ): DeliveryReport {
@@ -36,6 +37,7 @@ export function reportOf(
     ...(capture.route !== undefined ? { route: capture.route } : {}),
     ...(capture.injected ? { injected: capture.injected } : {}),
     ...(outcome.waitedMs ? { waitedMs: outcome.waitedMs } : {}),
+    ...(outcome.cut ? { cut: true as const } : {}),
   };
 }
 
@@ -91,7 +93,10 @@ export class Reporter {
     const durationMs = Math.round(performance.now() - started);
     const now = this.store.get(capture.id) ?? capture;
     const story = this.stories.captureStory(now);
-    const outcome = { status, durationMs, error, target: forward?.target, answer, waitedMs: forward?.waitedMs };
+    const outcome = {
+      ...{ status, durationMs, error, target: forward?.target, answer },
+      ...{ waitedMs: forward?.waitedMs, cut: forward?.cut },
+    };
     this.onDelivery(reportOf(capture, outcome, story));
     this.#traces.get(capture.id)?.end(status, deliveryAttributes(now, story, forward?.statusCode));
     this.#traces.delete(capture.id);

@@ -2,6 +2,7 @@ import { EVENT_TYPES, isDomainEventType, PING_EVENT_TYPE, withSuggestion } from 
 import type { Capture } from '../store/index.js';
 import type { AppStateEvent } from './app-wait.js';
 import { Forwarder } from './forward.js';
+import { OptionError } from '../errors.js';
 
 /** `--forward-to [TYPES=]TARGET`: the event-type patterns a route takes (null: every type), and its target. */
 export interface RouteSpec {
@@ -29,14 +30,15 @@ export function patternProblem(pattern: string): string | null {
  */
 export function parseRoute(spec: string): RouteSpec {
   const example = "A route is [TYPES=]TARGET, e.g. 'punch.*,time_entry.*=3000/attendance', or 3000 for every type.";
-  if (spec.trim().startsWith('=')) throw new TypeError(`--forward-to ${spec}: no event types before the =. ${example}`);
+  if (spec.trim().startsWith('='))
+    throw new OptionError(`--forward-to ${spec}: no event types before the =. ${example}`);
   if (/^[a-z_*.]+(?:,[a-z_*.]+)*=$/.test(spec.trim()))
-    throw new TypeError(`--forward-to ${spec}: no target after the =. ${example}`);
+    throw new OptionError(`--forward-to ${spec}: no target after the =. ${example}`);
   const match = /^([a-z_*.]+(?:,[a-z_*.]+)*)=(.+)$/.exec(spec.trim());
   if (!match) return { types: null, target: spec.trim() };
   const types = match[1].split(',');
   const problem = types.map(patternProblem).find(Boolean);
-  if (problem) throw new TypeError(`--forward-to ${spec}: ${problem}. ${example}`);
+  if (problem) throw new OptionError(`--forward-to ${spec}: ${problem}. ${example}`);
   return { types: types.includes('*') ? null : types, target: match[2] };
 }
 

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
 import { isEveryInterface } from '../net.js';
+import { OptionError } from '../errors.js';
 
 /**
  * Normalizes `--forward-to` the way other tools do: `3000` → `http://localhost:3000`,
@@ -20,15 +21,15 @@ export function normalizeForwardTarget(input: string): URL {
   }
   const url = candidate === undefined || !URL.canParse(candidate) ? undefined : new URL(candidate);
   if (url === undefined) {
-    throw new TypeError(
+    throw new OptionError(
       `--forward-to ${JSON.stringify(input)} is not a port, host:port or URL; try 3000, localhost:3000/hooks or http://localhost:3000/hooks.`,
     );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`--forward-to must be an http or https URL (got ${url.protocol}).`);
+    throw new OptionError(`--forward-to must be an http or https URL (got ${url.protocol}).`);
   }
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  if (port < 1 || port > 65_535) throw new TypeError(`--forward-to port must be 1-65535 (got ${url.port}).`);
+  if (port < 1 || port > 65_535) throw new OptionError(`--forward-to port must be 1-65535 (got ${url.port}).`);
   return url;
 }
 
@@ -40,10 +41,12 @@ export function normalizeForwardTarget(input: string): URL {
 export function normalizeBasePath(path: string): string {
   const trimmed = `/${path.trim().replace(/^\/+|\/+$/g, '')}`;
   if (/[?#]/.test(trimmed))
-    throw new TypeError(`--path ${JSON.stringify(path)} has a query or fragment; give a path only, such as /webhooks.`);
+    throw new OptionError(
+      `--path ${JSON.stringify(path)} has a query or fragment; give a path only, such as /webhooks.`,
+    );
   const encoded = new URL(trimmed, 'http://localhost').pathname;
   if (encoded !== trimmed)
-    throw new TypeError(
+    throw new OptionError(
       `--path ${JSON.stringify(path)} is not a URL path as written: a URL makes it ${encoded}. Give --path ${encoded}, or a path such as /webhooks.`,
     );
   return trimmed;

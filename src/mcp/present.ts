@@ -1,6 +1,6 @@
 import { statusOf } from '../captures/index.js';
 import type { Capture } from '../store/index.js';
-import { captureStoryOf, type EventStory } from '../story/index.js';
+import { captureStoryOf, type EventStory, outcomeOf } from '../story/index.js';
 
 /**
  * Said with every result that holds what a sender or the app wrote. A coding assistant reads tool results as
@@ -25,6 +25,7 @@ export function captureSummary(capture: Capture, stories: ReadonlyMap<string, Ev
     type: capture.envelope?.type ?? null,
     signature: capture.signature.status,
     status: statusOf(capture),
+    outcome: outcomeOf(capture),
     durationMs: capture.forward?.durationMs ?? null,
     story,
     ...(capture.injected ? { injected: capture.injected } : {}),
@@ -37,5 +38,6 @@ export function captureSummary(capture: Capture, stories: ReadonlyMap<string, Ev
 export function captureLine(summary: ReturnType<typeof captureSummary>): string {
   const what = summary.type ? `${summary.type} ${summary.eventId}` : `(not an envelope)`;
   const injected = summary.injected ? ` (injected: ${summary.injected.join(', ')})` : '';
-  return `${summary.id} ${what}: ${summary.story.words}, ${summary.status ?? 'no answer'}${summary.answerCut ? ' cut' : ''}${injected}; event ${summary.story.event.words}`;
+  const status = `${summary.status ?? 'no answer'}${summary.answerCut ? ' cut' : ''} (${summary.outcome})`;
+  return `${summary.id} ${what}: ${summary.story.words}, ${status}${injected}; event ${summary.story.event.words}`;
 }

@@ -1,3 +1,4 @@
+import { RelayRefusedError, RelayUnreachableError } from './errors.js';
 import { randomBytes } from 'node:crypto';
 import type WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
@@ -58,22 +59,6 @@ export interface RelayClientOptions {
   /** The relay refused this listener's access key (none, unknown, revoked): it must stop. */
   onRefused?: (message: string) => void;
   onGiveUp?: () => void;
-}
-
-/** The relay could not be reached when listen started; `code` is the last failure's (ECONNREFUSED, a TLS code…). */
-export class RelayUnreachableError extends Error {
-  override readonly name = 'RelayUnreachableError';
-  constructor(
-    message: string,
-    readonly code: string | undefined,
-  ) {
-    super(message);
-  }
-}
-
-/** The relay refused this listener's access key: none given, not known, or revoked. */
-export class RelayRefusedError extends Error {
-  override readonly name = 'RelayRefusedError';
 }
 
 export interface RelayClient {

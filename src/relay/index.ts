@@ -4,10 +4,9 @@ export {
   type RelayClient,
   type RelayClientOptions,
   type RelayRecord,
-  RelayRefusedError,
-  RelayUnreachableError,
   saveRelayRecord,
 } from './client.js';
+export { RelayRefusedError, RelayUnreachableError } from './errors.js';
 export { channelFor } from './protocol.js';
 export { type RelayRequestLog, type RelayServer, type RelayServerOptions, startRelayServer } from './server.js';
 export {

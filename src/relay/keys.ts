@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readJsonFile, writePrivateFile } from '../store/index.js';
 import { type RelayBus, REDIS_KEYS, redact, redisClient } from './bus.js';
+import { ClockhookError } from '../errors.js';
 
 /**
  * Access keys: who may open channels on a team's relay. Only a SHA-256 hash of each key is stored (a key
@@ -35,8 +36,9 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
-export class KeyError extends Error {
+export class KeyError extends ClockhookError {
   override readonly name = 'KeyError';
+  readonly exitCode = 1;
 }
 
 /** Adds a key named `name`; returns it, the only time it is shown. */

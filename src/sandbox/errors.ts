@@ -1,7 +1,9 @@
 import type { ErrorBody, ErrorType, FieldError } from '../contract/index.js';
+import { ClockhookError } from '../errors.js';
 
 /** An error the sandbox answers with, in the contract's envelope. */
-export class SandboxError extends Error {
+export class SandboxError extends ClockhookError {
+  readonly exitCode = 1;
   constructor(
     readonly status: number,
     readonly type: ErrorType,

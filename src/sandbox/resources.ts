@@ -1,4 +1,4 @@
-import { counted } from '../words.js';
+import { counted } from '../counted.js';
 import {
   isKnownEventType,
   type FieldError,

@@ -10,6 +10,7 @@ import { DEFAULT_ACCOUNT, openSandboxState } from './state.js';
 import { ensureDefaultAccount } from './requests.js';
 import { type AttemptReport, DeliveryWorker, realTimer, type SetTimer } from './worker.js';
 import { closeNow, listenOn } from '../net.js';
+import { OptionError } from '../errors.js';
 
 export interface SandboxOptions {
   /** @default 4302 */
@@ -66,15 +67,15 @@ const DEFAULTS = {
 
 function validateOptions(options: typeof DEFAULTS): void {
   if (!Number.isFinite(options.timeScale) || options.timeScale <= 0) {
-    throw new TypeError(
+    throw new OptionError(
       `timeScale must be a positive number (got ${options.timeScale}); 0.001 turns 1 minute into 60 ms.`,
     );
   }
   if (!isApiVersionLabel(options.apiVersion)) {
-    throw new TypeError(`apiVersion must be a date label YYYY-MM-DD (got ${JSON.stringify(options.apiVersion)}).`);
+    throw new OptionError(`apiVersion must be a date label YYYY-MM-DD (got ${JSON.stringify(options.apiVersion)}).`);
   }
   if (!Number.isInteger(options.maxEvents) || options.maxEvents < 1)
-    throw new TypeError(`maxEvents must be a positive integer (got ${options.maxEvents}).`);
+    throw new OptionError(`maxEvents must be a positive integer (got ${options.maxEvents}).`);
 }
 
 /**

@@ -8,6 +8,7 @@ import {
 } from '../contract/index.js';
 import { describeConnectionError, postBytes } from '../net.js';
 import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxDb } from './state.js';
+import { isTaken } from '../contract/index.js';
 
 export interface AttemptReport {
   eventId: string;
@@ -177,7 +178,7 @@ export class DeliveryWorker {
     endpoint: EndpointRecord,
     result: PostResult,
   ): Pick<AttemptReport, 'outcome' | 'endpointDisabled'> {
-    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const ok = isTaken(result.statusCode);
     if (ok) {
       delivery.state = 'delivered';
       delivery.nextAttemptAt = null;

@@ -7,6 +7,7 @@ import type { StoreData } from './snapshot.js';
 import { claimStateFile } from './lock.js';
 import { StoreGuard } from './guard.js';
 import { isDiskFull, DiskFullError } from './disk-full.js';
+import { OptionError } from '../errors.js';
 
 export interface CaptureStoreOptions {
   /** The capture file. @default '.clockhook/captures.json' */
@@ -119,7 +120,7 @@ export class CaptureStore {
     const path = options.path ?? '.clockhook/captures.json';
     const maxCaptures = options.maxCaptures ?? 1000;
     if (!Number.isInteger(maxCaptures) || maxCaptures < 1)
-      throw new TypeError(`maxCaptures must be a positive integer (got ${maxCaptures}).`);
+      throw new OptionError(`maxCaptures must be a positive integer (got ${maxCaptures}).`);
     const release = await claimStateFile(path, 'captures.json');
     try {
       const adapter = new JournalAdapter(path, {

@@ -1,3 +1,5 @@
+import { ClockhookError } from '../errors.js';
+
 /** Whether an error is the disk's having no room (or the user's quota being used up). */
 export function isDiskFull(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code;
@@ -8,8 +10,9 @@ export function isDiskFull(error: unknown): boolean {
  * The disk has no room for what the capture store must write (at start or stop): said as that, naming the
  * path, never as a stack trace. Deliveries meanwhile fail one by one instead (503 capture_failed).
  */
-export class DiskFullError extends Error {
+export class DiskFullError extends ClockhookError {
   override readonly name = 'DiskFullError';
+  readonly exitCode = 1;
   constructor(
     readonly path: string,
     cause: Error,

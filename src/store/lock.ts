@@ -1,10 +1,12 @@
 import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { assertNotFolder, ensurePrivateDir, ForeignPathError, inStateDir } from './private-files.js';
+import { ClockhookError } from '../errors.js';
 
 /** A file another live process holds the lock of: a second listen on a store, a second sandbox on a state. */
-export class StoreLockedError extends Error {
+export class StoreLockedError extends ClockhookError {
   override readonly name = 'StoreLockedError';
+  readonly exitCode = 1;
   constructor(
     readonly path: string,
     readonly pid: number,

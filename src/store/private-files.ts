@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { ClockhookError } from '../errors.js';
 
 /** The folder clockhook keeps its state in, in the project folder it runs from. */
 const STATE_DIR_NAME = '.clockhook';
@@ -57,8 +58,9 @@ async function makeFolders(dir: string): Promise<void> {
  * The path given for one of clockhook's files (`--db`) holds something that is not clockhook's: a folder,
  * or another program's file. It is left as it is, and the message says what to give instead.
  */
-export class ForeignPathError extends Error {
+export class ForeignPathError extends ClockhookError {
   override readonly name = 'ForeignPathError';
+  readonly exitCode = 2;
 }
 
 /**

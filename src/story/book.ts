@@ -122,6 +122,11 @@ export class StoryBook implements CaptureObserver {
 /** A capture's story from its event's story (which carries the capture's delivery, when it is held). */
 export function captureStoryIn(capture: Capture, story: EventStory): CaptureStory {
   const { state, words, failed, latest } = story;
-  const delivery = story.deliveries[capture.id] ?? deliveryStoryOf(summaryOf(story.key, [capture]), capture);
+  const {
+    kind,
+    retry,
+    words: said,
+  } = story.deliveries[capture.id] ?? deliveryStoryOf(summaryOf(story.key, [capture]), capture);
+  const delivery = { kind, ...(retry === undefined ? {} : { retry }), words: said };
   return { ...delivery, event: { state, words, failed, latest: latest === capture.id } };
 }

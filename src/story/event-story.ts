@@ -1,16 +1,20 @@
 // An event's story as every surface gets it, told from its summary (see summary.ts): the state of the event
 // from its newest capture and what the service says, and what each capture an answer carries was for it.
 import type { Capture, DeliveryKind } from '../store/index.js';
-import { outcomeOf } from './outcome.js';
+import { type Outcome, outcomeOf } from './outcome.js';
 import type { EventSummary } from './summary.js';
-import { type EventState, kindWords, type NextAttempt, stateWords } from './words.js';
+import { type EventState, kindTone, kindWords, type NextAttempt, stateTone, stateWords, type Tone } from './words.js';
 
-/** What one capture was for its event. */
+/** What one capture was for its event, and what became of it, with their colour classes for the page. */
 export interface DeliveryStory {
   kind: DeliveryKind;
   /** For a retry: which one (1 for the first); absent when earlier deliveries were not kept. */
   retry?: number;
   words: string;
+  /** The colour class of its kind (see kindTone). */
+  tone: Tone;
+  /** What became of it (see outcomeOf): the page's chart counts it so. */
+  outcome: Outcome;
 }
 
 /** What the service says of an event for this listen's endpoint, where it was asked. */
@@ -37,6 +41,8 @@ export interface EventStory {
   next: NextAttempt | null;
   /** Whether it is in the one "failed" set: its latest delivery or replay did not get a 2xx. */
   failed: boolean;
+  /** The colour class of its state (see stateTone). */
+  tone: Tone;
   /** The capture that decides the state (the newest), null for a missed event. */
   latest: string | null;
   /** What a replay of the event sends: its newest delivery from the service (else its newest capture). */
@@ -75,7 +81,14 @@ function stateOf(latest: Capture | undefined, service: ServiceView): { state: Ev
 /** What a held capture was for its event, in words. */
 export function deliveryStoryOf(summary: EventSummary, capture: Capture): DeliveryStory {
   const { kind, retry } = summary.kindOf(capture);
-  return { kind, ...(retry === undefined ? {} : { retry }), words: kindWords(kind, retry) };
+  const outcome = outcomeOf(capture);
+  return {
+    kind,
+    ...(retry === undefined ? {} : { retry }),
+    words: kindWords(kind, retry),
+    tone: kindTone(kind),
+    outcome,
+  };
 }
 
 /**
@@ -97,6 +110,7 @@ export function tellStory(
     type: latest?.envelope?.type ?? null,
     state,
     words: stateWords(state, next, now),
+    tone: stateTone(state),
     next,
     failed: state === 'failing' || state === 'given-up' || state === 'disabled',
     latest: latest?.id ?? null,

@@ -5,3 +5,13 @@ export * from './service.js';
 export { type DeliveryStory, type EventStory, type ServiceView, storyKey } from './event-story.js';
 export { type CaptureStory, StoryBook } from './book.js';
 export type { Decided } from './summary.js';
+export {
+  attemptOf,
+  DISABLES_AFTER,
+  GAVE_UP,
+  missedSummary,
+  missedWords,
+  type OutlookWords,
+  outlookWords,
+  sayOutlook,
+} from './outlook.js';

@@ -1,4 +1,6 @@
+import { isTaken } from '../contract/index.js';
 import type { Capture } from '../store/index.js';
+import type { Tone } from './words.js';
 
 /** What became of a capture: the app took it (or clockhook answered 200 with no app), did not, or clockhook refused it. */
 export type Outcome = '2xx' | 'failed' | 'rejected' | 'pending';
@@ -8,9 +10,26 @@ export function outcomeOf(capture: Capture): Outcome {
   if (capture.rejected) return 'rejected';
   if (capture.forward === null) return '2xx';
   if (capture.forward === undefined) return 'pending';
-  const status = capture.forward.statusCode;
-  // An answer cut short never reached the sender whole: whatever its status line said, it failed.
-  return status !== null && status >= 200 && status < 300 && !capture.forward.cut ? '2xx' : 'failed';
+  return answerOutcome(capture.forward.statusCode, { cut: capture.forward.cut });
+}
+
+/**
+ * The outcome of an answer the sender got: `refused` when clockhook answered it itself (a refused signature,
+ * a full budget); an answer cut short never reached the sender whole, so whatever its status line said, it
+ * failed.
+ */
+export function answerOutcome(
+  status: number | null,
+  { cut = false, refused = false }: { cut?: boolean; refused?: boolean } = {},
+): Outcome {
+  if (refused) return 'rejected';
+  return isTaken(status) && !cut ? '2xx' : 'failed';
+}
+
+/** The colour class of an outcome (see Tone): refused by clockhook is plain, as is one still with the app. */
+export function outcomeTone(outcome: Outcome): Tone {
+  if (outcome === '2xx') return 'ok';
+  return outcome === 'failed' ? 'bad' : 'plain';
 }
 
 /** The status the sender got, when it is known (not for an app that did not answer). */

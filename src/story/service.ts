@@ -3,8 +3,7 @@ import type { EventRecord } from '../contract/index.js';
 import type { Capture } from '../store/index.js';
 import type { EventStory, ServiceView } from './event-story.js';
 import { eventStoryOf } from './story.js';
-
-const took = (statusCode: number | null) => statusCode !== null && statusCode >= 200 && statusCode < 300;
+import { isTaken } from '../contract/index.js';
 
 /**
  * The service's view of an event (its delivery attempts and what comes next, see deliveryOutlook), for
@@ -16,7 +15,7 @@ export function serviceViewOf(event: EventRecord, outlook: DeliveryOutlook[], en
   const mine = outlook.filter((o) => endpointId === undefined || o.endpointId === endpointId);
   if (attempts.length === 0) return {};
   const latest = new Map(attempts.map((a) => [a.endpointId, a.statusCode]));
-  if ([...latest.values()].every(took)) return { delivered: true };
+  if ([...latest.values()].every(isTaken)) return { delivered: true };
   const next = mine
     .flatMap((o) => (o.next === 'attempt' ? [{ attempt: o.attempt, dueAt: o.dueAt }] : []))
     .sort((a, b) => (a.dueAt ?? Infinity) - (b.dueAt ?? Infinity))[0];

@@ -67,3 +67,22 @@ export function stateWords(state: EventState, next: NextAttempt | null, now: num
       return 'missed: it never reached this listen';
   }
 }
+
+/**
+ * The colour class of a word of the story, the same on every surface, each painting it its own way (the
+ * terminal: ok green, bad red, warn yellow, info cyan, plain grey; the page: its badge and chip classes).
+ */
+export type Tone = 'ok' | 'bad' | 'warn' | 'info' | 'plain';
+
+/** A capture's kind: a duplicate is the one a handler must deduplicate; a replay is clockhook's own. */
+export function kindTone(kind: DeliveryKind): Tone {
+  if (kind === 'duplicate') return 'warn';
+  return kind === 'replay' || kind === 'edited-replay' ? 'info' : 'plain';
+}
+
+/** An event's state. */
+export function stateTone(state: EventState): Tone {
+  if (state === 'delivered') return 'ok';
+  if (state === 'missed') return 'warn';
+  return state === 'pending' ? 'plain' : 'bad';
+}

@@ -1,3 +1,4 @@
+import { OptionError } from '../errors.js';
 /**
  * The sandbox's timers under a test's hand: retries (1 min, 5 min, 30 min, 2 h) and the receiver's 30 s
  * limit come due when the test advances this clock, not when that much time has passed.
@@ -22,7 +23,7 @@ export class ManualClock {
 
   /** Moves the clock `ms` forward, running every timer that comes due, in order. */
   async advance(ms: number): Promise<void> {
-    if (!(ms >= 0)) throw new TypeError(`advance(ms) takes 0 or more milliseconds (got ${ms}).`);
+    if (!(ms >= 0)) throw new OptionError(`advance(ms) takes 0 or more milliseconds (got ${ms}).`);
     const target = this.#elapsed + ms;
     for (;;) {
       const due = [...this.#timers.entries()].filter(([, t]) => t.at <= target).sort((a, b) => a[1].at - b[1].at)[0];

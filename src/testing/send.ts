@@ -3,6 +3,8 @@ import { type Fixture, fixtureProblem, signedFixture } from '../captures/index.j
 import { type CheckReport, runChecks } from '../check/index.js';
 import { type DeliveryEnvelope, sampleData, setPath, signPayload } from '../contract/index.js';
 import { postBytes } from '../net.js';
+import { OptionError } from '../errors.js';
+import { isTaken } from '../contract/index.js';
 
 /** A signed delivery: the headers the service sends with it, and its bytes. */
 export interface SignedDelivery {
@@ -124,7 +126,7 @@ export async function sendDelivery(url: string, options: SendOptions): Promise<S
   let request: { headers: Record<string, string | string[]>; body: Buffer; envelope: DeliveryEnvelope | null };
   if (options.fixture) {
     const problem = fixtureProblem(options.fixture);
-    if (problem) throw new TypeError(`sendDelivery: the fixture cannot be sent: ${problem}.`);
+    if (problem) throw new OptionError(`sendDelivery: the fixture cannot be sent: ${problem}.`);
     const signed = signedFixture(options.fixture, { secret: options.secret, timestamp: options.timestamp });
     request = { headers: signed.headers, body: signed.body, envelope: null };
   } else {
@@ -160,7 +162,7 @@ function expectAnswer(
   expect: SendOptions['expect'],
   which = '',
 ): void {
-  const accepted = result.status >= 200 && result.status < 300;
+  const accepted = isTaken(result.status);
   if (expect && accepted !== (expect === 'accepted')) {
     const what = `${which}${result.envelope ? `${result.envelope.type} ${result.envelope.id}` : `a ${body.length}-byte body`}`;
     const said = result.body.slice(0, 300);

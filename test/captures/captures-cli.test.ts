@@ -75,7 +75,9 @@ describe('captures list and show', () => {
     expect(listed.slice(0, 3).map((c) => c.id)).toEqual([ids.large, ids.bytes, ids.utf8]);
     const lines = (await cli('captures', 'list')).stdout.trim().split('\n');
     expect(lines[2]).toMatch(
-      new RegExp(`punch\\.created \\[evt_utf8\\] signature valid  \\[200\\] \\(\\d+ ms\\)  ${ids.utf8}$`),
+      new RegExp(
+        `--> punch\\.created \\[evt_utf8\\] signature valid  <-- \\[200\\] POST http://127\\.0\\.0\\.1:\\d+/ \\(\\d+ ms\\)  ${ids.utf8}$`,
+      ),
     );
   });
 

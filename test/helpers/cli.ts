@@ -8,7 +8,9 @@ export const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.u
 /** Environment without the user's clockhook settings, so tests never reach a real service. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true', NO_COLOR: '1' };
-  for (const name of ['CLOCKHOOK_API_KEY', 'CLOCKHOOK_API_BASE', 'CLOCKHOOK_SECRET', 'CLOCKHOOK_DB']) delete env[name];
+  // FORCE_COLOR too: a test that wants colours asks for them (`env`).
+  for (const name of ['CLOCKHOOK_API_KEY', 'CLOCKHOOK_API_BASE', 'CLOCKHOOK_SECRET', 'CLOCKHOOK_DB', 'FORCE_COLOR'])
+    delete env[name];
   return { ...env, ...extra };
 }
 

@@ -467,7 +467,7 @@ describe('the inspector page in Chromium', () => {
       await expect
         .poll(() => outlook.textContent(), { timeout: 10_000 })
         .toMatch(
-          /^Endpoint #\d+: attempt 2 of 5 is due at about .+, by the service's retry policy\. Redeliver sends the event again now\.$/,
+          /^Endpoint \d+: attempt 2 of 5 is due at about .+, 1 min after attempt 1 \(the service's retry policy\)\. Redeliver sends the event again now\.$/,
         );
       const [attempt] = (await api().getEvent(eventId)).delivery_attempts;
       const due = new Date(Date.parse(attempt.createdAt) + 60_000);
@@ -486,7 +486,9 @@ describe('the inspector page in Chromium', () => {
         await later.clock.fastForward(due.getTime() - Date.now() + 1_000);
         await expect
           .poll(() => shown.textContent())
-          .toMatch(/^Endpoint #\d+: attempt 2 of 5 was due at about .+; it shows here once it completes\.$/);
+          .toMatch(
+            /^Endpoint \d+: attempt 2 of 5 was due at about .+, 1 min after attempt 1 \(the service's retry policy\); it shows here once it completes\.$/,
+          );
       } finally {
         await later.close();
       }
