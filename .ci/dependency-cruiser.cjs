@@ -13,6 +13,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(contract/|errors\\.ts$)' },
     },
     {
+      name: 'folder-below-its-users',
+      comment:
+        "folder/ keeps the .clockhook folder's files for the store, the sandbox, listen, the relay client and the page: it knows none of them.",
+      from: { path: '^src/folder/' },
+      to: { path: '^src/', pathNot: '^src/(folder|contract)/|^src/[^/]+\\.ts$' },
+    },
+    {
       name: 'shared-below-components',
       severity: 'error',
       comment: 'http/, store/ and api/ sit below every component (story/ too): they never import one.',

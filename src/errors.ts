@@ -5,7 +5,11 @@
 /** What the CLI exits with: 1 a runtime failure, 2 bad usage. */
 export type ExitCode = 1 | 2;
 
-/** A failure clockhook explains: its message names what failed and what to do. */
+/**
+ * A failure clockhook explains: its message names what failed and what to do. Each class states its exit code
+ * as a getter, on the prototype rather than the instance: an error compared by its own fields (a test's
+ * `toThrow(new TypeError(…))`) has only its message.
+ */
 export abstract class ClockhookError extends Error {
   abstract readonly exitCode: ExitCode;
 
@@ -18,13 +22,17 @@ export abstract class ClockhookError extends Error {
 /** A mistake in how a command was called or configured: the message says what to type instead. */
 export class UsageError extends ClockhookError {
   override readonly name = 'UsageError';
-  readonly exitCode = 2;
+  get exitCode(): 2 {
+    return 2;
+  }
 }
 
 /** A failure at run time that the message fully explains (port taken, file unreadable). */
 export class CliError extends ClockhookError {
   override readonly name = 'CliError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
 }
 
 /**
@@ -32,8 +40,9 @@ export class CliError extends ClockhookError {
  * one, that the CLI also knows as bad usage (a TypeError of a bug is not one).
  */
 export class OptionError extends TypeError {
-  override readonly name = 'OptionError';
-  readonly exitCode = 2;
+  get exitCode(): 2 {
+    return 2;
+  }
 }
 
 /**
@@ -42,7 +51,9 @@ export class OptionError extends TypeError {
  */
 export class ActionError extends ClockhookError {
   override readonly name = 'ActionError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
   constructor(
     readonly code: string,
     message: string,

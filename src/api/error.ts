@@ -59,7 +59,9 @@ function hintFor(init: ApiErrorInit): string {
  */
 export class ApiError extends ClockhookError {
   override readonly name = 'ApiError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
   readonly status: number;
   readonly type: string;
   readonly code: string;

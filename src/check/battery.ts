@@ -10,7 +10,9 @@ export const CONTRACT_LIMIT_MS = 30_000;
 /** Thrown when nothing answers at the target: not a check result, the run cannot start. */
 export class TargetUnreachableError extends ClockhookError {
   override readonly name = 'TargetUnreachableError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
 }
 
 const eventId = () => `evt_check_${randomBytes(8).toString('hex')}`;

@@ -3,9 +3,9 @@ import type { Command } from 'commander';
 import { ApiClient, apiBaseProblem } from '../api/index.js';
 import { isDomainEventType, suggestEventType, withSuggestion } from '../contract/index.js';
 import { sameBase } from '../listen/index.js';
-import { DEFAULT_DISCOVERY_PATH, findRunningSandbox } from '../sandbox/index.js';
 import { CliError, UsageError } from '../errors.js';
 import { fromEnv } from './process.js';
+import { DEFAULT_DISCOVERY_PATH, findRunningSandbox, STATE_DIR } from '../folder/index.js';
 
 export interface ApiFlags {
   apiKey?: string;
@@ -81,7 +81,7 @@ export async function stateAbove(
   from = process.cwd(),
 ): Promise<string | null> {
   for (let dir = dirname(resolve(from)); ; dir = dirname(dir)) {
-    if (await found(join(dir, '.clockhook', file))) return dir;
+    if (await found(join(dir, STATE_DIR, file))) return dir;
     if (dirname(dir) === dir) return null;
   }
 }

@@ -1,10 +1,10 @@
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { type CaptureFilter, type Outcome, OUTCOMES, parseSince } from '../captures/index.js';
 import { isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
 import { type Capture, readCaptureStore, type StoreReading } from '../store/index.js';
 import { UsageError } from '../errors.js';
 import { fromEnv, parsePositiveInt } from './process.js';
+import { folderFiles } from '../folder/index.js';
 
 /** The flags that pick captures, shared by `captures list|export` and `replay`. */
 export interface CaptureFlags {
@@ -59,8 +59,7 @@ export function filterOf(flags: CaptureFlags, ids: string[] = [], now = Date.now
   return filter;
 }
 
-export const storePathOf = (flags: CaptureFlags) =>
-  flags.db ?? fromEnv('CLOCKHOOK_DB') ?? join('.clockhook', 'captures.json');
+export const storePathOf = (flags: CaptureFlags) => flags.db ?? fromEnv('CLOCKHOOK_DB') ?? folderFiles().captures;
 
 /** The store, read as it is now (listen may be writing it). */
 export async function readStore(flags: CaptureFlags): Promise<StoreReading> {

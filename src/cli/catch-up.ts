@@ -4,6 +4,7 @@ import type { ApiClient } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
 import { endpointRecordOnFile } from './secret.js';
 import { colour, printLine, writeLine } from './output.js';
+import { STATE_DIR } from '../folder/index.js';
 
 /**
  * Asks before a redelivery that reaches other endpoints too: yes with `--yes`, a question at a terminal,
@@ -63,7 +64,7 @@ export async function redeliverMissed(
 ): Promise<void> {
   const record = await endpointRecordOnFile(endpointId);
   const endpoint = await client.getEndpoint(record.id);
-  const missed = await findMissedHere({ client, endpoint, stateDir: '.clockhook', timeScale });
+  const missed = await findMissedHere({ client, endpoint, stateDir: STATE_DIR, timeScale });
   const say = (line: string) => (json ? process.stderr.write(`clockhook: ${line}\n`) : console.log(line));
   if (missed.length === 0) {
     say(`Endpoint ${endpoint.id} missed nothing: every event since the newest listen captured reached it.`);

@@ -1,11 +1,12 @@
 import { type Command, Option } from 'commander';
 import type { ListPage, WebhookEndpoint } from '../contract/index.js';
-import { EndpointRecordsError, forgetEndpointRecords, isSandboxBase, sameBase } from '../listen/index.js';
+import { isSandboxBase, sameBase } from '../listen/index.js';
 import { parseSubscription, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { UsageError } from '../errors.js';
 import { parsePositiveInt } from './process.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { RECORDS_PATH } from './secret.js';
+import { EndpointRecordsError, forgetEndpointRecords } from '../folder/index.js';
 
 interface EndpointFlags extends ApiFlags {
   url?: string;

@@ -7,13 +7,13 @@ import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { redeliverMissed } from './catch-up.js';
 import { UsageError } from '../errors.js';
 import { recordsOnFile } from './secret.js';
-import { join } from 'node:path';
 import { readCaptureStore } from '../store/index.js';
 import { outlookWords, sayOutlook, serviceEventStory } from '../story/index.js';
 import { parseEventType } from './help.js';
 import { parsePositiveInt } from './process.js';
 import { counted } from '../counted.js';
 import { isTaken } from '../contract/index.js';
+import { folderFiles } from '../folder/index.js';
 
 interface EventFlags extends ApiFlags {
   type?: string;
@@ -79,7 +79,7 @@ export function outlookLines(
 async function storyHere(event: EventRecord, outlook: DeliveryOutlook[]) {
   const records = await recordsOnFile().catch(() => []);
   if (records.length !== 1) return serviceEventStory(event, outlook, {});
-  const reading = await readCaptureStore(join('.clockhook', 'captures.json')).catch(() => null);
+  const reading = await readCaptureStore(folderFiles().captures).catch(() => null);
   const captures = (reading?.captures ?? []).filter((c) => c.envelope?.id === event.id);
   return serviceEventStory(event, outlook, { captures, endpointId: records[0].id });
 }

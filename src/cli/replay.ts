@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { connectToListen, replayDirect, type ReplayOutcome, selectCaptures } from '../captures/index.js';
-import { CONFIG_FILE, readConfigFile, readListenDiscovery } from '../listen/index.js';
+import { CONFIG_FILE, readConfigFile } from '../listen/index.js';
 import { chooseRoute, normalizeForwardTarget, parseRoute } from '../listener/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import {
@@ -19,6 +19,7 @@ import { colour, printLine, writeLine } from './output.js';
 import { fromEnv } from './process.js';
 import { describeRecord, recordsOnFile } from './secret.js';
 import { isTaken } from '../contract/index.js';
+import { folderFiles, readListenDiscovery } from '../folder/index.js';
 
 interface ReplayFlags extends CaptureFlags {
   failed?: boolean;
@@ -99,7 +100,7 @@ async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
       else writeLine(captureLine(capture, stories));
     return;
   }
-  const listen = flags.to ? null : await readListenDiscovery(resolve('.clockhook', 'listen.json'));
+  const listen = flags.to ? null : await readListenDiscovery(resolve(folderFiles().listen));
   const through =
     listen?.inspector && listen.db === resolve(storePathOf(flags)) ? await connectToListen(listen.inspector) : null;
   const secret = through ? null : await secretForDirect(flags);

@@ -7,6 +7,7 @@ import { colour, printLine } from './output.js';
 import { bindFailure, fileFailure, onShutdown, parseFetchablePort, parseTimeScale } from './process.js';
 import { LIMITS } from '../contract/index.js';
 import { GAVE_UP } from '../story/index.js';
+import { folderFiles } from '../folder/index.js';
 
 interface SandboxFlags {
   port: string;
@@ -36,7 +37,7 @@ export function registerSandbox(program: Command): void {
     .description("run a local emulator of the service's webhook API and delivery worker")
     .option('--port <port>', 'port of the REST API', '4302')
     .option('--host <host>', 'address to bind', '127.0.0.1')
-    .option('--db <file>', 'state file', '.clockhook/sandbox-db.json')
+    .option('--db <file>', 'state file', folderFiles().sandboxState)
     .option('--time-scale <factor>', 'multiply retry delays (0.001 turns 1 min into 60 ms)', '1')
     .option('--api-version <date>', 'api_version of the envelopes it sends', '2026-11-01')
     .option('--json', 'print NDJSON: a ready line, then one line per delivery attempt')

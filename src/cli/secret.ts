@@ -1,12 +1,12 @@
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import type { Command } from 'commander';
-import { type EndpointRecordOnFile, readEndpointRecords } from '../listen/index.js';
 import { stateAbove } from './api-options.js';
 import { CliError, UsageError } from '../errors.js';
 import { maskSecret, printJson } from './output.js';
+import { type EndpointRecordOnFile, folderFiles, readEndpointRecords } from '../folder/index.js';
 
 /** Where listen keeps the endpoints it registered from this folder, with their secrets. */
-export const RECORDS_PATH = join('.clockhook', 'endpoints.json');
+export const RECORDS_PATH = folderFiles().endpoints;
 
 /**
  * The API a record is on, for people: listen files an embedded sandbox's endpoints under the port asked

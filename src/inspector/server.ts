@@ -1,6 +1,5 @@
 import type { AppStateEvent } from '../listener/index.js';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +7,7 @@ import type { WebSocket } from 'ws';
 import { answerOnSocket } from '../http/index.js';
 import type { MissedEvent } from '../api/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { type Capture, writePrivateFile } from '../store/index.js';
+import type { Capture } from '../store/index.js';
 import { storyKey } from '../story/index.js';
 import { handleAction } from './actions.js';
 import {
@@ -22,6 +21,7 @@ import {
 } from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
 import { closeNow, listenOn, sendInTurn } from '../net.js';
+import { loadOrCreateToken } from '../folder/index.js';
 
 export interface InspectorOptions extends ActionContext {
   /** @default 4301; always bound to 127.0.0.1 */
@@ -61,14 +61,6 @@ interface Client {
   alive: boolean;
   /** Dropped captures while it was too slow; it gets a fresh snapshot once it drains. */
   stale: boolean;
-}
-
-async function loadOrCreateToken(path: string): Promise<string> {
-  const existing = (await readFile(path, 'utf8').catch(() => '')).trim();
-  if (/^[A-Za-z0-9_-]{32,}$/.test(existing)) return existing;
-  const token = randomBytes(32).toString('base64url');
-  await writePrivateFile(path, `${token}\n`);
-  return token;
 }
 
 function sameToken(given: string | null, token: string): boolean {

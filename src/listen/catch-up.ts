@@ -1,10 +1,10 @@
 import { type ApiClient, deliveryOutlook, type MissedEvent } from '../api/index.js';
 import { type EventRecord, matchesSubscription, PING_EVENT_TYPE, type WebhookEndpoint } from '../contract/index.js';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { type Capture, readCaptureStore } from '../store/index.js';
-import { readListenDiscovery } from './discovery.js';
 import { counted } from '../counted.js';
 import { isTaken } from '../contract/index.js';
+import { folderFiles, readListenDiscovery } from '../folder/index.js';
 
 /** How far back catch-up looks at most (hookdeck-cli #14: a laptop closed overnight). */
 const LOOK_BACK_MS = 24 * 3_600_000;
@@ -89,9 +89,10 @@ export async function findMissedHere(options: {
   timeScale: number;
 }): Promise<MissedEvent[]> {
   const { client, endpoint, stateDir, timeScale } = options;
-  const path = join(stateDir, 'captures.json');
+  const files = folderFiles(stateDir);
+  const path = files.captures;
   const store = await readCaptureStore(path);
-  const listen = await readListenDiscovery(join(stateDir, 'listen.json'));
+  const listen = await readListenDiscovery(files.listen);
   const startedAt = listen?.db === resolve(path) ? listen.startedAt : undefined;
   const idsOf = (captures: readonly Capture[]) => new Set(captures.flatMap((c) => (c.envelope ? [c.envelope.id] : [])));
   const captured = idsOf(store.captures);

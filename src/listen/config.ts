@@ -26,7 +26,9 @@ export const CONFIG_FILE = 'clockhook.config.json';
 /** A config file that cannot be used: exit 2, naming the file, the key path and what is allowed. */
 export class ConfigError extends ClockhookError {
   override readonly name = 'ConfigError';
-  readonly exitCode = 2;
+  get exitCode(): 2 {
+    return 2;
+  }
 }
 
 type Check = (value: unknown) => string | null;

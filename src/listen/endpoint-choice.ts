@@ -1,6 +1,7 @@
 import type { EndpointPatch } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
-import { type EndpointRecordOnFile, isListenEndpoint, sameBase } from './endpoint-records.js';
+import { isListenEndpoint, sameBase } from './endpoint-records.js';
+import { type EndpointRecordOnFile } from '../folder/index.js';
 
 /** What listen knows when it picks its endpoint: the records on file, what the API has, what it wants. */
 export interface EndpointChoiceInput {

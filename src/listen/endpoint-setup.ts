@@ -1,9 +1,9 @@
-import { join } from 'node:path';
 import type { WebhookEndpoint } from '../contract/index.js';
-import { type EndpointRecordOnFile, isSandboxBase, refileEndpointRecords } from './endpoint-records.js';
+import { isSandboxBase } from './endpoint-records.js';
 import type { Api, ListenMode, ListenOptions, Setup } from './options.js';
 import { registerEndpoint, releaseEndpoint } from './register.js';
 import { adviseOnOtherEndpoints, sameOrigin } from './warnings.js';
+import { type EndpointRecordOnFile, folderFiles, refileEndpointRecords } from '../folder/index.js';
 
 /** The endpoint of a run, its secret and the command that prints it, and what becomes of it. */
 export interface EndpointSetUp {
@@ -37,7 +37,7 @@ export async function setUpEndpoint(
     );
     return none;
   }
-  const recordsPath = join(stateDir, 'endpoints.json');
+  const recordsPath = folderFiles(stateDir).endpoints;
   const kept = keepsEndpoint(options, setup.mode);
   // Only this process can listen on its own address now: an endpoint kept for it under another --path, or
   // one it moved to a relay's URL, is this one's, moved (not a second one that would get every event too).
@@ -58,7 +58,7 @@ export async function setUpEndpoint(
     recordsPath,
     logger,
   });
-  setup.restorers.push({
+  setup.keeper.keep({
     what: 'the endpoints and their secrets (endpoints.json)',
     paths: [],
     write: () => refileEndpointRecords(recordsPath, registered.records),

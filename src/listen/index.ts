@@ -1,13 +1,5 @@
-export { type ListenDiscovery, readListenDiscovery } from './discovery.js';
 export { chooseEndpoint, type EndpointChoice, type EndpointChoiceInput } from './endpoint-choice.js';
-export {
-  type EndpointRecordOnFile,
-  EndpointRecordsError,
-  forgetEndpointRecords,
-  isSandboxBase,
-  readEndpointRecords,
-  sameBase,
-} from './endpoint-records.js';
+export { isSandboxBase, sameBase } from './endpoint-records.js';
 export { DELETED, EndpointWatch } from './endpoint-watch.js';
 export {
   type ListenMode,

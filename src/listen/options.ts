@@ -7,6 +7,7 @@ import type { Inspector } from '../inspector/index.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryReport, Listener } from '../listener/index.js';
 import type { CaptureStore } from '../store/index.js';
+import type { FolderKeeper } from '../folder/index.js';
 import { ClockhookError } from '../errors.js';
 
 export type ListenMode = 'sandbox' | 'api' | 'offline';
@@ -162,7 +163,9 @@ export interface ListenSession {
 /** A mistake in the options: the CLI turns it into exit code 2. */
 export class ListenUsageError extends ClockhookError {
   override readonly name = 'ListenUsageError';
-  readonly exitCode = 2;
+  get exitCode(): 2 {
+    return 2;
+  }
 }
 
 const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
@@ -234,12 +237,8 @@ export interface Setup {
   logger: Logger;
   stateDir: string;
   cleanups: (() => Promise<void>)[];
-  /**
-   * How each part of the session writes its files in the state folder again, should the folder be deleted
-   * while listen runs (see restore.ts): `what` names them for the line that says so; `paths`, the files
-   * whose absence alone has them written again.
-   */
-  restorers: { what: string; paths: string[]; write: () => Promise<void> }[];
+  /** The keeper of the state folder: each part of the session registers the files it keeps there with it. */
+  keeper: FolderKeeper;
   /** Told of every delivery the listener answered, after `options.onDelivery`. */
   onDelivery: (report: DeliveryReport) => void;
   /** Told when the app stops answering or is back: `options.onAppState`, then the page once it runs. */

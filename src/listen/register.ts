@@ -2,17 +2,14 @@ import { type ApiClient, ApiError } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
 import type { Logger } from '../logger.js';
 import { chooseEndpoint, type EndpointChoiceInput, filedRecord, isOfApi, type ReuseChoice } from './endpoint-choice.js';
+import { ENDPOINT_DESCRIPTION, KEPT_ENDPOINT_DESCRIPTION, recordName, sameBase } from './endpoint-records.js';
 import {
-  ENDPOINT_DESCRIPTION,
   type EndpointRecordOnFile,
   forgetEndpointRecords,
-  KEPT_ENDPOINT_DESCRIPTION,
   putEndpointRecord,
   readEndpointRecords,
-  recordName,
-  sameBase,
   sameRecord,
-} from './endpoint-records.js';
+} from '../folder/index.js';
 
 export interface RegisteredEndpoint {
   endpoint: WebhookEndpoint;

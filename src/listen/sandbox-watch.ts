@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import { findRunningSandbox, type SandboxDiscovery } from '../sandbox/index.js';
+import { findRunningSandbox, type SandboxDiscovery } from '../folder/index.js';
 
 export interface SandboxWatchOptions {
   /** The folder's running sandbox listen uses (`clockhook sandbox` in another terminal), as discovered. */

@@ -1,16 +1,15 @@
 import type { TracingConfig } from '../tracing/config.js';
 import { startTracing } from '../tracing/start.js';
-import { join } from 'node:path';
 import { ApiClient } from '../api/index.js';
 import { isTaken, maskSecret } from '../contract/index.js';
 import { type Inspector, startInspector } from '../inspector/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { DEFAULT_WAIT_FOR_APP_MS, Listener, normalizeBasePath } from '../listener/index.js';
 import { onPortOrFree, shownUrl } from '../net.js';
-import { connectRelay, loadRelayRecord, saveRelayRecord } from '../relay/index.js';
-import { findRunningSandbox, type Sandbox, startSandbox } from '../sandbox/index.js';
-import { CaptureStore, writePrivateFile } from '../store/index.js';
-import { keepSessionFiles } from './restore.js';
+import { connectRelay, relayRecordFor } from '../relay/index.js';
+import { type Sandbox, startSandbox } from '../sandbox/index.js';
+import { CaptureStore } from '../store/index.js';
+import { keepListenDiscovery } from './restore.js';
 import { setUpEndpoint } from './endpoint-setup.js';
 import { EndpointWatch } from './endpoint-watch.js';
 import { type Api, chooseMode, type ListenOptions, type ListenSession, type Setup } from './options.js';
@@ -18,14 +17,23 @@ import { MissedList } from './missed-list.js';
 import { watchSandbox } from './sandbox-watch.js';
 import { refuseOwnAddress, routeNames, type Targets, targetsOf } from './targets.js';
 import { warnAboutPublicPath, warnAboutSetup } from './warnings.js';
+import {
+  findRunningSandbox,
+  FolderKeeper,
+  folderFiles,
+  saveRelayRecord,
+  STATE_DIR,
+  writeToken,
+} from '../folder/index.js';
 
 async function startCapturing(setup: Setup, targets: Targets): Promise<{ store: CaptureStore; listener: Listener }> {
   const { options, logger, stateDir, cleanups } = setup;
   const store = await CaptureStore.open({
-    path: options.dbPath ?? join(stateDir, 'captures.json'),
+    path: options.dbPath ?? folderFiles(stateDir).captures,
     maxCaptures: options.maxCaptures,
     logger,
     now: options.now,
+    keeper: setup.keeper,
   });
   cleanups.push(() => store.close());
   // Pushed before the listener: it shuts down (exporting the last spans) once the listener has closed.
@@ -65,7 +73,7 @@ async function startCapturing(setup: Setup, targets: Targets): Promise<{ store: 
  * same API, so its records stay under the port asked for; else a relay's endpoint would be created
  * again, with a new secret, whenever port 4302 happened to be busy.
  */
-async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup): Promise<Api | null> {
+async function connectApi({ options, mode, logger, stateDir, cleanups, keeper }: Setup): Promise<Api | null> {
   const connect = (baseUrl: string, apiKey: string, recordsBase?: string, timeScale = 1) => {
     const client = new ApiClient({ baseUrl, apiKey, logger });
     // As the client spells it: `--api-base https://api.example.com/` one day and without the slash the next is one API.
@@ -73,11 +81,12 @@ async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup):
   };
   if (mode === 'api') return connect(options.apiBase as string, options.apiKey as string);
   if (mode === 'offline') return null;
-  const running = await findRunningSandbox(join(stateDir, 'sandbox.json'));
+  const files = folderFiles(stateDir);
+  const running = await findRunningSandbox(files.sandbox);
   if (running) {
     const watch = watchSandbox({
       sandbox: running,
-      discoveryPath: join(stateDir, 'sandbox.json'),
+      discoveryPath: files.sandbox,
       logger,
       intervalMs: options.sandboxWatchMs,
     });
@@ -90,19 +99,19 @@ async function connectApi({ options, mode, logger, stateDir, cleanups }: Setup):
   }
   const port = options.sandboxPort ?? 4302;
   const timeScale = options.timeScale ?? 1;
-  const sandbox = await startEmbeddedSandbox(port, stateDir, logger, timeScale);
+  const sandbox = await startEmbeddedSandbox(port, { stateDir, logger, keeper }, timeScale);
   cleanups.push(() => sandbox.close());
   return connect(sandbox.apiBase, sandbox.apiKey, `http://127.0.0.1:${port}`, timeScale);
 }
 
 /** Connects to the relay (with the token on file) and resolves with the channel's public URL. */
 async function startRelay(
-  { options, logger, stateDir, cleanups }: Setup,
+  { options, logger, stateDir, cleanups, keeper }: Setup,
   relayUrl: string,
   listener: Listener,
 ): Promise<string> {
-  const relayPath = join(stateDir, 'relay.json');
-  const record = await loadRelayRecord(relayPath, relayUrl, logger);
+  const relayPath = folderFiles(stateDir).relay;
+  const record = await relayRecordFor(relayPath, relayUrl, logger);
   const onRelayEvent = options.onRelayEvent ?? (() => {});
   const relay = connectRelay({
     relayUrl,
@@ -119,13 +128,16 @@ async function startRelay(
   });
   cleanups.push(() => relay.close());
   const publicUrl = await relay.ready;
-  await saveRelayRecord(relayPath, { ...record, publicUrl });
+  const save = () => saveRelayRecord(relayPath, { ...record, publicUrl });
+  await save();
+  const unkeep = keeper.keep({ what: 'the relay channel (relay.json)', paths: [relayPath], write: save });
+  cleanups.push(async () => unkeep());
   return publicUrl;
 }
 
 /** The inspector of this session, on a free port from `--inspector-port` on, closed with the session. */
 async function startPage(
-  { options, mode, logger, stateDir, cleanups, restorers }: Setup,
+  { options, mode, logger, stateDir, cleanups, keeper }: Setup,
   parts: {
     store: CaptureStore;
     listener: Listener;
@@ -137,7 +149,7 @@ async function startPage(
   },
 ): Promise<Inspector> {
   const { store, listener, api, watch, targets, secret, missed } = parts;
-  const tokenPath = join(stateDir, 'inspector-token');
+  const tokenPath = folderFiles(stateDir).token;
   const inspector = await startInspectorOnFreePort(options.inspectorPort ?? 4301, logger, {
     store,
     listener,
@@ -157,11 +169,12 @@ async function startPage(
   });
   cleanups.push(() => inspector.close());
   const token = new URL(inspector.url).searchParams.get('token') ?? '';
-  restorers.push({
+  const unkeep = keeper.keep({
     what: "the page's token (inspector-token)",
     paths: [tokenPath],
-    write: () => writePrivateFile(tokenPath, `${token}\n`),
+    write: () => writeToken(tokenPath, token),
   });
+  cleanups.push(async () => unkeep());
   await refuseOwnAddress(targets, { host: '127.0.0.1', port: inspector.port }, 'inspector');
   return inspector;
 }
@@ -242,13 +255,17 @@ async function startTracer(config: TracingConfig, setup: Setup) {
 
 /** What the set-up steps share; a delivery the sender was not told 2xx for calls `deliveryFailed`. */
 function setupOf(options: ListenOptions, mode: Setup['mode'], deliveryFailed: () => void): Setup {
+  const logger = options.logger ?? silentLogger;
+  const stateDir = options.stateDir ?? STATE_DIR;
+  // The one keeper of the folder, stopped last (cleanups run in reverse).
+  const keeper = new FolderKeeper({ dir: stateDir, logger });
   return {
     options,
     mode,
-    logger: options.logger ?? silentLogger,
-    stateDir: options.stateDir ?? '.clockhook',
-    cleanups: [],
-    restorers: [],
+    logger,
+    stateDir,
+    cleanups: [() => keeper.stop()],
+    keeper,
     onDelivery: (report) => {
       options.onDelivery?.(report);
       if (report.source === 'delivery' && !isTaken(report.status)) deliveryFailed();
@@ -297,8 +314,8 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     await warnAboutSetup(logger, secret, registered.endpoint, targets.all, waitForAppMs);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
     listener.release();
-    const db = options.dbPath ?? join(setup.stateDir, 'captures.json');
-    await keepSessionFiles(setup, store, { listener: listener.url, inspector: inspector?.url ?? null, db, startedAt });
+    const db = options.dbPath ?? folderFiles(setup.stateDir).captures;
+    await keepListenDiscovery(setup, { listener: listener.url, inspector: inspector?.url ?? null, db, startedAt });
     let closing: Promise<void> | undefined;
     const timeScale = api?.timeScale ?? 1;
     const { existed } = registered;
@@ -324,20 +341,26 @@ function startInspectorOnFreePort(
   );
 }
 
-function startEmbeddedSandbox(port: number, stateDir: string, logger: Logger, timeScale: number): Promise<Sandbox> {
+function startEmbeddedSandbox(
+  port: number,
+  { stateDir, logger, keeper }: Pick<Setup, 'stateDir' | 'logger' | 'keeper'>,
+  timeScale: number,
+): Promise<Sandbox> {
+  const files = folderFiles(stateDir);
   const options = {
     host: '127.0.0.1',
     timeScale,
-    dbPath: join(stateDir, 'sandbox-db.json'),
-    discoveryPath: join(stateDir, 'sandbox.json'),
+    dbPath: files.sandboxState,
+    discoveryPath: files.sandbox,
     logger,
+    keeper,
   };
   return onPortOrFree(
     port,
     (p) => startSandbox({ ...options, port: p }),
     (p) =>
       logger.warn(
-        `Port ${p} is taken; the embedded sandbox uses a free port instead (other commands find it through ${join(stateDir, 'sandbox.json')}).`,
+        `Port ${p} is taken; the embedded sandbox uses a free port instead (other commands find it through ${files.sandbox}).`,
       ),
   );
 }

@@ -4,8 +4,9 @@ import type { WebhookEndpoint } from '../contract/index.js';
 import type { Logger } from '../logger.js';
 import { pathUnderBase } from '../listener/index.js';
 import { shownUrl } from '../net.js';
-import { isSandboxBase, readEndpointRecords } from './endpoint-records.js';
+import { isSandboxBase } from './endpoint-records.js';
 import { DISABLES_AFTER } from '../story/index.js';
+import { readEndpointRecords } from '../folder/index.js';
 
 /** Whether something accepts a TCP connection at the URL's host and port. */
 export async function isAnswering(url: URL, timeoutMs = 1000): Promise<boolean> {

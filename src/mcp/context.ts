@@ -1,8 +1,14 @@
 import { join, resolve } from 'node:path';
 import { ApiClient } from '../api/index.js';
-import { type EndpointRecordOnFile, readEndpointRecords, readListenDiscovery } from '../listen/index.js';
-import { findRunningSandbox } from '../sandbox/index.js';
 import { readCaptureStore, type StoreReading } from '../store/index.js';
+import {
+  type EndpointRecordOnFile,
+  findRunningSandbox,
+  folderFiles,
+  readEndpointRecords,
+  readListenDiscovery,
+  STATE_DIR,
+} from '../folder/index.js';
 
 /** What every tool works with: the folder the server started in, as the other commands do. */
 export interface McpContext {
@@ -22,10 +28,10 @@ export interface ToolApi {
   timeScale: number;
 }
 
-const stateFile = (ctx: McpContext, name: string) => join(ctx.dir, '.clockhook', name);
+/** The files of the folder's `.clockhook` (the folder the assistant started clockhook mcp in). */
+const files = (ctx: McpContext) => folderFiles(join(ctx.dir, STATE_DIR));
 
-export const storePath = (ctx: McpContext) =>
-  resolve(ctx.dir, ctx.env.CLOCKHOOK_DB || join('.clockhook', 'captures.json'));
+export const storePath = (ctx: McpContext) => resolve(ctx.dir, ctx.env.CLOCKHOOK_DB || folderFiles().captures);
 
 /** The capture store as it is now (read-only: a listen may hold it). */
 export function readStore(ctx: McpContext): Promise<StoreReading> {
@@ -40,7 +46,7 @@ export async function apiOf(ctx: McpContext): Promise<ToolApi> {
     if (!baseUrl) throw new Error('CLOCKHOOK_API_KEY is set without CLOCKHOOK_API_BASE: set the API base URL too.');
     return { client: new ApiClient({ baseUrl, apiKey }), keyed: true, timeScale: 1 };
   }
-  const sandbox = await findRunningSandbox(stateFile(ctx, 'sandbox.json'));
+  const sandbox = await findRunningSandbox(files(ctx).sandbox);
   if (!sandbox)
     throw new Error(
       `No API here: no sandbox runs in ${ctx.dir} and CLOCKHOOK_API_KEY is not set. Start "npx clockhook listen --forward-to <your app>" in this folder (it runs the sandbox), or set CLOCKHOOK_API_KEY and CLOCKHOOK_API_BASE.`,
@@ -64,19 +70,19 @@ export async function writingApiOf(ctx: McpContext, what: string): Promise<ToolA
 
 /** The endpoint listen registered in this folder (the one on file, or `id` among several). */
 export async function endpointOnFile(ctx: McpContext, id?: number): Promise<EndpointRecordOnFile> {
-  const records = await readEndpointRecords(stateFile(ctx, 'endpoints.json'));
+  const records = await readEndpointRecords(files(ctx).endpoints);
   const record = id === undefined ? (records.length === 1 ? records[0] : undefined) : records.find((r) => r.id === id);
   if (record) return record;
   throw new Error(
     records.length === 0
-      ? `No endpoint on file in ${stateFile(ctx, 'endpoints.json')}: run "npx clockhook listen" in this folder first.`
+      ? `No endpoint on file in ${files(ctx).endpoints}: run "npx clockhook listen" in this folder first.`
       : `Several endpoints are on file (${records.map((r) => r.id).join(', ')}): give endpointId.`,
   );
 }
 
 /** The running listen of this folder, for replays; an error that says how to start one. */
 export async function listenHere(ctx: McpContext): Promise<{ inspector: string; startedAt?: number }> {
-  const listen = await readListenDiscovery(stateFile(ctx, 'listen.json'));
+  const listen = await readListenDiscovery(files(ctx).listen);
   if (listen?.inspector && listen.db === storePath(ctx))
     return { inspector: listen.inspector, startedAt: listen.startedAt };
   throw new Error(

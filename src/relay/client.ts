@@ -1,9 +1,7 @@
 import { RelayRefusedError, RelayUnreachableError } from './errors.js';
-import { randomBytes } from 'node:crypto';
 import type WebSocket from 'ws';
 import { type Logger, realSleep, silentLogger } from '../logger.js';
 import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
-import { readJsonFile, writePrivateFile } from '../store/index.js';
 import {
   CONNECT_PATH,
   channelFor,
@@ -16,23 +14,6 @@ import {
   type RequestFrame,
 } from './protocol.js';
 import { describeConnectionError, sendInTurn } from '../net.js';
-
-/** A relay's channel token, made by listen, so a restart gets the same public URL. */
-export interface RelayRecord {
-  relay: string;
-  channel: string;
-  token: string;
-  publicUrl: string;
-}
-
-/**
- * `.clockhook/relay.json`: the record of the relay used last, as DESIGN.md has it, and under `earlier`
- * those of the other relays this folder has used, most recent first, so going back to one gets its public
- * URL back (and the endpoint kept for it) instead of a new one.
- */
-interface RelayFile extends RelayRecord {
-  earlier?: RelayRecord[];
-}
 
 export interface RelayClientOptions {
   /** The relay's base URL, e.g. https://hooks.example.com */
@@ -65,64 +46,6 @@ export interface RelayClient {
   /** Resolves with the public URL once the relay has accepted the channel the first time. */
   ready: Promise<string>;
   close(): Promise<void>;
-}
-
-const isRelayRecord = (value: unknown): value is RelayRecord => {
-  const r = value as Partial<RelayRecord> | null;
-  return (
-    typeof r === 'object' &&
-    r !== null &&
-    typeof r.relay === 'string' &&
-    typeof r.token === 'string' &&
-    typeof r.channel === 'string'
-  );
-};
-
-const isRelayFile = (value: unknown): value is RelayFile => {
-  const earlier = (value as Partial<RelayFile> | null)?.earlier;
-  return isRelayRecord(value) && (earlier === undefined || (Array.isArray(earlier) && earlier.every(isRelayRecord)));
-};
-
-const recordsIn = (file: RelayFile): RelayRecord[] =>
-  [file, ...(file.earlier ?? [])].map(({ relay, token, publicUrl }) => ({
-    relay,
-    token,
-    channel: channelFor(token),
-    publicUrl: typeof publicUrl === 'string' ? publicUrl : '',
-  }));
-
-/**
- * The token made for this relay earlier, or a new one (256 random bits). A file that cannot be read (a
- * hand edit gone wrong) is moved aside with a warning, never overwritten: its tokens are the only way back
- * to the public URLs they name. The channel is always derived from the token, the one that counts.
- */
-export async function loadRelayRecord(
-  path: string,
-  relayUrl: string,
-  logger: Logger = silentLogger,
-): Promise<RelayRecord> {
-  const relay = relayUrl.replace(/\/+$/, '');
-  const read = await readJsonFile(path, isRelayFile);
-  if (read.status === 'corrupt') {
-    logger.warn(
-      `${path} could not be read (${read.reason}); moved it to ${read.movedTo}. This run gets a new channel, so a new public URL: the token in that file keeps the old one if you mend it.`,
-    );
-  }
-  const known = read.status === 'ok' ? recordsIn(read.data).find((record) => record.relay === relay) : undefined;
-  if (known) return known;
-  const token = randomBytes(32).toString('base64url');
-  return { relay, token, channel: channelFor(token), publicUrl: '' };
-}
-
-/**
- * Writes `record` as the relay used last (0600), and keeps the other relays' records as the file has them
- * now (read again here, so a listen of this folder on another relay meanwhile loses nothing).
- */
-export async function saveRelayRecord(path: string, record: RelayRecord): Promise<void> {
-  const read = await readJsonFile(path, isRelayFile);
-  const earlier = read.status === 'ok' ? recordsIn(read.data).filter((other) => other.relay !== record.relay) : [];
-  const file: RelayFile = earlier.length > 0 ? { ...record, earlier } : record;
-  await writePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`);
 }
 
 function websocketUrl(relayUrl: string): string {

@@ -14,7 +14,9 @@ function relayAdvice(code: string | undefined): string {
 /** The relay could not be reached when listen started; `code` is the last failure's (ECONNREFUSED, a TLS code…). */
 export class RelayUnreachableError extends ClockhookError {
   override readonly name = 'RelayUnreachableError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
   constructor(
     message: string,
     readonly code: string | undefined,
@@ -30,7 +32,9 @@ export class RelayUnreachableError extends ClockhookError {
 /** The relay refused this listener's access key: none given, not known, or revoked. */
 export class RelayRefusedError extends ClockhookError {
   override readonly name = 'RelayRefusedError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
 
   override said(): string {
     return `the relay refused this listener: ${this.message}`;

@@ -1,11 +1,5 @@
-export {
-  connectRelay,
-  loadRelayRecord,
-  type RelayClient,
-  type RelayClientOptions,
-  type RelayRecord,
-  saveRelayRecord,
-} from './client.js';
+export { connectRelay, type RelayClient, type RelayClientOptions } from './client.js';
+export { relayRecordFor } from './record.js';
 export { RelayRefusedError, RelayUnreachableError } from './errors.js';
 export { channelFor } from './protocol.js';
 export { type RelayRequestLog, type RelayServer, type RelayServerOptions, startRelayServer } from './server.js';

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readJsonFile, writePrivateFile } from '../store/index.js';
 import { type RelayBus, REDIS_KEYS, redact, redisClient } from './bus.js';
 import { ClockhookError } from '../errors.js';
+import { readJsonFile, writePrivateFile } from '../folder/index.js';
 
 /**
  * Access keys: who may open channels on a team's relay. Only a SHA-256 hash of each key is stored (a key
@@ -38,7 +38,9 @@ export const hashKey = (key: string): string => createHash('sha256').update(key)
 
 export class KeyError extends ClockhookError {
   override readonly name = 'KeyError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
 }
 
 /** Adds a key named `name`; returns it, the only time it is shown. */

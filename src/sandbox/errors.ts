@@ -3,7 +3,9 @@ import { ClockhookError } from '../errors.js';
 
 /** An error the sandbox answers with, in the contract's envelope. */
 export class SandboxError extends ClockhookError {
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
   constructor(
     readonly status: number,
     readonly type: ErrorType,

@@ -1,4 +1,3 @@
-export { findRunningSandbox, type SandboxDiscovery, DEFAULT_DISCOVERY_PATH } from './discovery.js';
 export { type Sandbox, type SandboxOptions, startSandbox } from './server.js';
 export { PLANS, SCOPES } from './state.js';
 export type { AttemptReport, SetTimer } from './worker.js';

@@ -2,15 +2,23 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isApiVersionLabel } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { claimStateFile, coalesceWrites } from '../store/index.js';
+import { coalesceWrites } from '../store/index.js';
 import { SandboxApi } from './api.js';
-import { SandboxFiles } from './keep-files.js';
-import { DEFAULT_DISCOVERY_PATH, readDiscoveryFile, removeDiscovery, writeDiscovery } from './discovery.js';
+import { keepSandboxFiles } from './keep-files.js';
 import { DEFAULT_ACCOUNT, openSandboxState } from './state.js';
 import { ensureDefaultAccount } from './requests.js';
 import { type AttemptReport, DeliveryWorker, realTimer, type SetTimer } from './worker.js';
 import { closeNow, listenOn } from '../net.js';
 import { OptionError } from '../errors.js';
+import {
+  claimStateFile,
+  DEFAULT_DISCOVERY_PATH,
+  folderFiles,
+  type FolderKeeper,
+  readDiscoveryFile,
+  removeDiscovery,
+  writeDiscovery,
+} from '../folder/index.js';
 
 export interface SandboxOptions {
   /** @default 4302 */
@@ -37,6 +45,8 @@ export interface SandboxOptions {
   logger?: Logger;
   /** Told about every completed delivery attempt. */
   onAttempt?: (report: AttemptReport) => void;
+  /** The keeper of its folder, which writes its files back should they be deleted (listen's). @default one of its own */
+  keeper?: FolderKeeper;
 }
 
 export interface Sandbox {
@@ -53,7 +63,7 @@ export interface Sandbox {
 const DEFAULTS = {
   port: 4302,
   host: '127.0.0.1',
-  dbPath: '.clockhook/sandbox-db.json' as string | null,
+  dbPath: folderFiles().sandboxState as string | null,
   discoveryPath: DEFAULT_DISCOVERY_PATH as string | null,
   timeScale: 1,
   apiVersion: '2026-11-01',
@@ -63,6 +73,7 @@ const DEFAULTS = {
   setTimer: realTimer,
   logger: silentLogger,
   onAttempt: (_report: AttemptReport) => {},
+  keeper: undefined as FolderKeeper | undefined,
 };
 
 function validateOptions(options: typeof DEFAULTS): void {
@@ -141,11 +152,10 @@ async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>)
     if (config.discoveryPath) await writeDiscovery(config.discoveryPath, { ...discovery, timeScale: config.timeScale });
   };
   await writeOwnDiscovery();
-  const files = new SandboxFiles(
+  const files = keepSandboxFiles(
     { ...config, logger, persist, writeDiscovery: writeOwnDiscovery, inUse: (pid) => sandboxInUse(config, pid) },
     release,
   );
-  files.start();
   // Last, with nothing awaited after it: an attempt due already is reported only once the caller has
   // said the sandbox is ready (the ready line comes first).
   worker.resume();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Adapter, Low } from 'lowdb';
 import type { DeliveryAttempt } from '../contract/index.js';
 import type { Logger } from '../logger.js';
-import { readJsonFile, writePrivateFile } from '../store/index.js';
+import { readJsonFile, writePrivateFile } from '../folder/index.js';
 
 /** DESIGN.md: the sandbox's scopes. */
 export const SCOPES = ['webhooks:read', 'webhooks:write', 'events:read', 'events:write'] as const;

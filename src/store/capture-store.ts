@@ -4,10 +4,11 @@ import { bodyPreview, type Capture, decodeBody, INLINE_BODY_CHARS } from './capt
 import { GroupCommit, type Staged } from './group-commit.js';
 import { JournalAdapter } from './journal.js';
 import type { StoreData } from './snapshot.js';
-import { claimStateFile } from './lock.js';
 import { StoreGuard } from './guard.js';
 import { isDiskFull, DiskFullError } from './disk-full.js';
 import { OptionError } from '../errors.js';
+import { claimStateFile, folderFiles, FolderKeeper } from '../folder/index.js';
+import { dirname } from 'node:path';
 
 export interface CaptureStoreOptions {
   /** The capture file. @default '.clockhook/captures.json' */
@@ -27,7 +28,12 @@ export interface CaptureStoreOptions {
    * rate at about N per interval. @default 1
    */
   syncIntervalMs?: number;
-  /** How often the store's folder, files and lock are looked at (StoreGuard); each fsync looks too. @default 1000 */
+  /**
+   * The keeper of the `.clockhook` folder (listen's, which keeps the other files there too): the store's guard
+   * looks at its files at each of its looks; each fsync looks too. @default a keeper of the store's folder of its own
+   */
+  keeper?: FolderKeeper;
+  /** How often a keeper of its own looks (see FolderKeeper). @default 1000 */
   guardIntervalMs?: number;
 }
 
@@ -65,6 +71,8 @@ export class CaptureStore {
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
   readonly #logger: Logger;
+  /** A keeper the store made for itself, stopped with it; null when it was given one. */
+  #ownKeeper: FolderKeeper | null = null;
 
   private constructor(
     db: Low<StoreData>,
@@ -117,7 +125,7 @@ export class CaptureStore {
 
   /** Opens (or creates, 0600 in a 0700 folder) the store and takes its lock. */
   static async open(options: CaptureStoreOptions = {}): Promise<CaptureStore> {
-    const path = options.path ?? '.clockhook/captures.json';
+    const path = options.path ?? folderFiles().captures;
     const maxCaptures = options.maxCaptures ?? 1000;
     if (!Number.isInteger(maxCaptures) || maxCaptures < 1)
       throw new OptionError(`maxCaptures must be a positive integer (got ${maxCaptures}).`);
@@ -146,7 +154,10 @@ export class CaptureStore {
       // the journal goes on as it is (its torn end, a crash's, cut off), and is folded in later.
       if (adapter.needsCompaction) await store.#foldAtOpen();
       await adapter.bodies.removeOrphans(db.data.captures);
-      store.#guard.start(options.guardIntervalMs);
+      store.#ownKeeper = options.keeper
+        ? null
+        : new FolderKeeper({ dir: dirname(path), logger: store.#logger, intervalMs: options.guardIntervalMs });
+      store.#guard.start(options.keeper ?? (store.#ownKeeper as FolderKeeper));
       return store;
     } catch (error) {
       await release();
@@ -168,11 +179,6 @@ export class CaptureStore {
   #rewrite(): Promise<void> {
     this.#adapter.rewriteAll();
     return this.#persist();
-  }
-
-  /** Calls `listener` each time the store was made again after its folder or files were deleted under it. */
-  onRecovered(listener: () => void): () => void {
-    return this.#guard.onRecovered(listener);
   }
 
   /** Every capture, oldest first. */
@@ -332,6 +338,7 @@ export class CaptureStore {
         throw isDiskFull(error) ? new DiskFullError(this.path, error as Error) : error;
       } finally {
         this.#adapter.close();
+        await this.#ownKeeper?.stop();
         await this.#guard.close();
       }
     })();

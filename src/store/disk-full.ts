@@ -12,7 +12,9 @@ export function isDiskFull(error: unknown): boolean {
  */
 export class DiskFullError extends ClockhookError {
   override readonly name = 'DiskFullError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
   constructor(
     readonly path: string,
     cause: Error,

@@ -3,11 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../logger.js';
 import type { JournalAdapter } from './journal.js';
-import { lockAgain, StoreLockedError } from './lock.js';
-import { ensurePrivateDir, inStateDir } from './private-files.js';
-
-/** How often the store's folder, files and lock are looked at while it is open. */
-export const GUARD_INTERVAL_MS = 1_000;
+import { ensurePrivateDir, type FolderKeeper, inStateDir, lockAgain, StoreLockedError } from '../folder/index.js';
 
 /** How many times a recovery makes the folder again when it vanishes under it (an `rm -rf` still at work). */
 const RECOVER_ATTEMPTS = 5;
@@ -31,18 +27,17 @@ const missing = (error: NodeJS.ErrnoException) => {
 /**
  * Watches an open store's files: `rm -rf .clockhook` or `git clean -xfd` while listen runs would otherwise leave
  * it appending to a deleted journal, with no lock (a second listen could start), and lose every delivery it
- * acknowledged since at the next crash. Within GUARD_INTERVAL_MS of a deletion or replacement (and at once
- * when an fsync finds the journal deleted: GroupCommit), it makes the folder and its `.gitignore` again, takes
- * the lock again and writes the store back from memory. When another process took the lock meanwhile, it
- * cannot: the store refuses every write (deliveries get 503) until that process is gone.
+ * acknowledged since at the next crash. At each look of its folder's keeper (FolderKeeper: about a second
+ * after a deletion or replacement), and at once when an fsync finds the journal deleted (GroupCommit), it
+ * makes the folder and its `.gitignore` again, takes the lock again and writes the store back from memory;
+ * the keeper then writes back what the other parts keep there. When another process took the lock
+ * meanwhile, it cannot: the store refuses every write (deliveries get 503) until that process is gone.
  */
 export class StoreGuard {
   #release: () => Promise<void>;
-  #timer: NodeJS.Timeout | null = null;
-  #checking = false;
+  #unwatch: () => Promise<void> = async () => {};
   /** What is wrong now, said once until it is mended. */
   #said: string | null = null;
-  readonly #recovered = new Set<() => void>();
 
   constructor(
     private readonly store: Guarded,
@@ -51,15 +46,14 @@ export class StoreGuard {
     this.#release = release;
   }
 
-  start(intervalMs = GUARD_INTERVAL_MS): void {
-    this.#timer = setInterval(() => void this.check(), intervalMs);
-    this.#timer.unref();
-  }
-
-  /** Calls `listener` each time the store was made again after a deletion; returns the unsubscribe function. */
-  onRecovered(listener: () => void): () => void {
-    this.#recovered.add(listener);
-    return () => this.#recovered.delete(listener);
+  /** Looks at the store's files at each look of `keeper` (one look at a time: the keeper's). */
+  start(keeper: FolderKeeper): void {
+    const unwatch = keeper.watch(() => this.check());
+    // A look under way may be taking the lock again: it is done before the lock is let go.
+    this.#unwatch = () => {
+      unwatch();
+      return keeper.idle();
+    };
   }
 
   /**
@@ -81,8 +75,6 @@ export class StoreGuard {
 
   /** Looks at the files once; mends what it finds wrong (see the class). */
   async check(): Promise<void> {
-    if (this.#checking) return;
-    this.#checking = true;
     try {
       const problem = await this.#problem();
       if (problem) await this.#mend(problem);
@@ -91,8 +83,6 @@ export class StoreGuard {
       const problem = `could not look at it: ${(error as Error).message}`;
       if (this.#said !== problem) this.store.logger.warn(`The capture store ${this.store.path}: ${problem}`);
       this.#said = problem;
-    } finally {
-      this.#checking = false;
     }
   }
 
@@ -184,12 +174,11 @@ export class StoreGuard {
     this.store.logger.warn(
       `The capture store ${this.store.path} was deleted while listen runs (${problem}): made it again, with its lock, and wrote back the ${this.store.count()} captures held. Bodies kept in files of their own that went with it are lost.`,
     );
-    for (const listener of this.#recovered) listener();
   }
 
   /** Stops watching and releases the lock. */
   async close(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
+    await this.#unwatch();
     await this.#release();
   }
 }

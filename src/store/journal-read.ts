@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../logger.js';
 import { type JournalEntry, readJournalEntries } from './journal-entries.js';
-import { assertOwnFile, ForeignPathError, inStateDir, moveAside, startsWith } from './private-files.js';
 import { parseSnapshot, SNAPSHOT_HEADER, type StoreData } from './snapshot.js';
+import { assertOwnFile, ForeignPathError, inStateDir, moveAside, startsWith } from '../folder/index.js';
 
 const missing = (error: NodeJS.ErrnoException) => {
   if (error.code === 'ENOENT') return null;

@@ -8,9 +8,9 @@ import { Housekeeping } from './housekeeping.js';
 import { applyEntries, type JournalEntry } from './journal-entries.js';
 import { readJournalFile, readSnapshotFile } from './journal-read.js';
 import type { Capture } from './capture.js';
-import { writePrivateFile } from './private-files.js';
 import { snapshotPieces, type StoreData, writeSnapshot } from './snapshot.js';
 import { closeQuietly, cutTornEnd, fdatasyncAsync, syncDir } from './sync.js';
+import { writePrivateFile } from '../folder/index.js';
 
 /**
  * lowdb adapter that keeps lowdb's API while writing only what changed: the snapshot file holds the

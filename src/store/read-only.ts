@@ -9,7 +9,9 @@ import { ClockhookError } from '../errors.js';
 /** The capture store cannot be read (a damaged snapshot, say): nothing was changed. */
 export class StoreUnreadableError extends ClockhookError {
   override readonly name = 'StoreUnreadableError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
 }
 
 /** A capture store read once, without its lock, as it was at that moment. */

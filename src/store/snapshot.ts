@@ -1,6 +1,6 @@
 import { open, readFile } from 'node:fs/promises';
 import type { Capture } from './capture.js';
-import { startsWith, writePrivateFile } from './private-files.js';
+import { startsWith, writePrivateFile } from '../folder/index.js';
 
 /** The capture file: `{ "version": 1, "captures": [ … ] }`, newest last. */
 export interface StoreData {

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { putEndpointRecord } from '../../src/listen/endpoint-records.js';
+import { putEndpointRecord } from '../../src/folder/index.js';
 import { CaptureStore } from '../../src/store/index.js';
 import { sampleCapture } from '../helpers/capture.js';
 import { runCli } from '../helpers/cli.js';

@@ -7,11 +7,11 @@ import { TargetUnreachableError } from '../../src/check/battery.js';
 import { reportError, run } from '../../src/cli/run.js';
 import { ActionError, CliError, OptionError, UsageError } from '../../src/errors.js';
 import { ConfigError } from '../../src/listen/config.js';
-import { EndpointRecordsError } from '../../src/listen/endpoint-records.js';
+import { EndpointRecordsError, ForeignPathError, StoreLockedError } from '../../src/folder/index.js';
 import { ListenUsageError } from '../../src/listen/options.js';
 import { KeyError, RelayRefusedError, RelayUnreachableError } from '../../src/relay/index.js';
 import { SandboxError } from '../../src/sandbox/errors.js';
-import { DiskFullError, ForeignPathError, StoreLockedError, StoreUnreadableError } from '../../src/store/index.js';
+import { DiskFullError, StoreUnreadableError } from '../../src/store/index.js';
 
 const SRC = new URL('../../src/', import.meta.url);
 

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Capture, CaptureStore, newCaptureId } from '../../src/store/index.js';
+import { startRelayServer } from '../../src/relay/index.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { recordingLogger } from '../helpers/logger.js';
@@ -245,26 +246,40 @@ describe('the store folder deleted under a running listen', () => {
     expect((await readCaptures(dir.path)).map((c) => c.envelope?.id)).toEqual(expect.arrayContaining(acked));
   });
 
-  // With the store in the folder, its guard makes the folder again; with --db elsewhere, listen does.
+  // With the store in the folder, its guard makes the folder again; with --db elsewhere, the keeper does. Either
+  // way every file comes back through the folder's one keeper: the sandbox's, the relay's, the page's token.
   it.each([[[]], [['--db', 'captures.json']]])(
     'writes back what listen keeps beside the store (%j), so that the other commands find its sandbox again',
     async (db: string[]) => {
       const dir = await tempDir();
       const state = join(dir.path, '.clockhook');
-      listen = await startListenProcess(['--forward-to', app.url, '--no-inspector', ...db], dir.path);
-      spawnSync('rm', ['-rf', state]);
-      const kept = ['sandbox.json', 'sandbox-db.json', 'sandbox-db.json.lock', 'endpoints.json', 'listen.json'];
-      await expect.poll(() => kept.filter((name) => !existsSync(join(state, name))), { timeout: 10_000 }).toEqual([]);
-      expect(listen.stderr).toMatch(/Wrote back what listen keeps in .*: the endpoints and their secrets/);
-      expect(listen.stderr).toMatch(/The sandbox's .*sandbox\.json.* deleted while it runs: wrote them back/);
-      const trigger = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
-      expect(trigger.code, trigger.stderr).toBe(0);
-      const { id } = JSON.parse(trigger.stdout) as { id: string };
-      await listen.waitForLine((line) => line.event === 'delivery' && line.eventId === id);
-      expect((await runCli(['secret'], { cwd: dir.path })).code).toBe(0);
-      // One of them deleted alone is back within seconds.
-      spawnSync('rm', [join(state, 'sandbox.json')]);
-      await expect.poll(() => existsSync(join(state, 'sandbox.json')), { timeout: 10_000 }).toBe(true);
+      const relay = await startRelayServer({ port: 0, host: '127.0.0.1' });
+      try {
+        listen = await startListenProcess(['--forward-to', app.url, '--relay', relay.url, ...db], dir.path);
+        spawnSync('rm', ['-rf', state]);
+        const kept = [
+          ...['sandbox.json', 'sandbox-db.json', 'sandbox-db.json.lock', 'endpoints.json', 'listen.json'],
+          ...['relay.json', 'inspector-token'],
+        ];
+        await expect.poll(() => kept.filter((name) => !existsSync(join(state, name))), { timeout: 10_000 }).toEqual([]);
+        // Said once, in one line: everything the session keeps, by the keeper of the folder.
+        const said = listen.stderr.split('\n').filter((line) => line.startsWith('Wrote back what clockhook keeps in'));
+        expect(said).toHaveLength(1);
+        for (const what of ['endpoints.json', 'sandbox-db.json (with its lock)', 'relay.json', 'inspector-token'])
+          expect(said[0]).toContain(what);
+        const trigger = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
+        expect(trigger.code, trigger.stderr).toBe(0);
+        const { id } = JSON.parse(trigger.stdout) as { id: string };
+        await listen.waitForLine((line) => line.event === 'delivery' && line.eventId === id);
+        expect((await runCli(['secret'], { cwd: dir.path })).code).toBe(0);
+        // One of them deleted alone is back within seconds.
+        spawnSync('rm', [join(state, 'sandbox.json')]);
+        await expect.poll(() => existsSync(join(state, 'sandbox.json')), { timeout: 10_000 }).toBe(true);
+      } finally {
+        await listen?.stop();
+        listen = undefined;
+        await relay.close();
+      }
     },
     60_000,
   );
@@ -280,7 +295,9 @@ describe('the store folder deleted under a running listen', () => {
       await expect.poll(() => kept.filter((name) => !existsSync(join(state, name))), { timeout: 10_000 }).toEqual([]);
       const trigger = await runCli(['trigger', 'punch.created', '--json'], { cwd: dir.path });
       expect(trigger.code, trigger.stderr).toBe(0);
-      expect(sandbox.stderr).toMatch(/deleted while it runs: wrote them back from memory/);
+      expect(sandbox.stderr).toMatch(
+        /Wrote back what clockhook keeps in .*: the sandbox's sandbox-db\.json \(with its lock\) and sandbox\.json\./,
+      );
     } finally {
       await sandbox.stop();
     }

@@ -213,6 +213,11 @@ describe('inspector protocol', () => {
           after: 1,
           delayMs: 60_000,
           dueAt: Date.parse(attempt.createdAt) + 60_000,
+          // In the story's words, the page putting its local time where {at} stands.
+          words: {
+            text: `Endpoint ${t.session.ready.endpointId}: attempt 2 of 5 is due at about {at}, 1 min after attempt 1 (the service's retry policy).`,
+            due: `Endpoint ${t.session.ready.endpointId}: attempt 2 of 5 was due at about {at}, 1 min after attempt 1 (the service's retry policy); it shows here once it completes.`,
+          },
         },
       ]);
     } finally {

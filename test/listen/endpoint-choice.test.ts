@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookEndpoint } from '../../src/contract/index.js';
-import { chooseEndpoint, type EndpointChoiceInput, type EndpointRecordOnFile } from '../../src/listen/index.js';
+import type { EndpointRecordOnFile } from '../../src/folder/index.js';
+import { chooseEndpoint, type EndpointChoiceInput } from '../../src/listen/index.js';
 
 const BASE = 'http://127.0.0.1:4302';
 const OTHER_PORT = 'http://127.0.0.1:4310';

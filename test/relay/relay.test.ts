@@ -1,3 +1,4 @@
+import { saveRelayRecord } from '../../src/folder/index.js';
 import { cp, mkdir, readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
@@ -10,10 +11,9 @@ import { silentLogger } from '../../src/logger.js';
 import {
   channelFor,
   connectRelay,
-  loadRelayRecord,
+  relayRecordFor,
   type RelayRequestLog,
   type RelayServer,
-  saveRelayRecord,
   startRelayServer,
 } from '../../src/relay/index.js';
 import { encodeFrame, PROTOCOL_HEADER, PROTOCOL_VERSION } from '../../src/relay/protocol.js';
@@ -504,15 +504,15 @@ describe('relay and listen --relay', () => {
 
   it('keeps the record of a relay another listen of the folder saved meanwhile', async () => {
     const path = join(dir.path, 'relay.json');
-    const mine = await loadRelayRecord(path, 'http://relay-a.test/');
-    const theirs = await loadRelayRecord(path, 'http://relay-b.test');
+    const mine = await relayRecordFor(path, 'http://relay-a.test/');
+    const theirs = await relayRecordFor(path, 'http://relay-b.test');
     await saveRelayRecord(path, { ...theirs, publicUrl: 'http://relay-b.test/c/b' });
     await saveRelayRecord(path, { ...mine, publicUrl: 'http://relay-a.test/c/a' });
-    expect(await loadRelayRecord(path, 'http://relay-b.test/')).toEqual({
+    expect(await relayRecordFor(path, 'http://relay-b.test/')).toEqual({
       ...theirs,
       publicUrl: 'http://relay-b.test/c/b',
     });
-    expect(await loadRelayRecord(path, 'http://relay-a.test')).toEqual({
+    expect(await relayRecordFor(path, 'http://relay-a.test')).toEqual({
       ...mine,
       relay: 'http://relay-a.test',
       publicUrl: 'http://relay-a.test/c/a',

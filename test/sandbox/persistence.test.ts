@@ -1,7 +1,8 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findRunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { findRunningSandbox } from '../../src/folder/index.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { recordingLogger } from '../helpers/logger.js';

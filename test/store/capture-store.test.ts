@@ -1,3 +1,4 @@
+import { ForeignPathError, StoreLockedError } from '../../src/folder/index.js';
 import { appendFile, chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { dirname, join, relative } from 'node:path';
@@ -10,10 +11,8 @@ import {
   CaptureStore,
   encodeBody,
   encodeBodyHead,
-  ForeignPathError,
   INLINE_BODY_CHARS,
   newCaptureId,
-  StoreLockedError,
 } from '../../src/store/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { JournalAdapter } from '../../src/store/journal.js';

@@ -1,6 +1,7 @@
 import { readFile, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { isProcessAlive, writePrivateFile } from '../store/index.js';
+import { isProcessAlive } from './lock.js';
+import { writePrivateFile } from './private-files.js';
 
 /**
  * `.clockhook/listen.json` while a listen runs: where its listener and its inspector (with the token) are,

@@ -1,5 +1,7 @@
 import { readFile, unlink } from 'node:fs/promises';
-import { isProcessAlive, writePrivateFile } from '../store/index.js';
+import { folderFiles } from './files.js';
+import { isProcessAlive } from './lock.js';
+import { writePrivateFile } from './private-files.js';
 
 /** `.clockhook/sandbox.json`: how other commands in the same folder find a running sandbox. */
 export interface SandboxDiscovery {
@@ -11,7 +13,7 @@ export interface SandboxDiscovery {
   timeScale?: number;
 }
 
-export const DEFAULT_DISCOVERY_PATH = '.clockhook/sandbox.json';
+export const DEFAULT_DISCOVERY_PATH = folderFiles().sandbox;
 
 export function writeDiscovery(path: string, info: SandboxDiscovery): Promise<void> {
   return writePrivateFile(path, `${JSON.stringify(info, null, 2)}\n`);

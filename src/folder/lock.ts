@@ -6,7 +6,9 @@ import { ClockhookError } from '../errors.js';
 /** A file another live process holds the lock of: a second listen on a store, a second sandbox on a state. */
 export class StoreLockedError extends ClockhookError {
   override readonly name = 'StoreLockedError';
-  readonly exitCode = 1;
+  get exitCode(): 1 {
+    return 1;
+  }
   constructor(
     readonly path: string,
     readonly pid: number,

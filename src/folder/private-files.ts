@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ClockhookError } from '../errors.js';
-
-/** The folder clockhook keeps its state in, in the project folder it runs from. */
-const STATE_DIR_NAME = '.clockhook';
+import { STATE_DIR } from './files.js';
 
 /**
  * What clockhook writes into its own `.clockhook/` folder as `.gitignore`: it holds signing secrets, API
@@ -23,7 +21,7 @@ const STATE_DIR_GITIGNORE = '# Written by clockhook: secrets, tokens and capture
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
   await makeFolders(dir);
-  if (basename(dir) !== STATE_DIR_NAME) return;
+  if (basename(dir) !== STATE_DIR) return;
   await chmod(dir, 0o700).catch(() => {});
   const path = join(dir, '.gitignore');
   const now = await readFile(path, 'utf8').catch(() => '');
@@ -60,7 +58,9 @@ async function makeFolders(dir: string): Promise<void> {
  */
 export class ForeignPathError extends ClockhookError {
   override readonly name = 'ForeignPathError';
-  readonly exitCode = 2;
+  get exitCode(): 2 {
+    return 2;
+  }
 }
 
 /**
@@ -76,7 +76,7 @@ export async function assertNotFolder(path: string, example: string): Promise<vo
 }
 
 /** Whether a file is in a `.clockhook` folder, where everything is clockhook's. */
-export const inStateDir = (path: string) => basename(dirname(path)) === STATE_DIR_NAME;
+export const inStateDir = (path: string) => basename(dirname(path)) === STATE_DIR;
 
 /** Whether a file starts with these bytes. */
 export async function startsWith(path: string, text: string): Promise<boolean> {
