@@ -5,14 +5,26 @@ import { startTracing } from '../tracing/start.js';
 import type { OtelTracing } from '../tracing/otel.js';
 import { UsageError } from '../errors.js';
 import { colour, printLine, writeLine } from './output.js';
+import type { Command } from 'commander';
+
+export interface TracingFlags {
+  otlp?: string;
+  traceUrl?: string;
+}
 
 /** `--otlp`, or OpenTelemetry's environment: tracing's settings, or null when off (docs/tracing.md). */
 export function tracingOption(flag: string | undefined, serviceName: string): TracingConfig | null {
-  try {
-    return tracingConfig(flag, process.env, serviceName);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  return tracingConfig(flag, process.env, serviceName);
+}
+
+/** listen's tracing flags, in its help. */
+export function withTracing(command: Command): Command {
+  return command
+    .option(
+      '--otlp <url>',
+      'export a trace of each delivery over OTLP/HTTP to this collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT)',
+    )
+    .option('--trace-url <template>', "the page links each trace there: 'http://localhost:16686/trace/{traceId}'");
 }
 
 /** `--trace-url`: a link with `{traceId}` in it. */

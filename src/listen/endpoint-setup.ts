@@ -1,6 +1,7 @@
 import type { WebhookEndpoint } from '../contract/index.js';
 import { isSandboxBase } from './endpoint-records.js';
-import type { Api, ListenMode, ListenOptions, Setup } from './options.js';
+import type { ListenConfig } from './options.js';
+import type { Api, Setup } from './session.js';
 import { registerEndpoint, releaseEndpoint } from './register.js';
 import { adviseOnOtherEndpoints, sameOrigin } from './warnings.js';
 import { type EndpointRecordOnFile, folderFiles, refileEndpointRecords } from '../folder/index.js';
@@ -24,13 +25,13 @@ export async function setUpEndpoint(
   url: string | null,
   listenerUrl: string,
 ): Promise<EndpointSetUp> {
-  const { options, logger, stateDir, cleanups } = setup;
-  const given = options.secret ?? null;
+  const { config, logger, stateDir, cleanups } = setup;
+  const given = config.secret;
   const none: EndpointSetUp = { endpoint: null, secret: given, secretCommand: null, kept: false, existed: false };
   if (!api) return none;
   const { client, recordsBase } = api;
-  if (options.endpointId !== undefined)
-    return { ...none, endpoint: await client.getEndpoint(options.endpointId), existed: true };
+  if (config.endpointId !== undefined)
+    return { ...none, endpoint: await client.getEndpoint(config.endpointId), existed: true };
   if (!url) {
     logger.warn(
       'No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.',
@@ -38,10 +39,10 @@ export async function setUpEndpoint(
     return none;
   }
   const recordsPath = folderFiles(stateDir).endpoints;
-  const kept = keepsEndpoint(options, setup.mode);
+  const kept = keepsEndpoint(config);
   // Only this process can listen on its own address now: an endpoint kept for it under another --path, or
   // one it moved to a relay's URL, is this one's, moved (not a second one that would get every event too).
-  const sandbox = setup.mode === 'sandbox';
+  const sandbox = config.mode === 'sandbox';
   const movable = sandbox
     ? (earlier: EndpointRecordOnFile) => sameOrigin(earlier.listener ?? earlier.url, listenerUrl)
     : undefined;
@@ -50,7 +51,7 @@ export async function setUpEndpoint(
     client,
     apiBase: recordsBase,
     url,
-    events: options.events ?? ['*'],
+    events: config.events,
     kept,
     movable,
     listener: sandbox ? listenerUrl : undefined,
@@ -85,7 +86,7 @@ export async function setUpEndpoint(
  * it lives in this folder's sandbox, so nothing outside sees it). An endpoint on the real service for a
  * tunnel URL is deleted unless `--keep-endpoint`: the URL may be gone tomorrow.
  */
-function keepsEndpoint(options: ListenOptions, mode: ListenMode): boolean {
-  if (options.keepEndpoint || options.relay) return true;
-  return mode === 'sandbox' && (options.port ?? 4300) !== 0;
+function keepsEndpoint(config: ListenConfig): boolean {
+  if (config.keepEndpoint || config.relay) return true;
+  return config.mode === 'sandbox' && config.port !== 0;
 }

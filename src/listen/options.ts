@@ -1,25 +1,29 @@
+// `clockhook listen` as a library call takes ListenOptions; listenConfig makes them one whole configuration,
+// every default in one place (LISTEN_DEFAULTS) and every check made at once, as the listener's options are
+// (listener/options.ts). The CLI, the config file and the library call all come through it.
 import type { ExporterEvent, TracingConfig } from '../tracing/config.js';
-import type { AppStateEvent, FaultsOption } from '../listener/index.js';
-import type { ApiClient, MissedEvent } from '../api/index.js';
 import { apiBaseProblem } from '../api/index.js';
-import { validateSubscription, type WebhookEndpoint } from '../contract/index.js';
-import type { Inspector } from '../inspector/index.js';
-import type { Logger } from '../logger.js';
-import type { DeliveryReport, Listener } from '../listener/index.js';
-import type { CaptureStore } from '../store/index.js';
-import type { FolderKeeper } from '../folder/index.js';
-import { ClockhookError } from '../errors.js';
-
-export type ListenMode = 'sandbox' | 'api' | 'offline';
+import { validateSubscription } from '../contract/index.js';
+import { ListenUsageError } from './usage-error.js';
+import { STATE_DIR, folderFiles } from '../folder/index.js';
+import {
+  type AppStateEvent,
+  DEFAULT_WAIT_FOR_APP_MS,
+  type DeliveryReport,
+  type FaultsOption,
+  MAX_BODY_BYTES,
+  normalizeBasePath,
+} from '../listener/index.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { type Targets, targetsOf } from './targets.js';
 
 export interface ListenOptions {
-  /** `3000`, `localhost:3000/hooks` or a URL; null for capture-only mode. */
-  forwardTo?: string | null;
   /**
-   * Routes by event type instead of `forwardTo`: each `[TYPES=]TARGET` (`punch.*,time_entry.*=3000/a`);
-   * the first whose types take a delivery forwards it, one none takes is answered 200 (see ListenerOptions).
+   * Where deliveries go: the app (`3000`, `localhost:3000/hooks` or a URL), or routes by event type, each
+   * `[TYPES=]TARGET` (`punch.*,time_entry.*=3000/a`): the first whose types take a delivery forwards it, one
+   * none takes is answered 200 (see ListenerOptions). None: capture-only mode. @default none
    */
-  routes?: string[];
+  forwardTo?: string | readonly string[] | null;
   /** @default 4300 */
   port?: number;
   /** Port of the embedded sandbox; a free one is used when it is taken. @default 4302 */
@@ -95,6 +99,8 @@ export interface ListenOptions {
   now?: () => number;
 }
 
+export type ListenMode = 'sandbox' | 'api' | 'offline';
+
 export type RelayEvent =
   | { state: 'connected'; publicUrl: string }
   | { state: 'disconnected'; reason: string }
@@ -103,69 +109,77 @@ export type RelayEvent =
   | { state: 'refused'; message: string }
   | { state: 'gave-up' };
 
-export interface ReadyInfo {
-  event: 'ready';
-  listener: string;
-  inspector: string | null;
-  forwardTo: string | null;
-  /** With routes by event type: each as `TYPES=TARGET` (or the target, for one that takes every type). */
-  routes?: string[];
-  apiBase: string | null;
-  sandbox: boolean;
-  endpointId: number | null;
-  publicUrl: string | null;
-  /** With --faults: the faults as given, and the seed that repeats them. */
-  faults?: { spec: string; seed: number };
-  /** With tracing on: where spans go, and under what service name. */
-  tracing?: TracingConfig;
-}
+/** Every default of listen, in one place: the CLI's flags show these, and listenConfig applies them. */
+export const LISTEN_DEFAULTS = {
+  port: 4300,
+  sandboxPort: 4302,
+  inspectorPort: 4301,
+  host: '127.0.0.1',
+  path: '/',
+  tolerance: 300,
+  timeoutMs: 30_000,
+  waitForAppMs: DEFAULT_WAIT_FOR_APP_MS,
+  maxCaptures: 1000,
+  maxBufferedBytes: 64 * 1024 * 1024,
+  events: ['*'] as readonly string[],
+  skipVerify: false,
+  keepEndpoint: false,
+  inspector: true,
+  stateDir: STATE_DIR,
+  sandboxWatchMs: 5_000,
+} as const;
 
-export interface ListenSession {
-  ready: ReadyInfo;
-  mode: ListenMode;
-  /** The secret in use, for `--print-secret` and the masked display; never sent to the page. */
-  secret: string | null;
-  /**
-   * The command that prints `secret` while this run goes on (`npx clockhook secret`, with the endpoint's id
-   * when several are on file); null when the secret is not on file (given with --secret, or none).
-   */
-  secretCommand: string | null;
-  /** Whether the endpoint this run registered stays, with its secret, for the next run (see keepsEndpoint). */
-  endpointKept: boolean;
-  /** Whether the endpoint existed before this run (reused, moved, or --endpoint): deliveries may have been missed. */
-  endpointExisted: boolean;
-  /** What the contract's retry delays are multiplied by at this API (a sandbox's --time-scale), else 1. */
-  timeScale: number;
-  /** The endpoint deliveries come to, as last read (see EndpointWatch); null offline. */
-  readonly endpoint: WebhookEndpoint | null;
-  listener: Listener;
-  store: CaptureStore;
-  inspector: Inspector | null;
-  /** The API client (sandbox or service), null when offline. */
-  client: ApiClient | null;
-  /**
-   * Reads the events that came while listen was off and did not reach the endpoint (none for an endpoint
-   * new to this run), and shows them on the page until they are redelivered.
-   */
-  findMissed(): Promise<MissedEvent[]>;
-  /**
-   * Redelivers the missed events through the API (re-enabling a disabled endpoint first); `confirm` is
-   * asked when other endpoints would get them too. The page's list goes once they are redelivered.
-   */
-  catchUp(
-    confirm: (others: WebhookEndpoint[], reach: string) => Promise<boolean>,
-    say: (line: string) => void,
-  ): Promise<{ redelivered: string[]; reenabled: boolean }>;
-  /** Finishes in-flight forwards, flushes the store, deletes the endpoint it created unless kept. Safe to call twice. */
-  close(): Promise<void>;
-}
+/** The options listenConfig gives a value to whenever they are not given. */
+type Defaulted =
+  | keyof typeof LISTEN_DEFAULTS
+  | 'dbPath'
+  | 'logger'
+  | 'now'
+  | 'onAppState'
+  | 'onTracing'
+  | 'onRelayEvent'
+  | 'onDelivery';
 
-/** A mistake in the options: the CLI turns it into exit code 2. */
-export class ListenUsageError extends ClockhookError {
-  override readonly name = 'ListenUsageError';
-  get exitCode(): 2 {
-    return 2;
-  }
+/** ListenOptions made whole: every default in place, forwarding as routes, the mode chosen, all checked. */
+export type ListenConfig = Omit<
+  ListenOptions,
+  Defaulted | 'forwardTo' | 'secret' | 'timeScale' | 'tracing' | 'faults'
+> &
+  Required<Pick<ListenOptions, Defaulted>> & {
+    mode: ListenMode;
+    /** Where deliveries go (see Targets), parsed from `forwardTo`. */
+    targets: Targets;
+    /** `path`, normalized (a bad one refused here, before anything starts). */
+    basePath: string;
+    secret: string | null;
+    /** As given: a time scale for the sandbox listen starts, null when none was given (1 then). */
+    timeScale: number | null;
+    tracing: TracingConfig | null;
+    faults: FaultsOption | null;
+  };
+
+const noop = () => {};
+
+/** The options over their defaults (an undefined field takes the default), checked: the whole configuration. */
+export function listenConfig(options: ListenOptions): ListenConfig {
+  const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as ListenOptions;
+  const stateDir = given.stateDir ?? LISTEN_DEFAULTS.stateDir;
+  const merged = {
+    ...LISTEN_DEFAULTS,
+    events: [...LISTEN_DEFAULTS.events],
+    ...{ dbPath: folderFiles(stateDir).captures, logger: silentLogger, now: Date.now },
+    ...{ onAppState: noop, onTracing: noop, onRelayEvent: noop, onDelivery: noop },
+    ...given,
+    ...{ secret: given.secret ?? null, timeScale: given.timeScale ?? null },
+    ...{ tracing: given.tracing ?? null, faults: given.faults ?? null },
+  };
+  if (merged.maxBufferedBytes < MAX_BODY_BYTES)
+    throw new ListenUsageError(
+      `maxBufferedBytes must be at least ${MAX_BODY_BYTES}, the largest body a delivery may have (got ${merged.maxBufferedBytes}).`,
+    );
+  const mode = chooseMode(given);
+  const { forwardTo: _given, ...rest } = merged;
+  return { ...rest, mode, targets: targetsOf(given.forwardTo), basePath: normalizeBasePath(merged.path) };
 }
 
 const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
@@ -230,25 +244,4 @@ export function chooseMode(options: ListenOptions): ListenMode {
   return 'sandbox';
 }
 
-/** What the set-up steps share; each step registers how to undo itself in `cleanups`. */
-export interface Setup {
-  options: ListenOptions;
-  mode: ListenMode;
-  logger: Logger;
-  stateDir: string;
-  cleanups: (() => Promise<void>)[];
-  /** The keeper of the state folder: each part of the session registers the files it keeps there with it. */
-  keeper: FolderKeeper;
-  /** Told of every delivery the listener answered, after `options.onDelivery`. */
-  onDelivery: (report: DeliveryReport) => void;
-  /** Told when the app stops answering or is back: `options.onAppState`, then the page once it runs. */
-  onAppState: (event: AppStateEvent) => void;
-}
-
-/** A client of the API, and the base its endpoints are recorded under in endpoints.json (see connectApi). */
-export interface Api {
-  client: ApiClient;
-  recordsBase: string;
-  /** What the contract's retry delays are multiplied by: the folder's sandbox's --time-scale, else 1. */
-  timeScale: number;
-}
+export { ListenUsageError };

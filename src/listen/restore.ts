@@ -1,5 +1,5 @@
 import { type FolderKeeper, folderFiles, type ListenDiscovery, writeListenDiscovery } from '../folder/index.js';
-import type { Setup } from './options.js';
+import type { Setup } from './session.js';
 
 /**
  * Writes listen.json (how replay and the other commands find this listen), kept by the state folder's keeper

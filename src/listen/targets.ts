@@ -1,19 +1,28 @@
-import { isListenerItself, normalizeForwardTarget, parseRoute, type RouteSpec } from '../listener/index.js';
+import {
+  type ForwardRoute,
+  isListenerItself,
+  isRouted,
+  normalizeForwardTarget,
+  parseRoute,
+  type RouteSpec,
+} from '../listener/index.js';
 import { shownUrl } from '../net.js';
-import { type ListenOptions, ListenUsageError } from './options.js';
+import { ListenUsageError } from './usage-error.js';
 
-/** Where deliveries go: one app (`forwardTo`), routes by event type, or nowhere (capture-only). */
+/** Where deliveries go: routes to one app or by event type (ForwardRoute, the listener's one shape), or none. */
 export interface Targets {
-  forwardTo: URL | null;
-  /** Set with routes by event type: `--forward-to TYPES=TARGET`, or several. */
-  routes?: { types: string[] | null; target: URL }[];
+  /** No route: capture-only. One route of every type: the app. Else routes by event type. */
+  routes: ForwardRoute[];
+  /** Whether they go by event type (`--forward-to TYPES=TARGET`, or several). */
+  routed: boolean;
   /** Every target with the name it is said by: `--forward-to 3000`, or the route. */
   all: { label: string; url: URL }[];
 }
 
-/** The targets of `forwardTo`, or of `routes` (`[TYPES=]TARGET` each); a bad one is a usage error. */
-export function targetsOf(options: Pick<ListenOptions, 'forwardTo' | 'routes'>): Targets {
-  const specs = options.routes ?? (options.forwardTo ? [options.forwardTo] : []);
+/** The targets of `--forward-to` (a target or `[TYPES=]TARGET` routes, none for capture-only); a bad one is a usage error. */
+export function targetsOf(forwardTo: string | readonly string[] | null | undefined): Targets {
+  const specs =
+    forwardTo === null || forwardTo === undefined ? [] : typeof forwardTo === 'string' ? [forwardTo] : forwardTo;
   let parsed: RouteSpec[];
   try {
     parsed = specs.map(parseRoute);
@@ -25,13 +34,17 @@ export function targetsOf(options: Pick<ListenOptions, 'forwardTo' | 'routes'>):
     label: types ? `route ${types.join(',')}=${shownUrl(target)}` : `--forward-to ${shownUrl(target)}`,
     url: target,
   }));
-  const routed = routes.length > 1 || routes.some((r) => r.types !== null);
-  return { forwardTo: routes[0]?.target ?? null, ...(routed ? { routes } : {}), all };
+  return { routes, routed: isRouted(routes), all };
 }
 
-/** The routes as the ready line and the page list them. */
+/** The one app deliveries go to, as shown (the ready line, the page); null with routes by type or none. */
+export const appOf = (targets: Targets): string | null =>
+  !targets.routed && targets.routes[0] ? shownUrl(targets.routes[0].target) : null;
+
+/** The routes as the ready line and the page list them; undefined without routes by event type. */
 export function routeNames(targets: Targets): string[] | undefined {
-  return targets.routes?.map(({ types, target }) =>
+  if (!targets.routed) return undefined;
+  return targets.routes.map(({ types, target }) =>
     types ? `${types.join(',')}=${shownUrl(target)}` : shownUrl(target),
   );
 }

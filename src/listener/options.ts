@@ -1,7 +1,8 @@
 import { type CaptureStory, StoryBook } from '../story/index.js';
 import { DEFAULT_TOLERANCE_SECONDS } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { type AppStateEvent, SERVICE_LIMIT_SECONDS } from './app-wait.js';
+import { type AppStateEvent, DEFAULT_WAIT_FOR_APP_MS, SERVICE_LIMIT_SECONDS } from './app-wait.js';
+import type { ForwardRoute } from './routes.js';
 import type { FaultsOption } from './injector.js';
 import type { DeliveryTracer } from './tracing.js';
 import type { Capture, CaptureSignature, CaptureStore } from '../store/index.js';
@@ -43,13 +44,12 @@ export interface ListenerOptions {
   store: CaptureStore;
   /** The stories of the store's events, as listen shares them with the page. @default a StoryBook watching `store` */
   stories?: StoryBook;
-  /** The app, or null for capture-only mode (the listener answers 200 itself). */
-  forwardTo: URL | null;
   /**
-   * Routes by event type instead (`--forward-to TYPES=TARGET`, repeated): the first whose types take a
-   * delivery's type forwards it; one no route takes is answered 200 and recorded with `route: null`.
+   * Where deliveries go: one route that takes every type (the app), or routes by event type (`--forward-to
+   * TYPES=TARGET`, repeated: the first whose types take a delivery's type forwards it; one no route takes is
+   * answered 200 and recorded with `route: null`). None: capture-only, the listener answers 200 itself.
    */
-  routes?: { types: string[] | null; target: URL }[];
+  routes: ForwardRoute[];
   /** @default 4300 */
   port?: number;
   /** @default '127.0.0.1' */
@@ -66,7 +66,7 @@ export interface ListenerOptions {
   timeoutMs?: number;
   /**
    * How long a delivery waits for an app that is not answering (refusing connections: restarting, say) before
-   * the sender gets 502; 0 turns it off. Under the service's 30 s limit. @default 0 (`listen`'s is 10 s)
+   * the sender gets 502; 0 turns it off. Under the service's 30 s limit. @default 10000
    */
   waitForAppMs?: number;
   /** Told when the app stops answering and when it is back (see AppWait). */
@@ -111,7 +111,7 @@ const DEFAULTS = {
   skipVerify: false,
   tolerance: DEFAULT_TOLERANCE_SECONDS,
   timeoutMs: 30_000,
-  waitForAppMs: 0,
+  waitForAppMs: DEFAULT_WAIT_FOR_APP_MS,
   onAppState: (_event: AppStateEvent) => {},
   faults: null as FaultsOption | null,
   tracer: null as DeliveryTracer | null,
@@ -124,8 +124,7 @@ const DEFAULTS = {
   held: false,
 };
 
-export type ListenerConfig = typeof DEFAULTS &
-  Pick<ListenerOptions, 'store' | 'forwardTo' | 'routes'> & { stories: StoryBook };
+export type ListenerConfig = typeof DEFAULTS & Pick<ListenerOptions, 'store' | 'routes'> & { stories: StoryBook };
 
 /** The options over their defaults (an undefined field takes the default), checked. */
 export function listenerConfig(options: ListenerOptions): ListenerConfig {

@@ -10,6 +10,12 @@ export interface RouteSpec {
   target: string;
 }
 
+/** A route with its target made a URL (see normalizeForwardTarget): the one shape forwarding travels in. */
+export interface ForwardRoute {
+  types: string[] | null;
+  target: URL;
+}
+
 /** A route as the listener uses it: its name (as the capture records it) and its forwarder. */
 export interface Route {
   name: string;
@@ -59,16 +65,14 @@ export function chooseRoute<R extends { types: string[] | null }>(routes: readon
   return routes.find((r) => routeTakes(r.types, type)) ?? null;
 }
 
-/** The listener's routes: one per route given, or the one `forwardTo`, or none (capture-only). */
+/** The listener's routes: one per route given, or none (capture-only). */
 export function routesOf(config: {
-  forwardTo?: URL | null;
-  routes?: { types: string[] | null; target: URL }[];
+  routes: readonly ForwardRoute[];
   timeoutMs: number;
   waitForAppMs: number;
   onAppState: (event: AppStateEvent) => void;
 }): Route[] {
-  const specs = config.routes ?? (config.forwardTo ? [{ types: null, target: config.forwardTo }] : []);
-  return specs.map(({ types, target }) => ({
+  return config.routes.map(({ types, target }) => ({
     name: types === null ? target.href : `${types.join(',')}=${target.href}`,
     types,
     forwarder: new Forwarder(target, config.timeoutMs, config),
@@ -76,8 +80,8 @@ export function routesOf(config: {
 }
 
 /** Whether routes go by event type (`TYPES=TARGET`, or several): captures then record their route. */
-export const isRouted = (routes: { types: string[] | null }[] | undefined) =>
-  routes !== undefined && (routes.length > 1 || routes.some((r) => r.types !== null));
+export const isRouted = (routes: readonly { types: string[] | null }[]) =>
+  routes.length > 1 || routes.some((r) => r.types !== null);
 
 /** The route a capture goes by: the one it recorded, or the only one there is. */
 export function routeOfCapture(routes: Route[], routed: boolean, capture: Capture): Route | null {

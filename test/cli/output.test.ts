@@ -3,7 +3,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { formatAdvice, formatChecks } from '../../src/cli/check.js';
 import { deliveryLine } from '../../src/cli/delivery-line.js';
-import { networkUrls } from '../../src/cli/listen.js';
+import { networkUrls } from '../../src/cli/listen-ready.js';
 import { formatTable, wrapText } from '../../src/cli/output.js';
 import type { CheckResult } from '../../src/check/index.js';
 import type { DeliveryReport } from '../../src/listener/index.js';

@@ -311,7 +311,7 @@ describe('the budget of bodies held at once', () => {
       const app = createServer((req, res) => { req.resume(); held.push(res); taken += 1; });
       await new Promise((resolve) => app.listen(0, '127.0.0.1', resolve));
       const store = await CaptureStore.open({ path: ${JSON.stringify(join(dir.path, 'captures.json'))} });
-      const listener = new Listener({ store, forwardTo: new URL('http://127.0.0.1:' + app.address().port + '/'), port: 0 });
+      const listener = new Listener({ store, routes: [{ types: null, target: new URL('http://127.0.0.1:' + app.address().port + '/') }], port: 0 });
       await listener.start();
       const pad = 'x'.repeat(4 * 2 ** 20);
       globalThis.gc();
@@ -340,7 +340,7 @@ describe('the budget of bodies held at once', () => {
   });
 
   it('cannot be smaller than the largest body', () => {
-    expect(() => new Listener({ store, forwardTo: null, maxBodyBytes: 1000, maxBufferedBytes: 999 })).toThrow(
+    expect(() => new Listener({ store, routes: [], maxBodyBytes: 1000, maxBufferedBytes: 999 })).toThrow(
       /at least maxBodyBytes/,
     );
   });

@@ -4,7 +4,7 @@ import { CaptureStore } from '../../src/store/index.js';
 import { startReceiver, type Responder } from './receiver.js';
 import { tempDir } from './sandbox.js';
 
-export interface ListenerRigOptions extends Omit<ListenerOptions, 'store' | 'forwardTo'> {
+export interface ListenerRigOptions extends Omit<ListenerOptions, 'store' | 'routes'> {
   /** How the app answers. @default 200 {"ok":true} */
   respond?: Responder;
   /** Appended to the app's URL to make the forward target. @default '' */
@@ -19,7 +19,8 @@ export async function startListenerRig({ respond, targetPath = '', ...options }:
   const dir = await tempDir();
   const app = await startReceiver(respond);
   const store = await CaptureStore.open({ path: join(dir.path, 'captures.json') });
-  const listener = new Listener({ store, forwardTo: new URL(`${app.url}${targetPath}`), port: 0, ...options });
+  const routes = [{ types: null, target: new URL(`${app.url}${targetPath}`) }];
+  const listener = new Listener({ store, routes, port: 0, ...options });
   await listener.start();
   return {
     dir,

@@ -115,7 +115,7 @@ beforeAll(async () => {
   await sandbox.waitForLine((line) => line.event === 'ready', 30_000);
   options.port = await portForRestarts();
   options.stateDir = join(dir.path, '.clockhook');
-  options.routes = [`time_card.*=${app.url}/cards`, app.url];
+  options.forwardTo = [`time_card.*=${app.url}/cards`, app.url];
   await (await startListen(options)).close();
   const missed = JSON.parse((await runCli(['trigger', 'pay_period.reopened', '--json'], { cwd: dir.path })).stdout);
   const given = async () =>

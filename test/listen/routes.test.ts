@@ -51,7 +51,7 @@ describe('listen with routes by event type', () => {
     dir = await tempDir();
     [attendance, payroll, hooks] = await Promise.all([startReceiver(), startReceiver(), startReceiver()]);
     session = await startListen({
-      routes: [
+      forwardTo: [
         `punch.*,time_entry.*=${attendance.url}/attendance`,
         `time_card.*=${payroll.url}/payroll`,
         `${hooks.url}/hooks`,
@@ -116,7 +116,7 @@ describe('a delivery no route takes', () => {
     const app = await startReceiver();
     const reports: DeliveryReport[] = [];
     const session = await startListen({
-      routes: [`punch.*=${app.url}`],
+      forwardTo: [`punch.*=${app.url}`],
       port: 0,
       sandboxPort: 0,
       inspector: false,

@@ -124,7 +124,13 @@ describe('replay (handed to the listener in-process too)', () => {
     await listener.handleDirect(delivery(Buffer.from('{"id":"evt_p"}')));
     const [original] = store.all();
     await listener.close(100);
-    listener = new Listener({ store, forwardTo: new URL(app.url), port: 0, secret: SECRET, path: '/elsewhere' });
+    listener = new Listener({
+      store,
+      routes: [{ types: null, target: new URL(app.url) }],
+      port: 0,
+      secret: SECRET,
+      path: '/elsewhere',
+    });
     await listener.start();
     await expect(listener.replay({ captureId: original.id, mode: 'resign' })).rejects.toMatchObject({
       code: 'replay_failed',

@@ -237,7 +237,7 @@ describe('forwarding to an https app', () => {
       store,
       secret: SECRET,
       port: 0,
-      forwardTo: new URL(`https://localhost:${(app.address() as AddressInfo).port}/hooks`),
+      routes: [{ types: null, target: new URL(`https://localhost:${(app.address() as AddressInfo).port}/hooks`) }],
     });
     await listener.start();
     try {
