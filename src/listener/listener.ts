@@ -9,20 +9,20 @@ import {
   hardenedServerOptions,
   leaseFrom,
 } from '../http/index.js';
-import { answerExcerpt } from '../excerpt.js';
 import { isEveryInterface, listenOn } from '../net.js';
-import { type Capture, newCaptureId } from '../store/index.js';
+import { type Capture, type CaptureSignature, newCaptureId } from '../store/index.js';
+import { Aside } from './aside.js';
+import { forwardAndAnswer } from './forward-step.js';
+import { storeCapture } from './store-capture.js';
 import type { StoryBook } from '../story/index.js';
 import { Advisor } from './advice.js';
-import { answerItself, answerUnstored, refuseBusy, routeRequest } from './steps.js';
+import { answerItself, answerUnstored, refuseBusy } from './answer.js';
+import { routeRequest } from './route.js';
 import { type Body, captureOf } from './capture.js';
 import { type Delivered, type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
-import type { Forwarder } from './forward.js';
 import { chooseRoute, isRouted, type Route, routeOfCapture, routesOf } from './routes.js';
 import { Hold } from './hold.js';
-import type { FaultPlan } from './faults.js';
 import { Injector } from './injector.js';
-import type { DeliveryTrace } from './tracing.js';
 import { type Read, readFromSocket, wholeBody } from './read.js';
 import { Reporter } from './report.js';
 import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
@@ -34,9 +34,8 @@ import {
   type ReplayResult,
   replayRequest,
 } from './replay.js';
-import { joinTargetPath, normalizeBasePath } from './target.js';
+import { normalizeBasePath } from './target.js';
 import { verifyDelivery } from './verify.js';
-import { isTaken } from '../contract/index.js';
 
 /**
  * The listener: every request under the base path goes through the same steps, each a function of its
@@ -60,8 +59,6 @@ export class Listener {
   /** Faults on purpose (--faults): what they are, and what was injected; null without. */
   readonly injector: Injector | null;
   readonly #reporter: Reporter;
-  /** The fault plans of captures on their way from capture to forward, by capture id. */
-  readonly #plans = new Map<string, FaultPlan>();
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
@@ -115,7 +112,7 @@ export class Listener {
   async start(): Promise<void> {
     const { maxBodyBytes, requestTimeoutMs, host } = this.#options;
     const server = createServer(hardenedServerOptions(requestTimeoutMs), (req, res) => {
-      void this.#run(req, res, (lease) => readFromSocket(req, maxBodyBytes, lease));
+      void this.#serve(req, res, (lease) => readFromSocket(req, maxBodyBytes, lease));
     });
     server.on('clientError', answerClientError);
     await listenOn(server, this.#options.port, host);
@@ -139,7 +136,7 @@ export class Listener {
       return { capture: null, answer: await answer };
     }
     const limit = this.#options.maxBodyBytes;
-    const capture = await this.#run(req, res, async (lease) => wholeBody(request.body, limit, lease), replay);
+    const capture = await this.#serve(req, res, async (lease) => wholeBody(request.body, limit, lease), replay);
     return { capture, answer: await answer };
   }
 
@@ -197,12 +194,12 @@ export class Listener {
    * Handles one request, keeping track of it until it is answered (close waits for those); resolves with
    * its capture, or null when none was made. `replayOf`: the capture a replay repeats.
    */
-  async #run(req: IncomingMessage, res: ServerResponse, read: Read, replay: Replaying = {}): Promise<Capture | null> {
+  async #serve(req: IncomingMessage, res: ServerResponse, read: Read, replay: Replaying = {}): Promise<Capture | null> {
     // The request's body counts against the budget until the request is answered and done with.
     const lease = leaseFrom(this.#budget);
     this.#inFlight += 1;
     try {
-      return await this.#handle(req, res, () => read(lease), replay);
+      return await this.#steps(req, res, () => read(lease), replay);
     } catch (error) {
       const detail = error instanceof Error ? error.stack : error;
       this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${detail}`);
@@ -218,8 +215,8 @@ export class Listener {
     }
   }
 
-  /** The steps of one request, in order; see the class's comment. */
-  async #handle(
+  /** The steps of one request, in order; see the class's comment. Each runs through its delivery's Aside. */
+  async #steps(
     req: IncomingMessage,
     res: ServerResponse,
     read: () => Promise<Body | 'busy'>,
@@ -228,144 +225,100 @@ export class Listener {
     const started = performance.now();
     const relative = routeRequest(req, res, this.#basePath, this.#advisor);
     if (relative === null) return null;
-    // With tracing on, the request's server span; a replay's links to its original delivery's.
     const { tracer, store } = this.#options;
     const linkTo = tracer && replay.replayOf ? store.get(replay.replayOf)?.trace : undefined;
-    const trace = tracer?.start(req.headers, { method: req.method ?? 'POST', path: this.#basePath, linkTo }) ?? null;
+    const aside = Aside.of(req, this.#basePath, { tracer, injector: this.injector }, linkTo);
     const body = await read();
-    if (body === 'busy') {
-      trace?.end(503, { 'error.type': 'listener_busy' });
-      refuseBusy(
-        req,
-        res,
-        { advisor: this.#advisor, maxBufferedBytes: this.#options.maxBufferedBytes, started },
-        (report) =>
-          this.#options.onDelivery({ ...report, source: replay.replayOf === undefined ? 'delivery' : 'replay' }),
-      );
-      return null;
-    }
-    if (!(await this.#hold.pass())) {
-      trace?.end(503, { 'error.type': 'listener_closing' });
-      // Stopped before it was ready: nothing was checked or kept, so the sender must send it again.
-      answerError(res, 503, 'listener_closing', 'clockhook stopped before it was ready; retry later.', {
-        requestId: newCaptureId(),
-        headers: { 'retry-after': '10' },
-      });
-      return null;
-    }
-    // From here on only the capture as stored is kept (no variable holds the one made): for a large body,
-    // its beginning, not the whole decoded text (the raw bytes are held until the app has them).
+    if (body === 'busy') return this.#refuseBusy(req, res, aside, started, replay);
+    if (!(await this.#hold.pass())) return this.#refuseClosing(res, aside);
     // Nothing goes to the app, and the sender is told nothing, before the capture is on the disk (fsynced): a
     // capture that cannot be kept is answered 503 and never forwarded, so the app never handles a delivery
-    // that the sender is then told failed (and sends again).
-    const { stored, kept } = await this.#keep(req, res, body, { replay, trace, started });
+    // that the sender is then told failed (and sends again). From here on only the capture as stored is kept
+    // (for a large body, its beginning; the raw bytes are held until the app has them).
+    const made = () =>
+      aside.capture(
+        () => this.#verify(req, body),
+        (signature) => this.#captureOf(req, body, signature, replay),
+        replay,
+      );
+    // The capture as made is handed on, never held in a variable here: for a large body it holds the whole
+    // decoded text, and this function waits on the app with everything it holds.
+    const { stored, kept } = await aside.store(made(), (capture) =>
+      this.#store(res, capture, body, { started, aside }),
+    );
     if (!kept) return stored;
     const route = routeOfCapture(this.#routes, this.#routed, stored);
-    const plan = this.#plans.get(stored.id);
-    this.#plans.delete(stored.id);
     if (stored.rejected || !route) {
       const status = answerItself(res, stored, this.#options.maxBodyBytes);
-      this.#reporter.report(stored, { status, started, error: stored.rejected?.code });
-    } else {
-      const exchange = { req, res, capture: stored, bytes: body.bytes, relative, started, plan, trace };
-      await this.#forward(route.forwarder, exchange);
+      this.#reporter.report(stored, { status, started, error: stored.rejected?.code }, aside.trace);
+      return stored;
     }
+    const exchange = { req, res, capture: stored, bytes: body.bytes, relative, started, aside };
+    const forward = await forwardAndAnswer(route.forwarder, exchange, {
+      store,
+      reporter: this.#reporter,
+      advisor: this.#advisor,
+    });
+    const sign = { secret: this.#secret, now: this.#options.now() };
+    await aside.after({ capture: stored, bytes: body.bytes, forward, res }, sign, (request) =>
+      this.deliver(request, { injected: ['duplicate'] }),
+    );
     return stored;
   }
 
-  /** Steps "verify" and "capture" (spans of their own, with tracing on): the capture as stored, and whether it is on the disk. */
-  async #keep(
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: Body,
-    { replay, trace, started }: { replay: Replaying; trace: DeliveryTrace | null; started: number },
-  ): Promise<{ stored: Capture; kept: boolean }> {
-    const verified = trace?.step('verify');
-    const made = this.#capture(req, body, replay);
-    verified?.({ 'clockhook.signature': made.signature.status });
-    const captured = trace?.step('capture', { 'clockhook.capture.id': made.id });
-    if (trace) this.#reporter.traced(made.id, trace);
-    const { durable, capture: stored } = this.#options.store.insert(
-      trace ? { ...made, trace: trace.ref } : made,
-      body.bytes,
+  /** The bodies held fill the budget: refused at once (see refuseBusy), nothing captured. */
+  #refuseBusy(req: IncomingMessage, res: ServerResponse, aside: Aside, started: number, replay: Replaying): null {
+    aside.refused(503, 'listener_busy');
+    const { maxBufferedBytes, onDelivery } = this.#options;
+    const source = replay.replayOf === undefined ? 'delivery' : 'replay';
+    refuseBusy(req, res, { advisor: this.#advisor, maxBufferedBytes, started }, (report) =>
+      onDelivery({ ...report, source }),
     );
-    const kept = await this.#reached(durable, res, stored, started);
-    captured?.(kept ? {} : { 'error.type': 'capture_failed' });
-    return { stored, kept };
+    return null;
   }
 
-  /** Steps "verify" and "capture": the capture of a request read whole. */
-  #capture(req: IncomingMessage, body: Body, { replayOf, edited, injected }: Replaying): Capture {
-    const { stories, tolerance, now, skipVerify } = this.#options;
-    const header = req.headers['x-service-signature'];
-    const signature = verifyDelivery(header, body.bytes, { secret: this.#secret, tolerance, now });
-    const capture = captureOf(req, body, {
+  /** Stopped before it was ready: nothing was checked or kept, so the sender must send it again. */
+  #refuseClosing(res: ServerResponse, aside: Aside): null {
+    aside.refused(503, 'listener_closing');
+    answerError(res, 503, 'listener_closing', 'clockhook stopped before it was ready; retry later.', {
+      requestId: newCaptureId(),
+      headers: { 'retry-after': '10' },
+    });
+    return null;
+  }
+
+  /** Step "verify", with the secret known now. */
+  #verify(req: IncomingMessage, body: Body): CaptureSignature {
+    const { tolerance, now } = this.#options;
+    return verifyDelivery(req.headers['x-service-signature'], body.bytes, { secret: this.#secret, tolerance, now });
+  }
+
+  /** Step "capture": the capture of a request read whole and verified, with what it is for its event. */
+  #captureOf(req: IncomingMessage, body: Body, signature: CaptureSignature, replay: Replaying): Capture {
+    const { stories, now, skipVerify } = this.#options;
+    return captureOf(req, body, {
       signature,
-      replayOf,
-      edited,
+      replayOf: replay.replayOf,
+      edited: replay.edited,
       decide: (arriving, edited) => stories.decide(arriving, { edited }),
       refuseUnsigned: !skipVerify,
       routeFor: (type) => (this.#routed ? (chooseRoute(this.#routes, type)?.name ?? null) : undefined),
       forwarding: this.#routes.length > 0,
       now: now(),
     });
-    if (injected) return { ...capture, injected };
-    if (!this.injector) return capture;
-    const decided = this.injector.decide(capture);
-    if (decided.plan) this.#plans.set(capture.id, decided.plan);
-    return decided.capture;
   }
 
-  /** Waits for a step of the capture's write; false, once the sender is told 503, when it failed. */
-  async #reached(step: Promise<void>, res: ServerResponse, capture: Capture, started: number): Promise<boolean> {
-    try {
-      await step;
-      return true;
-    } catch (error) {
-      answerUnstored(res, capture, error as Error, this.#options);
-      this.#reporter.report(capture, { status: 503, started, error: 'capture_failed' });
-      return false;
-    }
+  /** Step "store" (see storeCapture); a capture that could not be made durable is answered 503 here. */
+  async #store(
+    res: ServerResponse,
+    capture: Capture,
+    body: Body,
+    { started, aside }: { started: number; aside: Aside },
+  ): Promise<{ stored: Capture; kept: boolean }> {
+    const { stored, failure } = await storeCapture(this.#options.store, capture, body.bytes);
+    if (!failure) return { stored, kept: true };
+    answerUnstored(res, stored, failure, this.#options);
+    this.#reporter.report(stored, { status: 503, started, error: 'capture_failed' }, aside.trace);
+    return { stored, kept: false };
   }
-
-  /** Steps "forward" and "answer" (the capture is durable): the exact bytes go to the app, its answer to the sender. */
-  async #forward(forwarder: Forwarder, exchange: Exchange): Promise<void> {
-    const { req, res, capture, bytes, relative, started, plan } = exchange;
-    const injector = plan ? this.injector : null;
-    const done = injector && plan ? await injector.before(plan) : () => {};
-    const path = joinTargetPath(forwarder.target, relative);
-    // Only with tracing on is a header added (its traceparent): off, the app gets the bytes and headers as sent.
-    const span = exchange.trace?.forward(forwarder.urlFor(path));
-    if (span) Object.assign(req.headers, span.headers);
-    const outcome = await forwarder.forward(req, res, bytes, path, { keepAnswer: plan?.timeout }).finally(done);
-    span?.end(outcome.forward.statusCode, outcome.forward.error);
-    await this.#options.store.update(capture.id, { forward: outcome.forward }, { lazy: true });
-    if (outcome.kind === 'failed')
-      answerError(res, outcome.statusCode, outcome.code, outcome.message, { requestId: capture.id });
-    const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
-    const answer = outcome.kind === 'answered' && !isTaken(status) ? answerExcerpt(outcome.forward) : null;
-    const held = plan?.timeout && outcome.kind === 'answered';
-    const error = held ? 'injected timeout: the sender is not answered' : outcome.forward.error;
-    this.#reporter.report(capture, { status, started, error, forward: outcome.forward, answer });
-    this.#advisor.forwarded(outcome.forward, status, capture.signature, relative);
-    if (plan?.duplicate && outcome.kind === 'answered')
-      void injector?.duplicate(capture, bytes, { secret: this.#secret, now: this.#options.now() }, (request) =>
-        this.deliver(request, { injected: ['duplicate'] }),
-      );
-    if (held) await injector?.holdAnswer(res);
-  }
-}
-
-/** One forwarded request on its way (see #forward). */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  capture: Capture;
-  bytes: Buffer;
-  relative: string;
-  started: number;
-  /** Its injected faults (--faults), if any. */
-  plan?: FaultPlan;
-  /** Its spans, with tracing on. */
-  trace?: DeliveryTrace | null;
 }

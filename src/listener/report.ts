@@ -75,21 +75,13 @@ export interface Ending {
  * and, with tracing on, the end of its server span (with the same story).
  */
 export class Reporter {
-  /** The traces of captures not answered yet, by capture id. */
-  readonly #traces = new Map<string, DeliveryTrace>();
-
   constructor(
     private readonly store: CaptureStore,
     private readonly stories: StoryBook,
     private readonly onDelivery: (report: DeliveryReport) => void,
   ) {}
 
-  /** Keeps a capture's trace until its report ends it. */
-  traced(captureId: string, trace: DeliveryTrace): void {
-    this.#traces.set(captureId, trace);
-  }
-
-  report(capture: Capture, { status, started, error, forward, answer }: Ending): void {
+  report(capture: Capture, { status, started, error, forward, answer }: Ending, trace?: DeliveryTrace | null): void {
     const durationMs = Math.round(performance.now() - started);
     const now = this.store.get(capture.id) ?? capture;
     const story = this.stories.captureStory(now);
@@ -98,7 +90,6 @@ export class Reporter {
       ...{ waitedMs: forward?.waitedMs, cut: forward?.cut },
     };
     this.onDelivery(reportOf(capture, outcome, story));
-    this.#traces.get(capture.id)?.end(status, deliveryAttributes(now, story, forward?.statusCode));
-    this.#traces.delete(capture.id);
+    trace?.end(status, deliveryAttributes(now, story, forward?.statusCode));
   }
 }

@@ -1,3 +1,5 @@
+// The listener's own answers, when it does not pass the app's on: a request refused before it was read (the
+// budget full), a capture refused or taken in capture-only mode, one that could not be stored.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerEarly, answerError } from '../http/index.js';
 import { formatMiB } from '../size.js';
@@ -7,35 +9,6 @@ import type { Logger } from '../logger.js';
 import type { Advisor } from './advice.js';
 import type { DeliveryReport } from './options.js';
 import { busyReport } from './report.js';
-import { pathUnderBase } from './target.js';
-
-/** Step "route": the request's path under --path, or null once it is answered 404 or 405. */
-export function routeRequest(
-  req: IncomingMessage,
-  res: ServerResponse,
-  basePath: string,
-  advisor: Advisor,
-): string | null {
-  const requestPath = req.url ?? '/';
-  const relative = pathUnderBase(requestPath, basePath);
-  const requestId = newCaptureId();
-  if (relative === null) {
-    const path = requestPath.split('?')[0];
-    const message = `clockhook listens for deliveries under ${basePath}; ${path} is outside it.`;
-    answerError(res, 404, 'not_found', message, { requestId });
-    req.resume();
-    if (req.method === 'POST') advisor.outsidePath(path);
-    return null;
-  }
-  if (req.method !== 'POST') {
-    // The service only ever POSTs; anything else is a browser or a scanner, not a delivery.
-    const message = `Webhook deliveries are POSTs; ${req.method} is not captured.`;
-    answerError(res, 405, 'method_not_allowed', message, { requestId, headers: { allow: 'POST' } });
-    req.resume();
-    return null;
-  }
-  return relative;
-}
 
 /** The bodies held fill the budget: 503 at once (the service retries), the rest dropped. Nothing is captured. */
 export function refuseBusy(
