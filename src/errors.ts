@@ -7,8 +7,8 @@ export type ExitCode = 1 | 2;
 
 /**
  * A failure clockhook explains: its message names what failed and what to do. Each class states its exit code
- * as a getter, on the prototype rather than the instance: an error compared by its own fields (a test's
- * `toThrow(new TypeError(…))`) has only its message.
+ * by the base it extends, UsageError (2) or CliError (1), as a getter on the prototype rather than a field of
+ * the instance: an error compared by its own fields (a test's `toThrow(new TypeError(…))`) has only its message.
  */
 export abstract class ClockhookError extends Error {
   abstract readonly exitCode: ExitCode;
@@ -19,17 +19,20 @@ export abstract class ClockhookError extends Error {
   }
 }
 
-/** A mistake in how a command was called or configured: the message says what to type instead. */
+/** A mistake in how a command was called or configured: the message says what to type instead. Exit 2. */
 export class UsageError extends ClockhookError {
-  override readonly name = 'UsageError';
+  override readonly name: string = 'UsageError';
   get exitCode(): 2 {
     return 2;
   }
 }
 
-/** A failure at run time that the message fully explains (port taken, file unreadable). */
+/**
+ * A failure at run time that the message fully explains (port taken, file unreadable). Exit 1: the errors of
+ * every component that are runtime failures extend it (a store locked, the disk full, an API error).
+ */
 export class CliError extends ClockhookError {
-  override readonly name = 'CliError';
+  override readonly name: string = 'CliError';
   get exitCode(): 1 {
     return 1;
   }
@@ -49,11 +52,8 @@ export class OptionError extends TypeError {
  * A refused replay or inspector action (no capture by that id, nothing to forward to, no secret to
  * re-sign with…): `code` is stable for the page and scripts, `message` says what to do.
  */
-export class ActionError extends ClockhookError {
+export class ActionError extends CliError {
   override readonly name = 'ActionError';
-  get exitCode(): 1 {
-    return 1;
-  }
   constructor(
     readonly code: string,
     message: string,

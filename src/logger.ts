@@ -12,5 +12,3 @@ export const consoleLogger: Logger = {
   warn: (message) => console.error(message),
   error: (message) => console.error(message),
 };
-
-export const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,7 +3,7 @@ import { curlCommand } from './curl.js';
 import { el } from './render.js';
 import { errorText, scheduleRender, serviceEvent, state, $ } from './state.js';
 import { act } from './connection.js';
-import { canReenable } from './header.js';
+import { canReenable } from './endpoint.js';
 import { setEditing } from './selection.js';
 import { loadAttempts, watchAttempts } from './attempts.js';
 

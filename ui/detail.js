@@ -1,5 +1,5 @@
 // The selected capture in detail: the request, the signature, the app's response, the service's attempts, the editor.
-import { textExcerpt } from './excerpt.js';
+import { textExcerpt } from './shared/excerpt.js';
 import { clear, el, jsonTree } from './render.js';
 import { errorText, heldCapture, scheduleRender, serviceEvent, state, $ } from './state.js';
 import { captureLink, loadWholeBody, select, withWholeBody } from './selection.js';

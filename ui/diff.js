@@ -4,7 +4,7 @@
 // capture of the same type. Any other capture the page holds can be picked by hand.
 
 import { parsedBody } from './editor.js';
-import { headerDiff, jsonDiff } from './json-diff.js';
+import { headerDiff, jsonDiff } from './shared/json-diff.js';
 import { newestFirst } from './list.js';
 import { el } from './render.js';
 import { heldCaptures, scheduleRender, state } from './state.js';

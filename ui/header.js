@@ -2,6 +2,7 @@
 import { clear, el } from './render.js';
 import { state, $ } from './state.js';
 import { endpointActions } from './actions.js';
+import { canReenable } from './endpoint.js';
 
 export function renderHeader() {
   const endpoint = state.endpoint;
@@ -31,20 +32,9 @@ export function renderHeader() {
   const inactive = endpoint && endpoint.status !== 'enabled';
   $('banner').hidden = !inactive;
   $('reenable').hidden = !canReenable(endpoint);
-  if (inactive) $('banner-text').textContent = endpointProblem(endpoint);
+  // Why it gets nothing, in clockhook's words (see endpointProblem).
+  if (inactive) $('banner-text').textContent = endpoint.problem;
 }
-
-/** Why the service sends an endpoint that is not enabled nothing, and what to do. */
-export function endpointProblem(endpoint) {
-  if (endpoint.status === 'deleted')
-    return `Endpoint #${endpoint.id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`;
-  const why = endpoint.status === 'disabled' ? ' (it disables an endpoint after 10 failed deliveries in a row)' : '';
-  return `Endpoint #${endpoint.id} is ${endpoint.status}: the service sends it nothing${why}.`;
-}
-
-/** A deleted endpoint cannot be enabled again; any other that is not enabled can. */
-export const canReenable = (endpoint) =>
-  Boolean(endpoint && endpoint.status !== 'enabled' && endpoint.status !== 'deleted');
 
 /** Where deliveries go: the app, or several routes summarised ("3 routes"), their table on click or focus. */
 function renderForwarding(node, forwardTo) {

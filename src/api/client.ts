@@ -11,8 +11,9 @@ import {
   type RedeliveryAcknowledgement,
   type WebhookEndpoint,
 } from '../contract/index.js';
-import { type Logger, realSleep, silentLogger } from '../logger.js';
-import { badPortProblem } from '../net.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { realSleep } from '../sleep.js';
+import { badPortProblem } from '../http/index.js';
 import { ApiError } from './error.js';
 import { OptionError } from '../errors.js';
 
@@ -179,55 +180,52 @@ export class ApiClient {
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (WRITE_METHODS.has(method)) headers['idempotency-key'] = randomUUID();
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-
-    let serverRetries = 0;
-    let rateLimitRetries = 0;
+    const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+    const tries = { server: 0, rateLimit: 0 };
     for (;;) {
       signal?.throwIfAborted();
-      let response: Response;
-      let text: string;
-      try {
-        response = await this.#fetch(url, {
-          method,
-          headers,
-          body: payload,
-          signal: signal
-            ? AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), signal])
-            : AbortSignal.timeout(this.#timeoutMs),
-        });
-        text = await response.text();
-      } catch (cause) {
+      const sent = await this.#send(url, init, signal);
+      if ('cause' in sent) {
         signal?.throwIfAborted();
         // A write whose answer was lost may have happened: only retry it under an Idempotency-Key.
         const retryable = !WRITE_METHODS.has(method) || headers['idempotency-key'] !== undefined;
-        if (retryable && serverRetries < this.#maxServerRetries) {
-          await this.#wait(SERVER_RETRY_BASE_MS * 2 ** serverRetries++, method, url, describeCause(cause));
+        if (retryable && tries.server < this.#maxServerRetries) {
+          await this.#wait(SERVER_RETRY_BASE_MS * 2 ** tries.server++, method, url, describeCause(sent.cause));
           continue;
         }
-        throw new ApiError({
-          status: 0,
-          type: 'api_error',
-          code: 'connection_failed',
-          message: `No response from ${url}: ${describeCause(cause)}`,
-          method,
-          url,
-        });
+        const message = `No response from ${url}: ${describeCause(sent.cause)}`;
+        throw new ApiError({ status: 0, type: 'api_error', code: 'connection_failed', message, method, url });
       }
-
-      if (response.ok) return (text === '' ? undefined : parseJson(text)) as T;
-
-      const error = toApiError(response, text, method, url);
-      if (isRetryableRateLimit(error) && rateLimitRetries < this.#maxRateLimitRetries) {
-        const waitMs = (error.retryAfter ?? 1) * 1000 * 2 ** rateLimitRetries++;
+      if (sent.response.ok) return (sent.text === '' ? undefined : parseJson(sent.text)) as T;
+      const error = toApiError(sent.response, sent.text, method, url);
+      if (isRetryableRateLimit(error) && tries.rateLimit < this.#maxRateLimitRetries) {
+        const waitMs = (error.retryAfter ?? 1) * 1000 * 2 ** tries.rateLimit++;
         await this.#wait(waitMs, method, url, `${error.status} ${error.code}`);
         continue;
       }
-      if (isTransientServerError(error) && serverRetries < this.#maxServerRetries) {
-        await this.#wait(SERVER_RETRY_BASE_MS * 2 ** serverRetries++, method, url, `${error.status} ${error.code}`);
+      if (isTransientServerError(error) && tries.server < this.#maxServerRetries) {
+        await this.#wait(SERVER_RETRY_BASE_MS * 2 ** tries.server++, method, url, `${error.status} ${error.code}`);
         continue;
       }
       throw error;
+    }
+  }
+
+  /** One try: the answer and its text, or why none came (the time limit, or the caller's `signal`). */
+  async #send(
+    url: string,
+    init: { method: string; headers: Record<string, string>; body: string | undefined },
+    signal: AbortSignal | undefined,
+  ): Promise<{ response: Response; text: string } | { cause: unknown }> {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    try {
+      const response = await this.#fetch(url, {
+        ...init,
+        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+      });
+      return { response, text: await response.text() };
+    } catch (cause) {
+      return { cause };
     }
   }
 

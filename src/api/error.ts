@@ -1,5 +1,5 @@
 import type { ErrorBody, FieldError } from '../contract/index.js';
-import { ClockhookError } from '../errors.js';
+import { CliError } from '../errors.js';
 
 export interface ApiErrorInit extends ErrorBody {
   /** HTTP status; 0 when no response arrived. */
@@ -57,11 +57,8 @@ function hintFor(init: ApiErrorInit): string {
  * An error answered by the service (its error envelope), or a transport failure shaped like one.
  * `message` is the service's own message; `describe()` gives the full text for people.
  */
-export class ApiError extends ClockhookError {
+export class ApiError extends CliError {
   override readonly name = 'ApiError';
-  get exitCode(): 1 {
-    return 1;
-  }
   readonly status: number;
   readonly type: string;
   readonly code: string;

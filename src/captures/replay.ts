@@ -1,6 +1,6 @@
 import { signPayload } from '../contract/index.js';
 import { withoutHopByHop } from '../http/index.js';
-import { postBytes } from '../net.js';
+import { postBytes } from '../http/index.js';
 import type { Capture } from '../store/index.js';
 
 /** What one replay got. */

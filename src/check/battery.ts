@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { checkEnvelope, type DeliveryEnvelope, sampleData, signPayload } from '../contract/index.js';
-import { type Answer, is2xx, redirectTo, sendDelivery } from './send.js';
+import { type Answer, is2xx, redirectTo, postToReceiver } from './send.js';
 import type { CheckOptions, CheckResult } from './types.js';
-import { ClockhookError } from '../errors.js';
+import { CliError } from '../errors.js';
 
 export const SLOW_WARN_MS = 10_000;
 export const CONTRACT_LIMIT_MS = 30_000;
 
 /** Thrown when nothing answers at the target: not a check result, the run cannot start. */
-export class TargetUnreachableError extends ClockhookError {
+export class TargetUnreachableError extends CliError {
   override readonly name = 'TargetUnreachableError';
-  get exitCode(): 1 {
-    return 1;
-  }
 }
 
 const eventId = () => `evt_check_${randomBytes(8).toString('hex')}`;
@@ -73,7 +70,7 @@ export function makeBattery(options: CheckOptions, results: CheckResult[]): Batt
             })
           : header;
       if (signature !== null) headers['x-service-signature'] = signature;
-      const answer = await sendDelivery(config.target, { headers, body: raw }, config.timeoutMs);
+      const answer = await postToReceiver(config.target, { headers, body: raw }, config.timeoutMs);
       durations.push(answer.durationMs);
       if (header === undefined && timestamp === undefined) signedAnswers.push(answer);
       return answer;

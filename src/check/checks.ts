@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PING_EVENT_TYPE, sampleData, signPayload } from '../contract/index.js';
-import { shownUrl } from '../net.js';
+import { shownUrl } from '../http/index.js';
 import { acceptance, type Battery, CONTRACT_LIMIT_MS, SLOW_WARN_MS, TargetUnreachableError } from './battery.js';
 import { type Answer, describeAnswer, is2xx, is5xx } from './send.js';
 import type { CheckStatus } from './types.js';

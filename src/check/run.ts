@@ -1,5 +1,6 @@
 import { maskSecret } from '../contract/index.js';
-import { isSignatureRefusal, shownUrl } from '../net.js';
+import { shownUrl } from '../http/index.js';
+import { isSignatureRefusal } from '../contract/index.js';
 import { type Battery, makeBattery } from './battery.js';
 import {
   checkDuplicate,

@@ -1,4 +1,4 @@
-import { describeConnectionError, postBytes } from '../net.js';
+import { describeConnectionError, postBytes } from '../http/index.js';
 import { isTaken } from '../contract/index.js';
 
 export interface SentRequest {
@@ -11,7 +11,7 @@ export type Answer =
   | { kind: 'error'; error: string; code?: string; durationMs: number };
 
 /** POSTs exact bytes to the app; never throws: a refused or timed-out request is an `error` answer. */
-export async function sendDelivery(target: URL, { headers, body }: SentRequest, timeoutMs: number): Promise<Answer> {
+export async function postToReceiver(target: URL, { headers, body }: SentRequest, timeoutMs: number): Promise<Answer> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const timeout = AbortSignal.timeout(timeoutMs);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type CheckReport, type CheckResult, runChecks } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/index.js';
-import { badPortProblem } from '../net.js';
+import { badPortProblem } from '../http/index.js';
 import { parseEventList } from './api-options.js';
 import { OptionError, UsageError } from '../errors.js';
 import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';

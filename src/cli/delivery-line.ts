@@ -1,7 +1,7 @@
 // The terminal's line for a capture, one rendering for listen's line of each delivery and `captures list`, and
 // listen's `--json` line: what each part says and its colour come from the story (src/story/), never decided here.
-import { answerExcerpt } from '../excerpt.js';
-import type { DeliveryReport } from '../listener/index.js';
+import { answerExcerpt } from '../shared/excerpt.js';
+import { type DeliveryReport, reportOf } from '../listener/index.js';
 import type { Capture } from '../store/index.js';
 import {
   answerOutcome,
@@ -83,31 +83,15 @@ export function deliveryLine(
   return `${time}${kindText(facts.story)} --> ${what} ${signatureText(facts)}  <-- ${status} ${facts.method} ${target}${duration}${waited}${error}${injected}${answer}${shownId}${stateText(facts.story)}`;
 }
 
-/** A stored capture as a line's facts, with its story as the store tells it. */
+/** A stored capture as a line's facts, with its story as the store tells it: the report listen gave of it. */
 export function captureFacts(capture: Capture, story: CaptureStory): LineFacts {
   const { forward } = capture;
   const status = statusOf(capture);
   const answer = forward && answerOutcome(status, { cut: forward.cut }) !== '2xx' ? answerExcerpt(forward) : null;
-  return {
-    captureId: capture.id,
-    source: capture.source,
-    eventId: capture.envelope?.id ?? null,
-    type: capture.envelope?.type || null,
-    signature: capture.signature.status,
-    ...(capture.signature.reason ? { signatureReason: capture.signature.reason } : {}),
-    story,
-    duplicateOf: story.kind === 'duplicate' ? capture.duplicateOf : null,
-    method: capture.method,
-    target: forward?.target ?? null,
-    status,
-    durationMs: forward?.durationMs ?? 0,
-    ...((capture.rejected?.code ?? forward?.error) ? { error: capture.rejected?.code ?? forward?.error } : {}),
-    ...(answer ? { answer } : {}),
-    ...(capture.route !== undefined ? { route: capture.route } : {}),
-    ...(capture.injected ? { injected: capture.injected } : {}),
-    ...(forward?.waitedMs ? { waitedMs: forward.waitedMs } : {}),
-    ...(forward?.cut ? { cut: true as const } : {}),
-  };
+  const error = capture.rejected?.code ?? forward?.error;
+  const outcome = { status: status ?? 0, durationMs: forward?.durationMs ?? 0, error, target: forward?.target, answer };
+  const report = reportOf(capture, { ...outcome, waitedMs: forward?.waitedMs, cut: forward?.cut }, story);
+  return { ...report, status };
 }
 
 /** A delivery's `--json` line: the report's fields, those without a value left out. */

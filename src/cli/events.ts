@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type DeliveryOutlook, readDeliveryOutlook } from '../api/index.js';
 import { type EventRecord, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
-import { textExcerpt } from '../excerpt.js';
+import { textExcerpt } from '../shared/excerpt.js';
 import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { redeliverMissed } from './catch-up.js';
 import { UsageError } from '../errors.js';

@@ -2,7 +2,7 @@
 // (masked unless asked) and the page.
 import { networkInterfaces } from 'node:os';
 import type { ReadyInfo } from '../listen/index.js';
-import { isEveryInterface } from '../net.js';
+import { isEveryInterface } from '../http/index.js';
 import { colour, maskSecret } from './output.js';
 
 /**

@@ -1,4 +1,4 @@
-import { BAD_PORT_WHY, isBadPort } from '../net.js';
+import { BAD_PORT_WHY, isBadPort } from '../http/index.js';
 import { parseSize } from '../size.js';
 import { CliError, UsageError } from '../errors.js';
 import { flushOutput, keepServingWithoutOutput } from './output.js';

@@ -86,3 +86,8 @@ export const LIMITS = {
  */
 export const isTaken = (statusCode: number | null | undefined): statusCode is number =>
   typeof statusCode === 'number' && statusCode >= 200 && statusCode < 300;
+/**
+ * Whether a receiver's answer reads as a refused signature: the statuses handlers refuse a delivery they
+ * could not verify with (400, 401, 403). The listener and check both say "another secret?" on them.
+ */
+export const isSignatureRefusal = (status: number) => status === 400 || status === 401 || status === 403;

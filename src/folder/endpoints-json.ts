@@ -1,6 +1,6 @@
 // `.clockhook/endpoints.json`: the endpoints listen registered, with the secret only the create response had.
 import { readFile } from 'node:fs/promises';
-import { ClockhookError } from '../errors.js';
+import { CliError } from '../errors.js';
 import { writePrivateFile } from './private-files.js';
 
 /** `.clockhook/endpoints.json`: endpoints listen registered, with the secret only the create response had. */
@@ -22,11 +22,8 @@ export const sameRecord = (a: EndpointRecordOnFile, b: EndpointRecordOnFile) =>
   a.apiBase === b.apiBase && a.id === b.id && a.url === b.url;
 
 /** `.clockhook/endpoints.json` exists but cannot be read as the records listen wrote. */
-export class EndpointRecordsError extends ClockhookError {
+export class EndpointRecordsError extends CliError {
   override readonly name = 'EndpointRecordsError';
-  get exitCode(): 1 {
-    return 1;
-  }
 }
 
 const isRecord = (value: unknown): value is EndpointRecordOnFile => {

@@ -1,14 +1,11 @@
 import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { assertNotFolder, ensurePrivateDir, ForeignPathError, inStateDir } from './private-files.js';
-import { ClockhookError } from '../errors.js';
+import { CliError } from '../errors.js';
 
 /** A file another live process holds the lock of: a second listen on a store, a second sandbox on a state. */
-export class StoreLockedError extends ClockhookError {
+export class StoreLockedError extends CliError {
   override readonly name = 'StoreLockedError';
-  get exitCode(): 1 {
-    return 1;
-  }
   constructor(
     readonly path: string,
     readonly pid: number,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { ClockhookError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { STATE_DIR } from './files.js';
 
 /**
@@ -56,11 +56,8 @@ async function makeFolders(dir: string): Promise<void> {
  * The path given for one of clockhook's files (`--db`) holds something that is not clockhook's: a folder,
  * or another program's file. It is left as it is, and the message says what to give instead.
  */
-export class ForeignPathError extends ClockhookError {
+export class ForeignPathError extends UsageError {
   override readonly name = 'ForeignPathError';
-  get exitCode(): 2 {
-    return 2;
-  }
 }
 
 /**

@@ -4,3 +4,16 @@ export { copyHeaders, HOP_BY_HOP, type Headers, withoutHopByHop } from './header
 export { hardenedServerOptions } from './server-options.js';
 export { type BudgetLease, ByteBudget, leaseFrom } from './budget.js';
 export { answerEarly, LINGER, type LingerLimits, lingerAfterAnswer } from './linger.js';
+export { describeConnectionError, isCertificateError } from './connection-errors.js';
+export { type PostOptions, postBytes } from './post.js';
+export {
+  BAD_PORT_WHY,
+  badPortProblem,
+  closeNow,
+  isBadPort,
+  isEveryInterface,
+  listenOn,
+  onPortOrFree,
+} from './ports.js';
+export { shownUrl } from './urls.js';
+export { sendInTurn } from './ws-send.js';

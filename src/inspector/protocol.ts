@@ -3,7 +3,7 @@ import type { ApiClient, MissedEvent } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import type { Listener } from '../listener/index.js';
 import type { Capture, CaptureStore } from '../store/index.js';
-import { type EventStory, missedWords, type OutlookWords } from '../story/index.js';
+import { endpointProblem, type EventStory, missedWords, type OutlookWords } from '../story/index.js';
 
 /** Everything the hub acts on. The API key stays inside `client`; the secret never enters here. */
 export interface ActionContext {
@@ -68,7 +68,8 @@ export type MissedForPage = MissedEvent & { words: OutlookWords };
 export const missedForPage = (missed: readonly MissedEvent[]): MissedForPage[] =>
   missed.map((m) => ({ ...m, words: missedWords(m.outlook) }));
 
-export type PublicEndpoint = Omit<WebhookEndpoint, 'secret'> & { secretHint: string | null };
+/** The endpoint as the page gets it: no secret, and why it gets nothing when it is not enabled (the banner). */
+export type PublicEndpoint = Omit<WebhookEndpoint, 'secret'> & { secretHint: string | null; problem: string | null };
 
 export const SNAPSHOT_SIZE = 200;
 
@@ -79,7 +80,7 @@ export function publicEndpoint(
 ): PublicEndpoint | null {
   if (!endpoint) return null;
   const { secret: _never, ...rest } = endpoint;
-  return { ...rest, secretHint };
+  return { ...rest, secretHint, problem: endpointProblem(endpoint) };
 }
 
 /** How many of an event's newest captures a message's story tells besides its own (see StoryBook.storiesOf). */

@@ -20,7 +20,7 @@ import {
   snapshotMessage,
 } from './protocol.js';
 import { loadStaticFiles, type StaticFile } from './static.js';
-import { closeNow, listenOn, sendInTurn } from '../net.js';
+import { closeNow, listenOn, sendInTurn } from '../http/index.js';
 import { loadOrCreateToken } from '../folder/index.js';
 
 export interface InspectorOptions extends ActionContext {

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -17,10 +18,18 @@ export interface StaticFile {
 }
 
 /**
- * Loads every file of `ui/` into memory once, keyed by URL path. Requests are answered only for
- * these exact keys, so no request path (`/../`, `%2e%2e`, absolute, …) can reach another file.
+ * The modules the page shares with the terminal and the MCP tools (src/shared/), as built: served under
+ * /shared/, so that the rule is written once, in src/, and the page has no copy of it. From dist/inspector/
+ * (and from src/inspector/ in a test run, which builds first) the build is ../../dist/shared/.
  */
-export async function loadStaticFiles(root: string): Promise<Map<string, StaticFile>> {
+const SHARED_DIR = fileURLToPath(new URL('../../dist/shared/', import.meta.url));
+
+/**
+ * Loads every file of `ui/` into memory once, keyed by URL path, with the shared modules under /shared/
+ * (`shared`: their folder). Requests are answered only for these exact keys, so no request path (`/../`,
+ * `%2e%2e`, absolute, …) can reach another file.
+ */
+export async function loadStaticFiles(root: string, shared = SHARED_DIR): Promise<Map<string, StaticFile>> {
   const files = new Map<string, StaticFile>();
   async function walk(dir: string): Promise<void> {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -33,6 +42,10 @@ export async function loadStaticFiles(root: string): Promise<Map<string, StaticF
     }
   }
   await walk(root);
+  for (const name of await readdir(shared)) {
+    if (name.endsWith('.js'))
+      files.set(`/shared/${name}`, { type: TYPES['.js'], body: await readFile(join(shared, name)) });
+  }
   const index = files.get('/index.html');
   if (index) files.set('/', index);
   return files;

@@ -1,7 +1,7 @@
 // A listen session's API: the real one, the sandbox already running in the folder, or an embedded one.
 import { ApiClient } from '../api/index.js';
 import { findRunningSandbox, folderFiles } from '../folder/index.js';
-import { onPortOrFree } from '../net.js';
+import { onPortOrFree } from '../http/index.js';
 import { type Sandbox, startSandbox } from '../sandbox/index.js';
 import { watchSandbox } from './sandbox-watch.js';
 import type { Api, Setup } from './session.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { editDistance } from '../contract/index.js';
 import { normalizeForwardTarget, parseRoute } from '../listener/index.js';
-import { ClockhookError } from '../errors.js';
+import { UsageError } from '../errors.js';
 
 /** `clockhook.config.json`'s `listen` part, as the schema shipped beside it (clockhook.config.schema.json) says. */
 export interface ListenConfigFile {
@@ -24,11 +24,8 @@ export interface ListenConfigFile {
 export const CONFIG_FILE = 'clockhook.config.json';
 
 /** A config file that cannot be used: exit 2, naming the file, the key path and what is allowed. */
-export class ConfigError extends ClockhookError {
+export class ConfigError extends UsageError {
   override readonly name = 'ConfigError';
-  get exitCode(): 2 {
-    return 2;
-  }
 }
 
 type Check = (value: unknown) => string | null;

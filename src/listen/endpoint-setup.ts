@@ -25,19 +25,36 @@ export async function setUpEndpoint(
   url: string | null,
   listenerUrl: string,
 ): Promise<EndpointSetUp> {
-  const { config, logger, stateDir, cleanups } = setup;
+  const { config, logger } = setup;
   const given = config.secret;
   const none: EndpointSetUp = { endpoint: null, secret: given, secretCommand: null, kept: false, existed: false };
   if (!api) return none;
-  const { client, recordsBase } = api;
   if (config.endpointId !== undefined)
-    return { ...none, endpoint: await client.getEndpoint(config.endpointId), existed: true };
+    return { ...none, endpoint: await api.client.getEndpoint(config.endpointId), existed: true };
   if (!url) {
     logger.warn(
       'No --public-url: no endpoint registered, so the service will not send here. Pass the tunnel URL that reaches this listener with --public-url.',
     );
     return none;
   }
+  const { registered, kept } = await registerHere(setup, api, url, listenerUrl);
+  const secretCommand =
+    given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
+  return {
+    endpoint: registered.endpoint,
+    secret: given ?? registered.secret,
+    secretCommand,
+    kept,
+    existed: registered.existed,
+  };
+}
+
+/**
+ * Registers the endpoint for `url`, or reuses or moves the one on file (see registerEndpoint); its secret is
+ * kept by the folder's keeper; one this run does not keep is deleted when it ends.
+ */
+async function registerHere(setup: Setup, { client, recordsBase }: Api, url: string, listenerUrl: string) {
+  const { config, logger, stateDir, cleanups } = setup;
   const recordsPath = folderFiles(stateDir).endpoints;
   const kept = keepsEndpoint(config);
   // Only this process can listen on its own address now: an endpoint kept for it under another --path, or
@@ -46,18 +63,10 @@ export async function setUpEndpoint(
   const movable = sandbox
     ? (earlier: EndpointRecordOnFile) => sameOrigin(earlier.listener ?? earlier.url, listenerUrl)
     : undefined;
-  const sameApi = sandbox ? isSandboxBase : undefined;
   const registered = await registerEndpoint({
-    client,
-    apiBase: recordsBase,
-    url,
-    events: config.events,
-    kept,
-    movable,
-    listener: sandbox ? listenerUrl : undefined,
-    sameApi,
-    recordsPath,
-    logger,
+    ...{ client, apiBase: recordsBase, url, events: config.events, kept, movable },
+    ...{ listener: sandbox ? listenerUrl : undefined, sameApi: sandbox ? isSandboxBase : undefined },
+    ...{ recordsPath, logger },
   });
   setup.keeper.keep({
     what: 'the endpoints and their secrets (endpoints.json)',
@@ -68,15 +77,7 @@ export async function setUpEndpoint(
     cleanups.push(() => releaseEndpoint({ client, apiBase: recordsBase, id: registered.endpoint.id, recordsPath }));
   if (sandbox)
     await adviseOnOtherEndpoints(client, recordsPath, registered.endpoint.id, listenerUrl, logger).catch(() => {});
-  const secretCommand =
-    given === null ? `npx clockhook secret${registered.recordName === null ? '' : ` ${registered.recordName}`}` : null;
-  return {
-    endpoint: registered.endpoint,
-    secret: given ?? registered.secret,
-    secretCommand,
-    kept,
-    existed: registered.existed,
-  };
+  return { registered, kept };
 }
 
 /**

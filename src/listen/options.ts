@@ -7,45 +7,42 @@ import { validateSubscription } from '../contract/index.js';
 import { ListenUsageError } from './usage-error.js';
 import { STATE_DIR, folderFiles } from '../folder/index.js';
 import {
-  type AppStateEvent,
   DEFAULT_WAIT_FOR_APP_MS,
-  type DeliveryReport,
   type FaultsOption,
+  type ListenerOptions,
   MAX_BODY_BYTES,
   normalizeBasePath,
 } from '../listener/index.js';
-import { type Logger, silentLogger } from '../logger.js';
+import { silentLogger } from '../logger.js';
 import { type Targets, targetsOf } from './targets.js';
 
-export interface ListenOptions {
+/** The listener's options that listen passes on as they are, with the listener's defaults and docs. */
+type ListenerPart =
+  | 'port'
+  | 'host'
+  | 'path'
+  | 'skipVerify'
+  | 'tolerance'
+  | 'timeoutMs'
+  | 'waitForAppMs'
+  | 'onAppState'
+  | 'faults'
+  | 'maxBufferedBytes'
+  | 'logger'
+  | 'onDelivery'
+  | 'now';
+
+export interface ListenOptions extends Pick<ListenerOptions, ListenerPart> {
   /**
    * Where deliveries go: the app (`3000`, `localhost:3000/hooks` or a URL), or routes by event type, each
    * `[TYPES=]TARGET` (`punch.*,time_entry.*=3000/a`): the first whose types take a delivery forwards it, one
    * none takes is answered 200 (see ListenerOptions). None: capture-only mode. @default none
    */
   forwardTo?: string | readonly string[] | null;
-  /** @default 4300 */
-  port?: number;
   /** Port of the embedded sandbox; a free one is used when it is taken. @default 4302 */
   sandboxPort?: number;
-  /** @default '127.0.0.1' */
-  host?: string;
-  /** @default '/' */
-  path?: string;
   /** Verify with this secret instead of the registered endpoint's. */
   secret?: string;
-  /** @default false */
-  skipVerify?: boolean;
-  /** @default 300 */
-  tolerance?: number;
-  /** @default 30000 */
-  timeoutMs?: number;
-  /** How long a delivery waits for an app that is not answering (see AppWait); 0 turns it off. @default 10000 */
-  waitForAppMs?: number;
-  /** Told when the app stops answering and when it is back. */
-  onAppState?: (event: AppStateEvent) => void;
-  /** Faults injected on purpose (`--faults`, `--faults-seed`: docs/faults.md). */
-  faults?: FaultsOption | null;
   /** Spans of each delivery over OTLP/HTTP (`--otlp`: docs/tracing.md); off by default. */
   tracing?: TracingConfig | null;
   /** Told when spans stop reaching the collector, and when they reach it again. */
@@ -56,8 +53,6 @@ export interface ListenOptions {
   dbPath?: string;
   /** @default 1000 */
   maxCaptures?: number;
-  /** Bytes of request bodies held at once; past it requests are answered 503. @default 64 MiB */
-  maxBufferedBytes?: number;
   /** A key selects the real API (with apiBase); without one an embedded sandbox is used. */
   apiKey?: string;
   apiBase?: string;
@@ -83,9 +78,6 @@ export interface ListenOptions {
   inspectorPort?: number;
   /** The `.clockhook/` folder. @default '.clockhook' */
   stateDir?: string;
-  /** @default silent */
-  logger?: Logger;
-  onDelivery?: (report: DeliveryReport) => void;
   /**
    * The embedded sandbox's retry delays are the service's (1 min, 5 min, 30 min, 2 h) times this: 0.01 turns
    * 1 min into 0.6 s. Only for a sandbox listen starts. @default 1
@@ -95,8 +87,6 @@ export interface ListenOptions {
   sandboxWatchMs?: number;
   /** When the endpoint is read again after a failed delivery (see EndpointWatch). @default 2 s after it, at most every 30 s */
   endpointCheck?: { settleMs?: number; minIntervalMs?: number };
-  /** @default Date.now */
-  now?: () => number;
 }
 
 export type ListenMode = 'sandbox' | 'api' | 'offline';
@@ -184,47 +174,61 @@ export function listenConfig(options: ListenOptions): ListenConfig {
 
 const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
 
-export function chooseMode(options: ListenOptions): ListenMode {
+/** The public URL's options, checked alone: a relay's origin, or a tunnel's URL, not both. */
+function checkPublicUrl(options: ListenOptions): void {
+  const { relay, publicUrl } = options;
+  if (relay && publicUrl)
+    throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
+  if (relay && !isHttpUrl(relay)) {
+    throw new ListenUsageError(
+      `--relay ${JSON.stringify(relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`,
+    );
+  }
+  // Listeners connect at /connect on the relay's root: a path, a query or a fragment would be lost.
+  if (relay && (new URL(relay).pathname !== '/' || /[?#]/.test(relay))) {
+    throw new ListenUsageError(
+      `--relay ${JSON.stringify(relay)} is more than the relay's origin; give just that, e.g. ${new URL(relay).origin}, as \`clockhook relay\` prints it.`,
+    );
+  }
+  if (publicUrl !== undefined && !isHttpUrl(publicUrl)) {
+    throw new ListenUsageError(
+      `--public-url ${JSON.stringify(publicUrl)} is not an http(s) URL; give the URL your tunnel serves, e.g. https://abc123.ngrok.app`,
+    );
+  }
+}
+
+/** The options that need the real API, checked: an API key goes with its base, and not with --time-scale. */
+function checkApi(options: ListenOptions): void {
   const apiBase = options.apiBase === undefined ? null : apiBaseProblem(options.apiBase);
   if (apiBase)
     throw new ListenUsageError(
       `--api-base (or CLOCKHOOK_API_BASE) ${apiBase}: give the service's API base URL, e.g. https://api.example.com.`,
     );
-  if (options.relay && options.publicUrl)
-    throw new ListenUsageError('--relay and --public-url both name the public URL: give one of them.');
-  if (options.relay && !isHttpUrl(options.relay)) {
-    throw new ListenUsageError(
-      `--relay ${JSON.stringify(options.relay)} is not an http(s) URL; give the relay's base URL, e.g. https://hooks.example.com`,
-    );
-  }
-  // Listeners connect at /connect on the relay's root: a path, a query or a fragment would be lost.
-  if (options.relay && (new URL(options.relay).pathname !== '/' || /[?#]/.test(options.relay))) {
-    throw new ListenUsageError(
-      `--relay ${JSON.stringify(options.relay)} is more than the relay's origin; give just that, e.g. ${new URL(options.relay).origin}, as \`clockhook relay\` prints it.`,
-    );
-  }
-  if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl)) {
-    throw new ListenUsageError(
-      `--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL; give the URL your tunnel serves, e.g. https://abc123.ngrok.app`,
-    );
-  }
-  if (options.endpointId !== undefined && !options.secret) {
+  if (options.endpointId !== undefined && !options.secret)
     throw new ListenUsageError('--endpoint needs --secret: the secret is shown only when an endpoint is created.');
-  }
   const { timeScale } = options;
   if (timeScale !== undefined && !(Number.isFinite(timeScale) && timeScale > 0))
     throw new ListenUsageError(
       `--time-scale must be a positive number (got ${timeScale}); 0.01 turns 1 min into 0.6 s.`,
     );
-  if (options.apiKey) {
-    if (!options.apiBase)
-      throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
-    if (timeScale !== undefined)
-      throw new ListenUsageError(
-        '--time-scale speeds up the sandbox: the service retries on its own schedule (1 min, 5 min, 30 min, 2 h). Drop it, or the API key to use the sandbox.',
-      );
-    return 'api';
-  }
+  if (!options.apiKey) return;
+  if (!options.apiBase)
+    throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
+  if (timeScale !== undefined)
+    throw new ListenUsageError(
+      '--time-scale speeds up the sandbox: the service retries on its own schedule (1 min, 5 min, 30 min, 2 h). Drop it, or the API key to use the sandbox.',
+    );
+}
+
+/**
+ * Where deliveries come from: the real API (a key), offline (a secret without a key: deliveries come from
+ * elsewhere, a tunnel the user set up), or the embedded sandbox. The options that make no sense for it are
+ * refused, saying what to give.
+ */
+export function chooseMode(options: ListenOptions): ListenMode {
+  checkPublicUrl(options);
+  checkApi(options);
+  if (options.apiKey) return 'api';
   if (options.endpointId !== undefined)
     throw new ListenUsageError('--endpoint needs an API key (--api-key or CLOCKHOOK_API_KEY) and --api-base.');
   if (options.publicUrl)
@@ -235,7 +239,6 @@ export function chooseMode(options: ListenOptions): ListenMode {
     throw new ListenUsageError(
       '--relay registers an endpoint, which needs the API or the sandbox: drop --secret, or pass --api-key and --api-base.',
     );
-  // A secret without a key: deliveries come from elsewhere (a tunnel the user set up); no sandbox.
   if (options.secret) return 'offline';
   // The sandbox knows the contract's catalogue and would refuse the endpoint once everything had started;
   // the real service may know types this build does not, so there the service decides.

@@ -3,7 +3,7 @@ import { maskSecret } from '../contract/index.js';
 import { folderFiles, writeToken } from '../folder/index.js';
 import { type Inspector, startInspector } from '../inspector/index.js';
 import type { Listener } from '../listener/index.js';
-import { onPortOrFree } from '../net.js';
+import { onPortOrFree } from '../http/index.js';
 import type { CaptureStore } from '../store/index.js';
 import type { EndpointWatch } from './endpoint-watch.js';
 import type { MissedList } from './missed-list.js';

@@ -6,7 +6,7 @@ import {
   parseRoute,
   type RouteSpec,
 } from '../listener/index.js';
-import { shownUrl } from '../net.js';
+import { shownUrl } from '../http/index.js';
 import { ListenUsageError } from './usage-error.js';
 
 /** Where deliveries go: routes to one app or by event type (ForwardRoute, the listener's one shape), or none. */

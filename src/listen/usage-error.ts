@@ -1,9 +1,6 @@
-import { ClockhookError } from '../errors.js';
+import { UsageError } from '../errors.js';
 
 /** A mistake in the options: the CLI turns it into exit code 2. */
-export class ListenUsageError extends ClockhookError {
+export class ListenUsageError extends UsageError {
   override readonly name = 'ListenUsageError';
-  get exitCode(): 2 {
-    return 2;
-  }
 }

@@ -3,7 +3,7 @@ import type { ApiClient } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
 import type { Logger } from '../logger.js';
 import { pathUnderBase } from '../listener/index.js';
-import { shownUrl } from '../net.js';
+import { shownUrl } from '../http/index.js';
 import { isSandboxBase } from './endpoint-records.js';
 import { DISABLES_AFTER } from '../story/index.js';
 import { readEndpointRecords } from '../folder/index.js';

@@ -1,6 +1,6 @@
 import { maskSecret } from '../contract/index.js';
 import type { Logger } from '../logger.js';
-import { isSignatureRefusal } from '../net.js';
+import { isSignatureRefusal } from '../contract/index.js';
 import type { CaptureForward, CaptureSignature } from '../store/index.js';
 
 /** Redirect targets explained at most, so that a hostile app cannot grow the set without end. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isTaken } from '../contract/index.js';
-import { answerExcerpt } from '../excerpt.js';
+import { answerExcerpt } from '../shared/excerpt.js';
 import { answerError } from '../http/index.js';
 import type { Capture, CaptureStore } from '../store/index.js';
 import type { Advisor } from './advice.js';

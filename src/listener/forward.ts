@@ -3,7 +3,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { Stream } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { withoutHopByHop } from '../http/index.js';
-import { describeConnectionError } from '../net.js';
+import { describeConnectionError } from '../http/index.js';
 import { type CaptureForward, encodeBody, encodeBodyHead } from '../store/index.js';
 import { appCannotHaveSeen, AppWait, type AppStateEvent } from './app-wait.js';
 

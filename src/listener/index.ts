@@ -1,6 +1,7 @@
 export { Listener } from './listener.js';
 export type { Delivered } from './direct.js';
 export { type DeliveryReport, type ListenerOptions, MAX_BODY_BYTES } from './options.js';
+export { reportOf } from './report.js';
 export type { DirectAnswer, DirectRequest } from './direct.js';
 export type { ReplayRequest, ReplayResult } from './replay.js';
 export { isListenerItself, normalizeBasePath, normalizeForwardTarget, pathUnderBase } from './target.js';

@@ -9,7 +9,7 @@ import {
   hardenedServerOptions,
   leaseFrom,
 } from '../http/index.js';
-import { isEveryInterface, listenOn } from '../net.js';
+import { isEveryInterface, listenOn } from '../http/index.js';
 import { type Capture, type CaptureSignature, newCaptureId } from '../store/index.js';
 import { Aside } from './aside.js';
 import { forwardAndAnswer } from './forward-step.js';

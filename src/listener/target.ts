@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
-import { isEveryInterface } from '../net.js';
+import { isEveryInterface } from '../http/index.js';
 import { OptionError } from '../errors.js';
 
 /**

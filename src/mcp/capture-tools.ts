@@ -1,7 +1,7 @@
 // The tools over the capture store of this folder: list, get, diff, wait for the next, replay.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { headerDiff, jsonDiff } from '../../ui/json-diff.js';
+import { headerDiff, jsonDiff } from '../shared/json-diff.js';
 import { connectToListen, OUTCOMES, parseSince, selectCaptures, wholeCapture } from '../captures/index.js';
 import { isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
 import type { Capture, StoreReading } from '../store/index.js';

@@ -1,6 +1,7 @@
 import { RelayRefusedError, RelayUnreachableError } from './errors.js';
 import type WebSocket from 'ws';
-import { type Logger, realSleep, silentLogger } from '../logger.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { realSleep } from '../sleep.js';
 import type { DirectAnswer, DirectRequest } from '../listener/direct.js';
 import {
   CONNECT_PATH,
@@ -13,7 +14,7 @@ import {
   PROTOCOL_VERSION,
   type RequestFrame,
 } from './protocol.js';
-import { describeConnectionError, sendInTurn } from '../net.js';
+import { describeConnectionError, sendInTurn } from '../http/index.js';
 
 export interface RelayClientOptions {
   /** The relay's base URL, e.g. https://hooks.example.com */

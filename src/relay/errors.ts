@@ -1,5 +1,5 @@
-import { ClockhookError } from '../errors.js';
-import { isCertificateError } from '../net.js';
+import { CliError } from '../errors.js';
+import { isCertificateError } from '../http/index.js';
 
 /** What to do about a relay listen could not connect to, by the failure's code. */
 function relayAdvice(code: string | undefined): string {
@@ -12,11 +12,8 @@ function relayAdvice(code: string | undefined): string {
 }
 
 /** The relay could not be reached when listen started; `code` is the last failure's (ECONNREFUSED, a TLS code…). */
-export class RelayUnreachableError extends ClockhookError {
+export class RelayUnreachableError extends CliError {
   override readonly name = 'RelayUnreachableError';
-  get exitCode(): 1 {
-    return 1;
-  }
   constructor(
     message: string,
     readonly code: string | undefined,
@@ -30,11 +27,8 @@ export class RelayUnreachableError extends ClockhookError {
 }
 
 /** The relay refused this listener's access key: none given, not known, or revoked. */
-export class RelayRefusedError extends ClockhookError {
+export class RelayRefusedError extends CliError {
   override readonly name = 'RelayRefusedError';
-  get exitCode(): 1 {
-    return 1;
-  }
 
   override said(): string {
     return `the relay refused this listener: ${this.message}`;

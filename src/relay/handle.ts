@@ -2,12 +2,12 @@ import type { DeliveryTrace, DeliveryTracer } from '../listener/tracing.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
 import { type BodyRead, type ByteBudget, leaseFrom, answerEarly, readBody, withoutHopByHop } from '../http/index.js';
-import { sendInTurn } from '../net.js';
+import { sendInTurn } from '../http/index.js';
 import { formatMiB } from '../size.js';
 import type { RelayBus, RemoteOutcome, RemoteRequest } from './bus.js';
 import type { Channel, Channels, Pending } from './channels.js';
 import type { KeyGate } from './gate.js';
-import { outcomeOf, type RelayMetrics } from './metrics.js';
+import { requestOutcomeOf, type RelayMetrics } from './metrics.js';
 import { encodeFrame } from './protocol.js';
 
 export interface RelayRequestLog {
@@ -249,7 +249,7 @@ export async function handle(relay: RelayContext, req: IncomingMessage, res: Ser
     trace?.end(status, { 'clockhook.relay.channel': id, ...(refusal ? { 'error.type': refusal.code } : {}) });
     if (refusal) answerEarly(req, res, status, refusal.code, refusal.message, { headers: refusal.headers });
     const durationMs = performance.now() - started;
-    relay.metrics.requests.labels(outcomeOf(status, !refusal)).inc();
+    relay.metrics.requests.labels(requestOutcomeOf(status, !refusal)).inc();
     relay.metrics.answerSeconds.observe(durationMs / 1000);
     relay.onRequest({
       event: 'request',

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type RelayBus, REDIS_KEYS, redact, redisClient } from './bus.js';
-import { ClockhookError } from '../errors.js';
+import { CliError } from '../errors.js';
 import { readJsonFile, writePrivateFile } from '../folder/index.js';
 
 /**
@@ -36,11 +36,8 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
-export class KeyError extends ClockhookError {
+export class KeyError extends CliError {
   override readonly name = 'KeyError';
-  get exitCode(): 1 {
-    return 1;
-  }
 }
 
 /** Adds a key named `name`; returns it, the only time it is shown. */

@@ -60,7 +60,7 @@ export async function relayMetrics(gauges: { channels: () => number; inFlight: (
 export type RelayMetrics = Awaited<ReturnType<typeof relayMetrics>>;
 
 /** The outcome label of a status the sender got. */
-export function outcomeOf(status: number, relayed: boolean): RequestOutcome {
+export function requestOutcomeOf(status: number, relayed: boolean): RequestOutcome {
   if (relayed) return 'relayed';
   const known: RequestOutcome[] = ['404', '413', '429', '503', '504'];
   return known.find((outcome) => outcome === String(status)) ?? '503';

@@ -6,7 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { WebSocketServer } from 'ws';
 import { answerClientError, answerError, answerOnSocket, ByteBudget, hardenedServerOptions } from '../http/index.js';
 import { type Logger, silentLogger } from '../logger.js';
-import { closeNow, isEveryInterface, listenOn } from '../net.js';
+import { closeNow, isEveryInterface, listenOn } from '../http/index.js';
 import { type BusHandlers, CLAIM_MS, REDIS_KEYS, RelayBus } from './bus.js';
 import { Channels } from './channels.js';
 import { KeyGate } from './gate.js';

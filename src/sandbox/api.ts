@@ -16,7 +16,7 @@ import {
   type SandboxDb,
   type Scope,
 } from './state.js';
-import { authenticate, forcedError, parseJsonBody, readBody, requireScope, ROUTES, send } from './requests.js';
+import { authenticate, forcedError, parseJsonBody, readApiBody, requireScope, ROUTES, send } from './requests.js';
 import type { DeliveryWorker } from './worker.js';
 
 /** What the API's routes need of the sandbox's options. */
@@ -53,7 +53,7 @@ export class SandboxApi {
     res.setHeader('request-id', requestId);
     try {
       const url = new URL(req.url ?? '/', 'http://sandbox');
-      const raw = await readBody(req);
+      const raw = await readApiBody(req);
       const forced = forcedError(req);
       if (forced) throw forced;
       if (url.pathname === '/sandbox/health' && req.method === 'GET') {

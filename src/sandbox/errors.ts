@@ -1,11 +1,8 @@
 import type { ErrorBody, ErrorType, FieldError } from '../contract/index.js';
-import { ClockhookError } from '../errors.js';
+import { CliError } from '../errors.js';
 
 /** An error the sandbox answers with, in the contract's envelope. */
-export class SandboxError extends ClockhookError {
-  get exitCode(): 1 {
-    return 1;
-  }
+export class SandboxError extends CliError {
   constructor(
     readonly status: number,
     readonly type: ErrorType,

@@ -71,7 +71,8 @@ export function ensureDefaultAccount(data: SandboxData, now: number): KeyRecord 
   return key;
 }
 
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
+/** The body of a request to the sandbox API, refused past its limit. */
+export async function readApiBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {

@@ -214,13 +214,7 @@ export function createEndpoint(ctx: RouteContext): RouteResult {
   }
   const url = String(ctx.body.url);
   if (mine.some((e) => e.url === url)) {
-    throw new SandboxError(
-      409,
-      'invalid_request_error',
-      'idempotency_conflict',
-      `A webhook endpoint for ${url} exists already in this account.`,
-      { param: 'url' },
-    );
+    throw urlTaken(url);
   }
   const at = new Date(ctx.now).toISOString();
   const endpoint: EndpointRecord = {
@@ -240,19 +234,25 @@ export function createEndpoint(ctx: RouteContext): RouteResult {
   return { status: 201, body: endpointJson(endpoint, true) };
 }
 
+/** DESIGN.md's answer to a duplicate create (or an update onto another endpoint's URL): 409 idempotency_conflict. */
+const urlTaken = (url: string) =>
+  new SandboxError(
+    409,
+    'invalid_request_error',
+    'idempotency_conflict',
+    `A webhook endpoint for ${url} exists already in this account.`,
+    {
+      param: 'url',
+    },
+  );
+
 export function updateEndpoint(ctx: RouteContext, id: string): RouteResult {
   const endpoint = findEndpoint(ctx, id);
   const { enabledEvents } = validateEndpointBody(ctx.body, 'update');
   const { url, description, status } = ctx.body;
   if (typeof url === 'string' && url !== endpoint.url) {
     if (ctx.data.endpoints.some((e) => e.account === ctx.account && e.url === url)) {
-      throw new SandboxError(
-        409,
-        'invalid_request_error',
-        'idempotency_conflict',
-        `A webhook endpoint for ${url} exists already in this account.`,
-        { param: 'url' },
-      );
+      throw urlTaken(url);
     }
     endpoint.url = url;
   }

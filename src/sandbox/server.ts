@@ -8,7 +8,7 @@ import { keepSandboxFiles } from './keep-files.js';
 import { DEFAULT_ACCOUNT, openSandboxState } from './state.js';
 import { ensureDefaultAccount } from './requests.js';
 import { type AttemptReport, DeliveryWorker, realTimer, type SetTimer } from './worker.js';
-import { closeNow, listenOn } from '../net.js';
+import { closeNow, listenOn } from '../http/index.js';
 import { OptionError } from '../errors.js';
 import {
   claimStateFile,
@@ -121,6 +121,20 @@ async function sandboxInUse(config: typeof DEFAULTS, pid: number): Promise<strin
   return `${config.dbPath} is in use by another sandbox (pid ${pid}: a clockhook sandbox, or the one clockhook listen runs when none is running). Stop that one first, or give this one its own state with --db. (If none runs, pid ${pid} is another program's now: delete ${config.dbPath}.lock.)`;
 }
 
+/** The sandbox's REST API on its port: the server, the port it got and its base URL. */
+async function serveApi(sandboxApi: SandboxApi, config: typeof DEFAULTS) {
+  const server: Server = createServer((req, res) => {
+    sandboxApi.handle(req, res).catch((error) => {
+      config.logger.error(`sandbox: ${String(error)}`);
+      res.destroy();
+    });
+  });
+  await listenOn(server, config.port, config.host);
+  const { port } = server.address() as AddressInfo;
+  const apiBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  return { server, port, apiBase };
+}
+
 async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>): Promise<Sandbox> {
   const { now, logger } = config;
   const db = await openSandboxState(config.dbPath, logger);
@@ -137,16 +151,7 @@ async function runSandbox(config: typeof DEFAULTS, release: () => Promise<void>)
     setTimer: config.setTimer,
     onAttempt: config.onAttempt,
   });
-  const sandboxApi = new SandboxApi({ db, config, worker, persist });
-  const server: Server = createServer((req, res) => {
-    sandboxApi.handle(req, res).catch((error) => {
-      logger.error(`sandbox: ${String(error)}`);
-      res.destroy();
-    });
-  });
-  await listenOn(server, config.port, config.host);
-  const { port } = server.address() as AddressInfo;
-  const apiBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const { server, port, apiBase } = await serveApi(new SandboxApi({ db, config, worker, persist }), config);
   const discovery = { apiBase, apiKey: defaultKey.key, account: DEFAULT_ACCOUNT, pid: process.pid };
   const writeOwnDiscovery = async () => {
     if (config.discoveryPath) await writeDiscovery(config.discoveryPath, { ...discovery, timeScale: config.timeScale });

@@ -6,7 +6,7 @@ import {
   PING_EVENT_TYPE,
   signPayload,
 } from '../contract/index.js';
-import { describeConnectionError, postBytes } from '../net.js';
+import { describeConnectionError, postBytes } from '../http/index.js';
 import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxDb } from './state.js';
 import { isTaken } from '../contract/index.js';
 

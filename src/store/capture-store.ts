@@ -2,6 +2,7 @@ import type { Low } from 'lowdb';
 import { type Logger, silentLogger } from '../logger.js';
 import { bodyPreview, type Capture, decodeBody, INLINE_BODY_CHARS } from './capture.js';
 import { GroupCommit, type Staged } from './group-commit.js';
+import { type CaptureListener, type CaptureObserver, HeldCaptures } from './held.js';
 import { JournalAdapter } from './journal.js';
 import type { StoreData } from './snapshot.js';
 import { StoreGuard } from './guard.js';
@@ -37,18 +38,6 @@ export interface CaptureStoreOptions {
   guardIntervalMs?: number;
 }
 
-export type CaptureListener = (capture: Capture) => void;
-
-/**
- * Told of every change to the held captures as it is made, in order (src/story/'s StoryBook keeps each
- * event's summary so): a capture added, changed (its answer, a pin) or let go (retention, Clear).
- */
-export interface CaptureObserver {
-  added(capture: Capture): void;
-  changed(before: Capture, after: Capture): void;
-  removed(capture: Capture): void;
-}
-
 /** How long a lazy update may wait for a write to ride along with. */
 const LAZY_WRITE_MS = 50;
 
@@ -63,11 +52,7 @@ export class CaptureStore {
   readonly #adapter: JournalAdapter;
   readonly #commit: GroupCommit;
   readonly #guard: StoreGuard;
-  readonly #byId = new Map<string, Capture>();
-  /** The ids of the held captures of each envelope id, oldest first: what the story of an event is made of. */
-  readonly #byEventId = new Map<string, string[]>();
-  readonly #listeners = new Set<CaptureListener>();
-  readonly #observers = new Set<CaptureObserver>();
+  readonly #held = new HeldCaptures();
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
   readonly #logger: Logger;
@@ -99,7 +84,7 @@ export class CaptureStore {
     );
     this.#trim();
     this.#keepLargeBodiesApart();
-    for (const capture of db.data.captures) this.#index(capture);
+    for (const capture of db.data.captures) this.#held.add(capture, { quietly: true });
   }
 
   /** Whether a capture's body is too long to be kept in memory (and so goes to a file of its own). */
@@ -187,12 +172,12 @@ export class CaptureStore {
   }
 
   get(id: string): Capture | undefined {
-    return this.#byId.get(id);
+    return this.#held.get(id);
   }
 
   /** The held captures of an event (deliveries and replays with this envelope id), oldest first. */
   ofEvent(eventId: string): Capture[] {
-    return (this.#byEventId.get(eventId) ?? []).map((id) => this.#byId.get(id) as Capture);
+    return this.#held.ofEvent(eventId);
   }
 
   /** The whole body of a capture, read from its own file when it was kept apart. */
@@ -234,11 +219,10 @@ export class CaptureStore {
   insert(whole: Capture, bytes?: Buffer): Staged & { capture: Capture } {
     const capture = CaptureStore.#isLarge(whole) ? this.#apart(whole, bytes ?? decodeBody(whole)) : whole;
     this.#db.data.captures.push(capture);
-    this.#index(capture);
-    for (const observer of this.#observers) observer.added(capture);
+    this.#held.add(capture);
     this.#adapter.put(capture);
     this.#trim();
-    this.#emit(capture);
+    this.#held.emit(capture);
     const staged = this.#commit.stage();
     // Before the caller learns it (promise reactions run in order): its 503 is what the capture then says.
     staged.durable.catch(() => this.#refused(capture));
@@ -250,7 +234,7 @@ export class CaptureStore {
    * with the status the sender got, and is written so if the disk takes it later, never as accepted.
    */
   #refused(capture: Capture): void {
-    if (!this.#byId.has(capture.id)) return;
+    if (!this.#held.has(capture.id)) return;
     void this.update(capture.id, { rejected: { statusCode: 503, code: 'capture_failed' } }, { lazy: true });
   }
 
@@ -266,7 +250,7 @@ export class CaptureStore {
    */
   async update(id: string, patch: Partial<Capture>, { lazy = false } = {}): Promise<Capture | undefined> {
     const captures = this.#db.data.captures;
-    const current = this.#byId.get(id);
+    const current = this.#held.get(id);
     if (!current) return undefined;
     const next = { ...current, ...patch, id };
     // Newest last: a recent capture is near the end, so search from there.
@@ -276,10 +260,9 @@ export class CaptureStore {
         break;
       }
     }
-    this.#byId.set(id, next);
-    for (const observer of this.#observers) observer.changed(current, next);
+    this.#held.replace(current, next);
     this.#adapter.patch(id, patch);
-    this.#emit(next);
+    this.#held.emit(next);
     if (lazy) this.#persistSoon();
     else await this.#persist();
     return next;
@@ -299,7 +282,7 @@ export class CaptureStore {
   async clear(): Promise<number> {
     const gone = this.#db.data.captures.filter((c) => !c.pinned);
     this.#db.data.captures = this.#db.data.captures.filter((c) => c.pinned);
-    for (const capture of gone) this.#unindex(capture);
+    for (const capture of gone) this.#held.remove(capture);
     this.#adapter.delete(gone.map((c) => c.id));
     await this.#persist();
     // Only once the journal says they are gone: a crash before that brings them back, with their bodies.
@@ -309,15 +292,12 @@ export class CaptureStore {
 
   /** Tells `observer` of every capture held now (oldest first), then of every change; returns the way to stop. */
   observe(observer: CaptureObserver): () => void {
-    for (const capture of this.#db.data.captures) observer.added(capture);
-    this.#observers.add(observer);
-    return () => this.#observers.delete(observer);
+    return this.#held.observe(observer, this.#db.data.captures);
   }
 
   /** Calls `listener` with every new or changed capture; returns the unsubscribe function. */
   subscribe(listener: CaptureListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#held.subscribe(listener);
   }
 
   /** Writes what is pending and releases the lock. Safe to call twice. */
@@ -345,35 +325,6 @@ export class CaptureStore {
     return this.#closed;
   }
 
-  #emit(capture: Capture): void {
-    for (const listener of this.#listeners) listener(capture);
-  }
-
-  #index(capture: Capture): void {
-    this.#byId.set(capture.id, capture);
-    const eventId = capture.envelope?.id;
-    if (!eventId) return;
-    const ids = this.#byEventId.get(eventId);
-    if (ids) ids.push(capture.id);
-    else this.#byEventId.set(eventId, [capture.id]);
-  }
-
-  /** Call once `capture` is out of the captures. */
-  #unindex(capture: Capture): void {
-    for (const observer of this.#observers) observer.removed(capture);
-    this.#byId.delete(capture.id);
-    const eventId = capture.envelope?.id;
-    const ids = eventId ? this.#byEventId.get(eventId) : undefined;
-    if (!eventId || !ids) return;
-    // Retention drops the oldest first: its id is at the front.
-    if (ids[0] === capture.id) ids.shift();
-    else {
-      const at = ids.indexOf(capture.id);
-      if (at !== -1) ids.splice(at, 1);
-    }
-    if (ids.length === 0) this.#byEventId.delete(eventId);
-  }
-
   /** Retention: keep the newest `maxCaptures`, pinned ones included in the count. */
   #trim(): void {
     const captures = this.#db.data.captures;
@@ -381,7 +332,7 @@ export class CaptureStore {
     // shift(), not splice(): V8 drops the first element without moving the other thousand.
     while (captures.length > this.maxCaptures) {
       const oldest = captures.shift() as Capture;
-      this.#unindex(oldest);
+      this.#held.remove(oldest);
       if (oldest.bodyFile) bodyFiles.push(oldest.bodyFile);
     }
     // Retention writes nothing: the next start trims again. So a body file may go only once the

@@ -1,4 +1,4 @@
-import { ClockhookError } from '../errors.js';
+import { CliError } from '../errors.js';
 
 /** Whether an error is the disk's having no room (or the user's quota being used up). */
 export function isDiskFull(error: unknown): boolean {
@@ -10,11 +10,8 @@ export function isDiskFull(error: unknown): boolean {
  * The disk has no room for what the capture store must write (at start or stop): said as that, naming the
  * path, never as a stack trace. Deliveries meanwhile fail one by one instead (503 capture_failed).
  */
-export class DiskFullError extends ClockhookError {
+export class DiskFullError extends CliError {
   override readonly name = 'DiskFullError';
-  get exitCode(): 1 {
-    return 1;
-  }
   constructor(
     readonly path: string,
     cause: Error,

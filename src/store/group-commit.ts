@@ -1,5 +1,6 @@
 import type { JournalAdapter } from './journal.js';
 import type { StoreData } from './snapshot.js';
+import { realSleep } from '../sleep.js';
 
 interface Deferred {
   promise: Promise<void>;
@@ -78,7 +79,7 @@ export class GroupCommit {
   ) {
     this.#minSyncIntervalMs = options.minSyncIntervalMs ?? 0;
     this.#now = options.now ?? (() => performance.now());
-    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#sleep = options.sleep ?? realSleep;
   }
 
   /** Stages whatever the adapter has pending. */

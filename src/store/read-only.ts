@@ -4,14 +4,11 @@ import { BodyFiles } from './body-files.js';
 import { type Capture, decodeBody } from './capture.js';
 import { applyEntries, type JournalEntry, readJournalEntries } from './journal-entries.js';
 import { parseSnapshot } from './snapshot.js';
-import { ClockhookError } from '../errors.js';
+import { CliError } from '../errors.js';
 
 /** The capture store cannot be read (a damaged snapshot, say): nothing was changed. */
-export class StoreUnreadableError extends ClockhookError {
+export class StoreUnreadableError extends CliError {
   override readonly name = 'StoreUnreadableError';
-  get exitCode(): 1 {
-    return 1;
-  }
 }
 
 /** A capture store read once, without its lock, as it was at that moment. */

@@ -8,6 +8,7 @@ export type { Decided } from './summary.js';
 export {
   attemptOf,
   DISABLES_AFTER,
+  endpointProblem,
   GAVE_UP,
   missedSummary,
   missedWords,

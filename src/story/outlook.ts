@@ -29,6 +29,15 @@ export const attemptOf = (attempt: number) => `attempt ${attempt} of ${LIMITS.de
 /** Why an endpoint is disabled when the service disabled it. */
 export const DISABLES_AFTER = `the service disables an endpoint after ${LIMITS.consecutiveFailuresToDisable} failed deliveries in a row`;
 
+/** Why the service sends an endpoint that is not enabled nothing, and what to do; null for an enabled one. */
+export function endpointProblem(endpoint: { id: number; status: string }): string | null {
+  if (endpoint.status === 'enabled') return null;
+  if (endpoint.status === 'deleted')
+    return `Endpoint #${endpoint.id} was deleted: the service sends nothing here any more. Restart clockhook listen to register a new one (its secret is new).`;
+  const why = endpoint.status === 'disabled' ? ` (${DISABLES_AFTER})` : '';
+  return `Endpoint #${endpoint.id} is ${endpoint.status}: the service sends it nothing${why}.`;
+}
+
 /** That the service made every attempt it makes. */
 export const GAVE_UP = `the delivery failed after ${LIMITS.deliveryAttempts} attempts; the service does not try again`;
 

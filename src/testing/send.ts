@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Fixture, fixtureProblem, signedFixture } from '../captures/index.js';
 import { type CheckReport, runChecks } from '../check/index.js';
 import { type DeliveryEnvelope, sampleData, setPath, signPayload } from '../contract/index.js';
-import { postBytes } from '../net.js';
+import { postBytes } from '../http/index.js';
 import { OptionError } from '../errors.js';
 import { isTaken } from '../contract/index.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
-import { answerExcerpt } from '../../src/excerpt.js';
+import { answerExcerpt } from '../../src/shared/excerpt.js';
 import { type DeliveryReport, Listener } from '../../src/listener/index.js';
 import { CaptureStore } from '../../src/store/index.js';
 import { outcomeOf } from '../../src/story/index.js';

@@ -1,10 +1,17 @@
-// The diff of two captures, without the page: each JSON path whose value differs, and each header. The
-// page's Diff tab (diff.js) and clockhook mcp's diff_captures (src/mcp/) say the same with it.
+// The diff of two captures, without the page: each JSON path whose value differs, and each header. The page's
+// Diff tab and clockhook mcp's diff_captures say the same with it. Pure, with no import: the inspector serves
+// its build to the page as /shared/json-diff.js.
 
-const isObject = (value) => typeof value === 'object' && value !== null;
+export interface DiffRow {
+  path: string;
+  before: unknown;
+  after: unknown;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /** Every path where two JSON values differ: { path, before, after } (undefined where a side lacks it). */
-export function jsonDiff(before, after, path = '') {
+export function jsonDiff(before: unknown, after: unknown, path = ''): DiffRow[] {
   if (isObject(before) && isObject(after) && Array.isArray(before) === Array.isArray(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
     return keys.flatMap((key) =>
@@ -15,9 +22,12 @@ export function jsonDiff(before, after, path = '') {
 }
 
 /** The headers that differ, by name (lower-case, as stored). */
-export function headerDiff(before, after) {
+export function headerDiff(
+  before: Record<string, string | string[]>,
+  after: Record<string, string | string[]>,
+): { path: string; before: string | undefined; after: string | undefined }[] {
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  const text = (value) => (value === undefined ? undefined : [value].flat().join(', '));
+  const text = (value: string | string[] | undefined) => (value === undefined ? undefined : [value].flat().join(', '));
   return names
     .map((name) => ({ path: name, before: text(before[name]), after: text(after[name]) }))
     .filter((row) => row.before !== row.after);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isBadPort } from '../src/net.js';
+import { isBadPort } from '../../src/http/index.js';
 
 /** Whether Node's own fetch refuses `port` before connecting. 192.0.2.1 (TEST-NET-1) is no one's: on any other port the fetch only fails to connect, or times out. */
 async function fetchRefuses(port: number): Promise<boolean> {

@@ -1,27 +1,31 @@
-// The gist of an app's answer, for one line: the listener's delivery line at the terminal and the page's
-// note above a failed delivery say the same (src/excerpt.ts imports this file, typed by excerpt.d.ts).
+// The gist of an app's answer, for one line: listen's line at the terminal and the page's note above a failed
+// delivery say the same. Pure, with no import: the inspector serves its build to the page as /shared/excerpt.js.
 
 /** Longest excerpt of an app's answer. */
 const EXCERPT_CHARS = 100;
 
 /** The first string among an error body's usual fields: `error`, `error.message`, `message`, `detail`, `title`. */
-function errorMessageOf(value) {
+function errorMessageOf(value: unknown): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const nested = typeof value.error === 'object' && value.error !== null ? value.error.message : undefined;
-  for (const candidate of [value.error, nested, value.message, value.detail, value.title])
+  const body = value as Record<string, unknown>;
+  const error = body.error as { message?: unknown } | null | undefined;
+  const nested = typeof error === 'object' && error !== null ? error.message : undefined;
+  for (const candidate of [body.error, nested, body.message, body.detail, body.title])
     if (typeof candidate === 'string' && candidate.trim()) return candidate;
   return null;
 }
 
-const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
 
 /**
  * An HTML error page's gist: its title, unless that says only "Error" (Express's), then its first
  * `<pre>` (Express's stack trace), else its text.
  */
-function htmlHeadline(html) {
-  const text = (fragment) =>
-    fragment.replace(/<[^>]*>/g, '\n').replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name) => ENTITIES[name]);
+function htmlHeadline(html: string): string {
+  const text = (fragment: string) =>
+    fragment
+      .replace(/<[^>]*>/g, '\n')
+      .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => ENTITIES[name] as string);
   const title = text(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '').trim();
   if (title && !/^error$/i.test(title)) return title;
   const pre = /<pre[^>]*>([\s\S]*?)<\/pre>/i.exec(html)?.[1];
@@ -33,10 +37,10 @@ function htmlHeadline(html) {
  * page, else the first line of text. Control characters (a terminal's escape sequences among them)
  * replaced, at most 100 characters; null for an empty answer.
  */
-export function textExcerpt(body) {
+export function textExcerpt(body: string): string | null {
   const text = body.trim();
   if (text === '') return null;
-  let excerpt = null;
+  let excerpt: string | null = null;
   if (text.startsWith('{')) {
     try {
       excerpt = errorMessageOf(JSON.parse(text));
@@ -55,4 +59,13 @@ export function textExcerpt(body) {
     .replace(/\s+/g, ' ')
     .trim(); // Cc: C0 and C1 controls, ESC among them
   return clean.length > EXCERPT_CHARS ? `${clean.slice(0, EXCERPT_CHARS - 1)}…` : clean;
+}
+
+/**
+ * What the app said when it did not answer 2xx, for the delivery's line at the terminal, so that a
+ * handler's "signature mismatch" is read there and not only in the inspector (see textExcerpt); null
+ * for bytes or nothing.
+ */
+export function answerExcerpt<T extends { body: string; bodyEncoding: string }>(forward: T): string | null {
+  return forward.bodyEncoding === 'utf8' ? textExcerpt(forward.body) : null;
 }
