@@ -10,6 +10,7 @@ import { runCli } from '../helpers/cli.js';
 import { connectClient, startInspectedSession } from '../helpers/inspector.js';
 import { post, postSigned } from '../helpers/listen.js';
 import { type FixableApp, startReceiver } from '../helpers/receiver.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 // One listen (embedded sandbox, inspector) and one app for the file; the commands run in its folder.
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
@@ -17,15 +18,7 @@ let app: FixableApp;
 let session: ListenSession;
 let secret: string;
 const cli = (...args: string[]) => runCli(args, { cwd: t.dir });
-const envelope = (id: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    id,
-    object: 'event',
-    type: 'punch.created',
-    api_version: '2026-11-01',
-    created: 1_790_000_000,
-    data: { id: 1, ...extra },
-  });
+const envelope = (id: string, extra: Record<string, unknown> = {}) => envelopeBody(id, { data: { id: 1, ...extra } });
 
 const UTF8 = envelope('evt_utf8', { note: 'Zoë → café' });
 const BYTES = Buffer.from([0x7b, 0xff, 0xfe, 0x00, 0x80, 0x7d]); // not UTF-8: stored as base64

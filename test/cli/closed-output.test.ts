@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, folderPerTest } from '../helpers/cli.js';
 import { postSigned, readSettledCaptures, startListenProcess } from '../helpers/listen.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 const dir = folderPerTest();
 const { procs } = dir;
@@ -27,14 +28,7 @@ describe('when what reads its output goes away', () => {
     proc.child.stdout?.destroy();
     const secret = proc.ready.secret as string;
     for (const n of [1, 2, 3]) {
-      const body = JSON.stringify({
-        id: `evt_closed_${n}`,
-        object: 'event',
-        type: 'punch.created',
-        api_version: '2026-11-01',
-        created: 1_790_000_000,
-        data: {},
-      });
+      const body = envelopeBody(`evt_closed_${n}`);
       expect((await postSigned(proc.ready.listener, body, secret)).status).toBe(200);
       // Each delivery's line is written after its answer: give it time to fail before the next.
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -64,14 +58,7 @@ describe('when what reads its output goes away', () => {
     proc.child.stderr?.destroy();
     const secret = proc.ready.secret as string;
     for (const n of [1, 2]) {
-      const body = JSON.stringify({
-        id: `evt_mute_${n}`,
-        object: 'event',
-        type: 'punch.created',
-        api_version: '2026-11-01',
-        created: 1_790_000_000,
-        data: {},
-      });
+      const body = envelopeBody(`evt_mute_${n}`);
       expect((await postSigned(proc.ready.listener, body, secret)).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -8,8 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_crash';
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -36,14 +36,7 @@ describe('a crash in the middle of a burst', () => {
       while (next < ids.length) {
         const id = ids[next++];
         // Every tenth body is over 16 KiB, so kept in a file of its own.
-        const body = JSON.stringify({
-          id,
-          object: 'event',
-          type: 'punch.created',
-          api_version: '2026-11-01',
-          created: 1_790_000_000,
-          data: { i: next, pad: next % 10 === 0 ? 'p'.repeat(40_000) : '' },
-        });
+        const body = envelopeBody(id, { data: { i: next, pad: next % 10 === 0 ? 'p'.repeat(40_000) : '' } });
         bodies.set(id, body);
         try {
           const res = await postSigned(listen.ready.listener, body, SECRET);

@@ -10,8 +10,7 @@ import { recordingLogger } from '../helpers/logger.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { canMount, fill, mountTiny, unfill, unmount } from '../helpers/tmpfs.js';
-
-const SECRET = 'whsec_faults';
+import { SECRET } from '../helpers/delivery.js';
 
 const envelope = (id: string, pad = 6000) =>
   JSON.stringify({
@@ -99,7 +98,10 @@ describe.skipIf(!canMount)('the store on a disk that fills up', () => {
     // Space again: the next delivery is taken with no hand work, and the refused ones are written as refused.
     unfill(mount);
     expect((await postSigned(listen.ready.listener, envelope('evt_after'), SECRET)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the forward results, written lazily
+    // The forward results are written lazily: wait for the last one on the disk.
+    await expect
+      .poll(async () => (await readCaptures(mount)).find((c) => c.envelope?.id === 'evt_after')?.forward)
+      .toBeDefined();
     await listen.stop('SIGKILL');
     listen = undefined;
     const stored = await readCaptures(mount);
@@ -146,8 +148,9 @@ describe.skipIf(!canMount)('the store on a disk that fills up', () => {
     const big = envelope('evt_big', 3 * 1024 * 1024);
     expect((await postSigned(listen.ready.listener, big, SECRET)).status).toBe(503);
     expect((await postSigned(listen.ready.listener, envelope('evt_small'), SECRET)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const [refused] = (await readCaptures(mount)).filter((c) => c.envelope?.id === 'evt_big');
+    const bigOne = async () => (await readCaptures(mount)).find((c) => c.envelope?.id === 'evt_big');
+    await expect.poll(async () => (await bigOne())?.rejected).toBeTruthy();
+    const refused = (await bigOne()) as Capture;
     expect(refused.rejected).toEqual({ statusCode: 503, code: 'capture_failed' });
     const show = await runCli(['captures', 'show', refused.id], { cwd: mount });
     expect(show.code, show.stderr).toBe(0);

@@ -8,8 +8,7 @@ import { type Capture, CaptureStore, newCaptureId } from '../../src/store/index.
 import { JournalAdapter } from '../../src/store/journal.js';
 import { silentLogger } from '../../src/logger.js';
 import { canMount, fill, mountTiny, unmount } from '../helpers/tmpfs.js';
-
-const SECRET = 'whsec_disk';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
 let mount: string;
 let app: Receiver;
@@ -63,14 +62,7 @@ describe.skipIf(!canMount)('a full or read-only disk', () => {
 
   it('answers 503 to a body larger than the free space, leaving no half of it, and goes on storing the next', async () => {
     listen = await startListenProcess(['--secret', SECRET, '--forward-to', app.url, '--no-inspector'], mount);
-    const big = JSON.stringify({
-      id: 'evt_big',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: { pad: 'p'.repeat(3 * 1024 * 1024) },
-    });
+    const big = envelopeBody('evt_big', { data: { pad: 'p'.repeat(3 * 1024 * 1024) } });
     const res = await postSigned(listen.ready.listener, big, SECRET);
     expect(res.status).toBe(503);
     expect(JSON.parse(res.text).error.code).toBe('capture_failed');

@@ -5,8 +5,8 @@ import { postSigned } from '../helpers/listen.js';
 import { sendRaw } from '../helpers/raw.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_fuzz';
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const COUNT = Number(process.env.FUZZ_COUNT ?? 2000);
 
@@ -126,14 +126,7 @@ describe('fuzzing the listener', () => {
     expect(statuses.get('open') ?? 0).toBe(0);
     for (const status of statuses.keys()) expect(status).toMatch(/^(closed|[1-5]\d\d)$/);
 
-    const body = JSON.stringify({
-      id: 'evt_after_fuzz',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: { ok: true },
-    });
+    const body = envelopeBody('evt_after_fuzz', { data: { ok: true } });
     const before = app.received.length;
     const res = await postSigned(listener.url, body, SECRET);
     expect(res.status).toBe(200);

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 import { postSigned } from '../helpers/listen.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_hostile';
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let browser: Browser;
 let page: Page;
@@ -19,14 +19,7 @@ const XSS = [
 ];
 
 function envelope(id: string, data: unknown): string {
-  return JSON.stringify({
-    id,
-    object: 'event',
-    type: 'punch.created',
-    api_version: '2026-11-01',
-    created: 1_790_000_000,
-    data,
-  });
+  return envelopeBody(id, { data });
 }
 
 async function deliver(body: string | Buffer, headers: Record<string, string> = {}) {

@@ -12,16 +12,9 @@ import { answer200, type Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { recordingLogger } from '../helpers/logger.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_hardening';
-const BODY = JSON.stringify({
-  id: 'evt_h1',
-  object: 'event',
-  type: 'punch.created',
-  api_version: '2026-11-01',
-  created: 1_790_000_000,
-  data: { id: 1 },
-});
+const BODY = envelopeBody('evt_h1', { data: { id: 1 } });
 
 let rig: ListenerRig;
 let app: Receiver;
@@ -187,14 +180,7 @@ describe('the budget of bodies held at once', () => {
   const KiB = 1024;
   /** A signed delivery of about `size` bytes, with an event id of its own. */
   const delivery = (n: number, size: number) => {
-    const head = JSON.stringify({
-      id: `evt_budget${n}`,
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: { pad: '' },
-    });
+    const head = envelopeBody(`evt_budget${n}`, { data: { pad: '' } });
     return head.replace('"pad":""', `"pad":"${'x'.repeat(size - head.length)}"`);
   };
 

@@ -11,7 +11,7 @@ export const SECRET = 'whsec_test_0123456789abcdef';
  * An envelope's JSON as the service sends it: a `punch.created` of event `id`, with empty data unless `fields`
  * (any of the envelope's, `data` among them) say otherwise.
  */
-export function envelopeBody(id: string, fields: Partial<DeliveryEnvelope> = {}): string {
+export function envelopeBody(id: string, fields: Partial<Record<keyof DeliveryEnvelope, unknown>> = {}): string {
   return JSON.stringify({
     id,
     object: 'event',

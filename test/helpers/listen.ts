@@ -1,6 +1,6 @@
+import { SECRET, signedHeaders } from './delivery.js';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { signPayload } from '../../src/contract/index.js';
 import { silentLogger } from '../../src/logger.js';
 import type { Capture } from '../../src/store/index.js';
 import { JournalAdapter } from '../../src/store/journal.js';
@@ -46,8 +46,13 @@ export function post(url: string, body: string | Buffer, headers: Record<string,
 }
 
 /** POSTs a body with the X-Service-Signature the service would send for it, signed with `secret`. */
-export function postSigned(url: string, body: string | Buffer, secret: string, headers: Record<string, string> = {}) {
-  return post(url, body, { 'x-service-signature': signPayload({ payload: body, secret }), ...headers });
+export function postSigned(
+  url: string,
+  body: string | Buffer,
+  secret: string = SECRET,
+  headers: Record<string, string> = {},
+) {
+  return post(url, body, { ...signedHeaders(body, { secret }), ...headers });
 }
 
 /** The stored captures once every forwarded one has its result on disk (it is written lazily, within 50 ms). */

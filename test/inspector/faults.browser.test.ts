@@ -6,8 +6,8 @@ import { postSigned, startListenProcess } from '../helpers/listen.js';
 import { startOtlpReceiver } from '../helpers/otlp.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_page_faults';
 const APP = fileURLToPath(new URL('../fixtures/recording-app.mjs', import.meta.url));
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
@@ -23,8 +23,7 @@ function startApp(port: number): Promise<ChildProcess> {
   });
 }
 
-const delivery = (id: string) =>
-  JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
+const delivery = (id: string) => envelopeBody(id, { created: 1 });
 
 describe('the inspector page with faults on purpose, tracing, and an app that restarts', () => {
   it('marks injected faults on the rows, links a trace, and says while the app is not answering', async () => {

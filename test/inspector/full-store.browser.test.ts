@@ -7,6 +7,7 @@ import { startListen } from '../../src/listen/index.js';
 import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 /**
  * The page with a full store of 10,000 captures (the retention of --max-captures 10000): opening the store
@@ -27,11 +28,8 @@ async function fullStore(stateDir: string): Promise<void> {
   const start = Date.now() - COUNT * 100;
   const captures = Array.from({ length: COUNT }, (_, i) => {
     const at = start + i * 100;
-    const body = JSON.stringify({
-      id: `evt_full${i % 7000}`,
-      object: 'event',
+    const body = envelopeBody(`evt_full${i % 7000}`, {
       type: i % 3 ? 'punch.created' : 'time_entry.updated',
-      api_version: '2026-11-01',
       created: Math.floor(at / 1000),
       data: { employeeId: i, note: 'x'.repeat(200) },
     });

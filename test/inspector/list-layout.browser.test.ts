@@ -11,6 +11,7 @@ import { post, postSigned } from '../helpers/listen.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 // The list at every width, asserted by layout rather than by pixels, on a store holding all 38 event types,
 // retries, a duplicate, replays, a refused capture, one the app never answered, two routes and a missed event.
@@ -21,8 +22,7 @@ let session: ListenSession;
 let browser: Browser;
 let page: Page;
 
-const envelope = (id: string, type: string) =>
-  JSON.stringify({ id, object: 'event', type, api_version: '2026-11-01', created: 1_790_000_000, data: {} });
+const envelope = (id: string, type: string) => envelopeBody(id, { type });
 const shot = async (name: string) => page.screenshot({ path: join(await outputDir(), `list-${name}.png`) });
 
 /** The store of the issue, through the real listener (signed deliveries, its replays). */

@@ -13,6 +13,7 @@ import { launchChromium, outputDir } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 import { post, postSigned } from '../helpers/listen.js';
 import { answer200 } from '../helpers/receiver.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let browser: Browser;
@@ -176,14 +177,7 @@ describe('the inspector page in Chromium', () => {
 
   it('keeps what was typed in Edit & replay through updates, sending, and another capture shown meanwhile', async () => {
     const secret = t.session.secret as string;
-    const body = JSON.stringify({
-      id: 'evt_draft',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: {},
-    });
+    const body = envelopeBody('evt_draft');
     expect((await postSigned(t.session.ready.listener, body, secret)).status).toBe(200);
     const id = t.session.store.newest(1)[0].id;
     await page.locator(`#captures .capture[data-id="${id}"]`).click();
@@ -241,14 +235,7 @@ describe('the inspector page in Chromium', () => {
 
   it('keeps its place through a reload: the selected capture, and Edit & replay with what was typed', async () => {
     const secret = t.session.secret as string;
-    const body = JSON.stringify({
-      id: 'evt_reload',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: {},
-    });
+    const body = envelopeBody('evt_reload');
     expect((await postSigned(t.session.ready.listener, body, secret)).status).toBe(200);
     const id = t.session.store.newest(1)[0].id;
     const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -512,14 +499,7 @@ describe('the inspector page in Chromium', () => {
       origin: new URL(t.session.ready.inspector as string).origin,
     });
     const secret = t.session.secret as string;
-    const text = JSON.stringify({
-      id: 'evt_curl_text',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: { note: 'it\'s Zoë\'s $HOME `x` \\ "q"' },
-    });
+    const text = envelopeBody('evt_curl_text', { data: { note: 'it\'s Zoë\'s $HOME `x` \\ "q"' } });
     const bytes = Buffer.concat([
       Buffer.from('{"id":"evt_curl_bytes","note":"'),
       Buffer.from([0xff, 0x00, 0x27, 0x0a]),
@@ -552,14 +532,7 @@ describe('the inspector page in Chromium', () => {
     try {
       await bare.addInitScript(() => Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }));
       await bare.goto(t.session.ready.inspector as string);
-      const body = JSON.stringify({
-        id: 'evt_curl_by_hand',
-        object: 'event',
-        type: 'punch.created',
-        api_version: '2026-11-01',
-        created: 1_790_000_000,
-        data: { note: "Zoë's" },
-      });
+      const body = envelopeBody('evt_curl_by_hand', { data: { note: "Zoë's" } });
       expect((await postSigned(t.session.ready.listener, body, t.session.secret as string)).status).toBe(200);
       await bare.locator('#captures .capture').filter({ hasText: 'evt_curl_by_hand' }).click();
       await bare.getByRole('button', { name: 'Copy as curl' }).click();
@@ -622,14 +595,7 @@ describe('the inspector page in Chromium', () => {
 
   it('fetches the whole of a large body when its capture is selected, and says so when it cannot be had', async () => {
     const deliver = async (id: string) => {
-      const body = JSON.stringify({
-        id,
-        object: 'event',
-        type: 'punch.created',
-        api_version: '2026-11-01',
-        created: 1_790_000_000,
-        data: { pad: 'p'.repeat(100_000), tail: `END_OF_${id}` },
-      });
+      const body = envelopeBody(id, { data: { pad: 'p'.repeat(100_000), tail: `END_OF_${id}` } });
       const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
       expect(res.status).toBe(200);
       await rows().filter({ hasText: id }).first().waitFor();
@@ -664,14 +630,7 @@ describe('the inspector page in Chromium', () => {
   });
 
   it('says when a body over the limit was cut', async () => {
-    const body = JSON.stringify({
-      id: 'evt_over_limit',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: { pad: 'p'.repeat(6 * 1024 * 1024) },
-    });
+    const body = envelopeBody('evt_over_limit', { data: { pad: 'p'.repeat(6 * 1024 * 1024) } });
     const before = await rows().count();
     const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
     expect(res.status).toBe(413);
@@ -693,14 +652,7 @@ describe('the inspector page in Chromium', () => {
       res.end(page500);
     });
     try {
-      const body = JSON.stringify({
-        id: 'evt_big_answer',
-        object: 'event',
-        type: 'punch.created',
-        api_version: '2026-11-01',
-        created: 1_790_000_000,
-        data: {},
-      });
+      const body = envelopeBody('evt_big_answer');
       const res = await postSigned(t.session.ready.listener, body, t.session.secret as string);
       expect(res.status).toBe(500);
       await rows().filter({ hasText: 'evt_big_answer' }).first().click();
@@ -733,16 +685,7 @@ describe('the inspector page in Chromium', () => {
 
   it('replays the captures a narrowed list shows, oldest first, once asked, and can be stopped', async () => {
     const secret = t.session.secret as string;
-    const bodies = [1, 2, 3].map((n) =>
-      JSON.stringify({
-        id: `evt_bulk_${n}`,
-        object: 'event',
-        type: 'punch.created',
-        api_version: '2026-11-01',
-        created: 1_790_000_000,
-        data: {},
-      }),
-    );
+    const bodies = [1, 2, 3].map((n) => envelopeBody(`evt_bulk_${n}`));
     t.app.setResponder((_request, res) => res.writeHead(500).end('handler broken'));
     const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     try {
@@ -853,14 +796,7 @@ describe('the inspector page in Chromium', () => {
   });
 
   it('shows the day beside the time of a capture from another day', async () => {
-    const body = JSON.stringify({
-      id: 'evt_today',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: {},
-    });
+    const body = envelopeBody('evt_today');
     expect((await postSigned(t.session.ready.listener, body, t.session.secret as string)).status).toBe(200);
     await rows().filter({ hasText: 'evt_today' }).waitFor();
     const times = () => rows().locator('.time').allTextContents();
@@ -924,14 +860,7 @@ describe('the inspector page in Chromium', () => {
 
   it('calls a second delivery the app never took a retry, not a duplicate', async () => {
     // Sent twice by hand, unsigned: the service is not the one that delivered it before.
-    const body = JSON.stringify({
-      id: 'evt_by_hand',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: {},
-    });
+    const body = envelopeBody('evt_by_hand');
     // Both refused (400, unsigned): the app took neither, so the second is a retry.
     for (let i = 0; i < 2; i++) expect((await post(t.session.ready.listener, body)).status).toBe(400);
     await expect.poll(() => rows().filter({ hasText: 'evt_by_hand' }).filter({ hasText: 'duplicate' }).count()).toBe(0);
@@ -950,8 +879,7 @@ describe('the inspector page in Chromium', () => {
   // Last: Clear empties the list the tests above use.
   it('filters the list by body text, type and outcome, and keeps a pinned capture through Clear', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
-    const envelope = (id: string, type: string, data: object) =>
-      JSON.stringify({ id, object: 'event', type, api_version: '2026-11-01', created: 1_790_000_000, data });
+    const envelope = (id: string, type: string, data: object) => envelopeBody(id, { type, data });
     const secret = t.session.secret as string;
     expect(
       (
@@ -1013,15 +941,7 @@ describe('the inspector page in Chromium', () => {
   });
 
   it('searches the whole store through the listener: captures the page does not hold, and the tails of large bodies', async () => {
-    const envelope = (id: string, data: object) =>
-      JSON.stringify({
-        id,
-        object: 'event',
-        type: 'punch.created',
-        api_version: '2026-11-01',
-        created: 1_790_000_000,
-        data,
-      });
+    const envelope = (id: string, data: object) => envelopeBody(id, { data });
     const secret = t.session.secret as string;
     // An event of the service's, soon older than the page's 200 (its attempts are looked at last).
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.deleted' } });
@@ -1097,14 +1017,7 @@ describe('the page of a listen whose endpoint was deleted meanwhile', () => {
     try {
       const id = own.session.ready.endpointId as number;
       await (own.session.client as ApiClient).deleteEndpoint(id);
-      const body = JSON.stringify({
-        id: 'evt_after_delete',
-        object: 'event',
-        type: 'punch.created',
-        api_version: '2026-11-01',
-        created: 1_790_000_000,
-        data: {},
-      });
+      const body = envelopeBody('evt_after_delete');
       expect((await postSigned(own.session.ready.listener, body, own.session.secret as string)).status).toBe(200);
       // The page reads the endpoint again when it connects.
       await ownPage.goto(own.session.ready.inspector as string);

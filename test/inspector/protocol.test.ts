@@ -8,6 +8,7 @@ import { INLINE_BODY_CHARS } from '../../src/store/index.js';
 import { connectClient, handshakeStatus, startInspectedSession } from '../helpers/inspector.js';
 import { post } from '../helpers/listen.js';
 import { answer200 } from '../helpers/receiver.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
 let api: ApiClient;
@@ -242,14 +243,7 @@ describe('inspector protocol', () => {
   it('sends the beginning of a large body with the capture and the whole of it on request; replays all of it', async () => {
     const client = await connectClient(t.wsUrl);
     await client.waitFor((m) => m.type === 'snapshot');
-    const body = JSON.stringify({
-      id: 'evt_large',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: 1_790_000_000,
-      data: { note: 'L'.repeat(3 * 1024 * 1024) },
-    });
+    const body = envelopeBody('evt_large', { data: { note: 'L'.repeat(3 * 1024 * 1024) } });
     const signature = signPayload({ payload: body, secret: t.session.secret as string });
     expect((await post(t.session.ready.listener, body, { 'x-service-signature': signature })).status).toBe(200);
     const live = await client.waitFor(

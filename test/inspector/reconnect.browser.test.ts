@@ -5,8 +5,8 @@ import { launchChromium } from '../helpers/browser.js';
 import { postSigned, startListenProcess } from '../helpers/listen.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { portForRestarts } from '../helpers/ports.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_reconnect';
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -23,14 +23,7 @@ function chromium() {
 }
 
 async function deliver(session: ListenSession, id: string, data: Record<string, string> = {}) {
-  const body = JSON.stringify({
-    id,
-    object: 'event',
-    type: 'shift.published',
-    api_version: '2026-11-01',
-    created: 1_790_000_000,
-    data,
-  });
+  const body = envelopeBody(id, { type: 'shift.published', data });
   expect((await postSigned(session.ready.listener, body, SECRET)).status).toBe(200);
 }
 

@@ -8,6 +8,7 @@ import { runCli } from '../helpers/cli.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 import { postSigned } from '../helpers/listen.js';
 import { answer200 } from '../helpers/receiver.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 /**
  * The inspector's second edition in Chromium: events with their story, dense rows, tabs, the diff, true
@@ -27,8 +28,7 @@ async function openTab(name: string) {
 }
 const shot = async (name: string, on: Page = page) => on.screenshot({ path: join(await outputDir(), name) });
 
-const envelope = (id: string, data: object = {}) =>
-  JSON.stringify({ id, object: 'event', type: 'time_entry.created', api_version: '2026-11-01', created: 1, data });
+const envelope = (id: string, data: object = {}) => envelopeBody(id, { type: 'time_entry.created', created: 1, data });
 const deliver = (body: string) => postSigned(t.session.ready.listener, body, t.session.secret as string);
 
 beforeAll(async () => {

@@ -8,8 +8,7 @@ import { postSigned } from '../helpers/listen.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { startTestSandbox, type TestSandbox, tempDir } from '../helpers/sandbox.js';
-
-const SECRET = 'whsec_faults_on_purpose';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
 // One sandbox for the file, as the service: retries after 0.3 s, 1.5 s… (time scale 0.005), and a receiver's
 // time limit of 1.5 s instead of 30, so that an injected timeout is over quickly.
@@ -90,14 +89,7 @@ describe('listen --faults', () => {
     await Promise.all(
       ids.map(async (id, i) => {
         await new Promise((resolve) => setTimeout(resolve, i * 20));
-        const body = JSON.stringify({
-          id,
-          object: 'event',
-          type: 'punch.created',
-          api_version: '2026-11-01',
-          created: 1,
-          data: {},
-        });
+        const body = envelopeBody(id, { created: 1 });
         expect((await postSigned(listen.ready.listener, body, SECRET)).status).toBe(200);
       }),
     );

@@ -9,16 +9,10 @@ import { post, readCaptures, readSettledCaptures, startListenProcess } from '../
 import { tempDir } from '../helpers/sandbox.js';
 import { runCli } from '../helpers/cli.js';
 import { portForRestarts } from '../helpers/ports.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 const SECRET = 'whsec_direct_test_secret';
-const ENVELOPE = JSON.stringify({
-  id: 'evt_direct1',
-  object: 'event',
-  type: 'punch.created',
-  api_version: '2026-11-01',
-  created: 1_790_000_000,
-  data: { id: 1, note: 'Zoë' },
-});
+const ENVELOPE = envelopeBody('evt_direct1', { data: { id: 1, note: 'Zoë' } });
 
 let dir: { path: string; remove: () => Promise<void> };
 let app: Receiver;
@@ -391,14 +385,7 @@ describe('listen with a known secret (offline mode)', () => {
 
   it('records contract problems of a body that breaks the envelope', async () => {
     const { ready } = await start();
-    const body = JSON.stringify({
-      id: 'wrong',
-      object: 'event',
-      type: 'punch.created',
-      api_version: '2026-11-01',
-      created: Date.now(),
-      data: {},
-    });
+    const body = envelopeBody('wrong', { created: Date.now() });
     await post(ready.listener, body, signed(body));
     await listen?.waitForLine((l) => l.event === 'delivery');
     const [capture] = await readSettledCaptures(dir.path);

@@ -13,6 +13,7 @@ import { portForRestarts } from '../helpers/ports.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { recordingLogger } from '../helpers/logger.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 let dir: { path: string; remove: () => Promise<void> };
 let app: Receiver;
@@ -776,14 +777,7 @@ describe('crash safety', () => {
     let stop = false;
     const sender = async (worker: number) => {
       for (let i = 0; !stop; i++) {
-        const body = JSON.stringify({
-          id: `evt_${worker}_${i}`,
-          object: 'event',
-          type: 'punch.created',
-          api_version: '2026-11-01',
-          created: 1,
-          data: {},
-        });
+        const body = envelopeBody(`evt_${worker}_${i}`, { created: 1 });
         try {
           const res = await postSigned(proc.ready.listener, body, secret);
           if (res.status >= 200 && res.status < 300) answered.push(`evt_${worker}_${i}`);

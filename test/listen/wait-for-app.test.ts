@@ -5,8 +5,8 @@ import { runCli } from '../helpers/cli.js';
 import { postSigned, readCaptures, startListenProcess } from '../helpers/listen.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_wait_for_app';
 const APP = fileURLToPath(new URL('../fixtures/recording-app.mjs', import.meta.url));
 
 /** The ids every run of the app received, in order. */
@@ -40,15 +40,7 @@ function startApp(port: number): Promise<ChildProcess> {
   });
 }
 
-const delivery = (id: string) =>
-  JSON.stringify({
-    id,
-    object: 'event',
-    type: 'punch.created',
-    api_version: '2026-11-01',
-    created: 1_790_000_000,
-    data: {},
-  });
+const delivery = (id: string) => envelopeBody(id);
 
 describe('listen --wait-for-app', () => {
   it('holds deliveries while the app restarts: every one of a burst is answered 2xx and reaches the app once', async () => {

@@ -5,8 +5,8 @@ import type { Listener } from '../../src/listener/index.js';
 import type { CaptureStore } from '../../src/store/index.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_close_test_secret';
 let rig: ListenerRig;
 let app: Receiver;
 let store: CaptureStore;
@@ -25,14 +25,7 @@ beforeEach(async () => {
 afterEach(() => rig.close());
 
 function deliver(id: string): Promise<Response> {
-  const body = JSON.stringify({
-    id,
-    object: 'event',
-    type: 'punch.created',
-    api_version: '2026-11-01',
-    created: 1,
-    data: {},
-  });
+  const body = envelopeBody(id, { created: 1 });
   return fetch(listener.url, {
     method: 'POST',
     headers: {

@@ -6,8 +6,8 @@ import type { CaptureStore } from '../../src/store/index.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 import { eventually } from '../helpers/eventually.js';
+import { SECRET } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_direct_test_secret';
 let rig: ListenerRig;
 let app: Receiver;
 let store: CaptureStore;

@@ -15,17 +15,10 @@ import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
 import { answer200, type Responder } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { recordingLogger } from '../helpers/logger.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_forward_test_secret';
 const delivery = (id: string) => {
-  const body = JSON.stringify({
-    id,
-    object: 'event',
-    type: 'punch.created',
-    api_version: '2026-11-01',
-    created: 1_790_000_000,
-    data: { id: 1 },
-  });
+  const body = envelopeBody(id, { data: { id: 1 } });
   return { body, headers: { 'x-service-signature': signPayload({ payload: body, secret: SECRET }) } };
 };
 

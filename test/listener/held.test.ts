@@ -2,20 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/contract/index.js';
 import type { DeliveryReport } from '../../src/listener/index.js';
 import { type ListenerRig, startListenerRig } from '../helpers/listener-rig.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_held_test_secret';
 let rig: ListenerRig | undefined;
 afterEach(() => rig?.close());
 
 function deliver(url: string, id: string, secret = SECRET): Promise<Response> {
-  const body = JSON.stringify({
-    id,
-    object: 'event',
-    type: 'punch.created',
-    api_version: '2026-11-01',
-    created: 1,
-    data: {},
-  });
+  const body = envelopeBody(id, { created: 1 });
   return fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-service-signature': signPayload({ payload: body, secret }) },

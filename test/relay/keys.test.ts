@@ -112,10 +112,13 @@ describe('relay access keys in a file', () => {
     second.release();
     expect((await Promise.all(pending)).map((res) => res.status)).toEqual([200, 200, 200]);
     // The relay writes each key's use beside the file; list reads it.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const listed = await runCli(['relay', 'keys', 'list', '--keys', keysFile, '--json'], { cwd: dir.path });
-    const rows = (JSON.parse(listed.stdout) as { data: { name: string; channels: number; requestsLastHour: number }[] })
-      .data;
+    const listRows = async () => {
+      const listed = await runCli(['relay', 'keys', 'list', '--keys', keysFile, '--json'], { cwd: dir.path });
+      return (JSON.parse(listed.stdout) as { data: { name: string; channels: number; requestsLastHour: number }[] })
+        .data;
+    };
+    await expect.poll(async () => (await listRows()).find((row) => row.name === 'carol')?.requestsLastHour).toBe(1);
+    const rows = await listRows();
     expect(rows.find((row) => row.name === 'alice-limits')).toMatchObject({ channels: 2, requestsLastHour: 3 });
     expect(rows.find((row) => row.name === 'carol')).toMatchObject({ channels: 1, requestsLastHour: 1 });
   });

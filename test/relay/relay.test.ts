@@ -24,6 +24,7 @@ import { tempDir } from '../helpers/sandbox.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { eventually } from '../helpers/eventually.js';
 import { recordingLogger } from '../helpers/logger.js';
+import { envelopeBody } from '../helpers/delivery.js';
 
 let dir: { path: string; remove: () => Promise<void> };
 let app: Receiver;
@@ -66,15 +67,7 @@ async function listen(cwd = dir.path, ...extra: string[]) {
   return proc;
 }
 
-const envelope = (id: string) =>
-  JSON.stringify({
-    id,
-    object: 'event',
-    type: 'punch.created',
-    api_version: '2026-11-01',
-    created: 1_790_000_000,
-    data: { n: id },
-  });
+const envelope = (id: string) => envelopeBody(id, { data: { n: id } });
 const signed = (body: string | Buffer, secret: string) => ({
   'x-service-signature': signPayload({ payload: body, secret }),
 });

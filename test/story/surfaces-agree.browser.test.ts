@@ -7,11 +7,11 @@ import { launchChromium } from '../helpers/browser.js';
 import { BIN, cleanEnv, runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { SECRET } from '../helpers/delivery.js';
 
 // A cut answer and a retry, told by the four surfaces that render a capture: listen's line, `captures list`,
 // the page (its chart and its row's mark) and the MCP tools. Each renders the story (src/story/): a cut 200
 // failed, in the colour of a failure; a retry is "retry 1", in one colour everywhere.
-const SECRET = 'whsec_surfaces_agree_0123456789';
 const RED = '\u001b[31m';
 const GREY = '\u001b[90m';
 

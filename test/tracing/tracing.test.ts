@@ -10,8 +10,8 @@ import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
 
-const SECRET = 'whsec_tracing';
 const SERVER = 2;
 const CLIENT = 3;
 
@@ -49,8 +49,7 @@ afterAll(async () => {
   await collector.close();
 });
 
-const envelope = (id: string) =>
-  JSON.stringify({ id, object: 'event', type: 'punch.created', api_version: '2026-11-01', created: 1, data: {} });
+const envelope = (id: string) => envelopeBody(id, { created: 1 });
 
 /** The spans of the delivery of `eventId`, once its server span and its three children have arrived. */
 async function spansOf(eventId: string) {
