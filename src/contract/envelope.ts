@@ -20,13 +20,16 @@ export interface ContractProblem {
 
 const API_VERSION = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
+/** Labels found good: every delivery carries one, and there are few (a cap keeps junk from growing it). */
+const GOOD_LABELS = new Set<string>();
+
 /** Whether `value` is an api_version label: a date YYYY-MM-DD that is on the calendar (not 2026-02-30). */
 export function isApiVersionLabel(value: unknown): value is string {
-  return (
-    typeof value === 'string' &&
-    API_VERSION.test(value) &&
-    new Date(`${value}T00:00:00Z`).toISOString().startsWith(value)
-  );
+  if (typeof value !== 'string') return false;
+  if (GOOD_LABELS.has(value)) return true;
+  const good = API_VERSION.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+  if (good && GOOD_LABELS.size < 64) GOOD_LABELS.add(value);
+  return good;
 }
 
 /** Seconds, not milliseconds: a value this large is almost certainly a JS `Date.now()`. */

@@ -228,13 +228,18 @@ class PageHub {
   }
 
   #broadcast(messages: InspectorMessage[]): void {
-    const texts = messages.map((message) => JSON.stringify(message));
+    this.#broadcastTexts(
+      messages.map((message) => ({ capture: message.type === 'capture', text: JSON.stringify(message) })),
+    );
+  }
+
+  /** Sends each text to every page; `capture`: one a page too slow to keep up skips (it gets a resync). */
+  #broadcastTexts(texts: { capture: boolean; text: string }[]): void {
     for (const client of this.#clients) {
       if (client.socket.readyState !== client.socket.OPEN) continue;
       // a slow page: never buffer without bound, resync it later
       if (client.socket.bufferedAmount > this.#maxBuffered) client.stale = true;
-      for (const [i, text] of texts.entries())
-        if (!(client.stale && messages[i].type === 'capture')) sendInTurn(client.socket, text);
+      for (const { capture, text } of texts) if (!(client.stale && capture)) sendInTurn(client.socket, text);
     }
   }
 
@@ -251,8 +256,12 @@ class PageHub {
     const captures = [...this.#changed.values()];
     this.#changed.clear();
     // Each with its event's story as the store tells it now: a later capture can change the event's state.
-    const stories = this.#options.listener.stories.storiesOf(captures, { recent: RECENT_DELIVERIES });
-    this.#broadcast(captures.map((capture) => ({ type: 'capture', capture, story: stories.get(storyKey(capture))! })));
+    const { store, listener } = this.#options;
+    const stories = listener.stories.storiesOf(captures, { recent: RECENT_DELIVERIES });
+    // A capture message as JSON.stringify would make it, with the capture's text the journal wrote (store.json).
+    const text = (capture: Capture) =>
+      `{"type":"capture","capture":${store.json(capture)},"story":${JSON.stringify(stories.get(storyKey(capture)))}}`;
+    this.#broadcastTexts(captures.map((capture) => ({ capture: true, text: text(capture) })));
   }
 
   #heartbeat(): void {

@@ -53,6 +53,11 @@ export class CaptureStore {
   readonly #commit: GroupCommit;
   readonly #guard: StoreGuard;
   readonly #held = new HeldCaptures();
+  /**
+   * Each held capture serialized, once: the journal writes it, and the page's message carries the same text
+   * (see json). Kept with the capture object, and gone with it.
+   */
+  readonly #json = new WeakMap<Capture, string>();
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
   readonly #logger: Logger;
@@ -220,7 +225,9 @@ export class CaptureStore {
     const capture = CaptureStore.#isLarge(whole) ? this.#apart(whole, bytes ?? decodeBody(whole)) : whole;
     this.#db.data.captures.push(capture);
     this.#held.add(capture);
-    this.#adapter.put(capture);
+    const json = JSON.stringify(capture);
+    this.#json.set(capture, json);
+    this.#adapter.put(capture, json);
     this.#trim();
     this.#held.emit(capture);
     const staged = this.#commit.stage();
@@ -261,11 +268,34 @@ export class CaptureStore {
       }
     }
     this.#held.replace(current, next);
-    this.#adapter.patch(id, patch);
+    const json = JSON.stringify(patch);
+    this.#adapter.patch(id, patch, json);
+    this.#jsonOfChanged(current, next, patch, json);
     this.#held.emit(next);
     if (lazy) this.#persistSoon();
     else await this.#persist();
     return next;
+  }
+
+  /**
+   * A held capture serialized, as the journal wrote it: JSON.stringify(capture), made once. The page's messages
+   * carry it, so that a capture is not serialized again for them.
+   */
+  json(capture: Capture): string {
+    let json = this.#json.get(capture);
+    if (json === undefined) this.#json.set(capture, (json = JSON.stringify(capture)));
+    return json;
+  }
+
+  /**
+   * The text of a changed capture without a second serialization, when the patch only adds fields (a forward
+   * result): `{...current, ...patch}` keeps the current fields in order and puts the new ones after them, so
+   * its JSON is the current one with the patch's fields appended, the very text JSON.stringify would make.
+   */
+  #jsonOfChanged(current: Capture, next: Capture, patch: Partial<Capture>, patchJson: string): void {
+    const base = this.#json.get(current);
+    if (base === undefined || patchJson === '{}' || Object.keys(patch).some((key) => key in current)) return;
+    this.#json.set(next, `${base.slice(0, -1)},${patchJson.slice(1)}`);
   }
 
   #persistSoon(): void {

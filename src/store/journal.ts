@@ -42,7 +42,8 @@ export class JournalAdapter implements Adapter<StoreData> {
   /** Bytes appended since the last snapshot, and the snapshot's size: compaction is due when the journal outgrows it. */
   #journalBytes = 0;
   #snapshotBytes = 0;
-  #pending: JournalEntry[] = [];
+  /** The journal's next lines (JournalEntry, serialized), written at the next append. */
+  #pending: string[] = [];
   /** The snapshot being written in the background by `fold`. */
   #folding: Promise<void> | null = null;
   /** A folded journal is still on the disk (its snapshot failed, or a crash came first): only `compact` may go on. */
@@ -68,19 +69,22 @@ export class JournalAdapter implements Adapter<StoreData> {
     this.#housekeeping = new Housekeeping(path, options.logger, options.now);
   }
 
-  /** Records a new or changed capture for the next write. */
-  put(capture: Capture): void {
-    this.#pending.push({ op: 'put', capture });
+  /**
+   * Records a new or changed capture for the next write; `json`, the capture serialized (the store's, which
+   * the page's message uses too): the line is what JSON.stringify of the entry would be.
+   */
+  put(capture: Capture, json: string = JSON.stringify(capture)): void {
+    this.#pending.push(`{"op":"put","capture":${json}}`);
   }
 
-  /** Records changed fields of a capture for the next write. */
-  patch(id: string, patch: Partial<Capture>): void {
-    this.#pending.push({ op: 'patch', id, patch });
+  /** Records changed fields of a capture for the next write; `json`, the patch serialized. */
+  patch(id: string, patch: Partial<Capture>, json: string = JSON.stringify(patch)): void {
+    this.#pending.push(`{"op":"patch","id":${JSON.stringify(id)},"patch":${json}}`);
   }
 
   /** Records removed captures (a "clear") for the next write. */
   delete(ids: string[]): void {
-    if (ids.length > 0) this.#pending.push({ op: 'delete', ids });
+    if (ids.length > 0) this.#pending.push(JSON.stringify({ op: 'delete', ids } satisfies JournalEntry));
   }
 
   async read(): Promise<StoreData | null> {
@@ -183,7 +187,7 @@ export class JournalAdapter implements Adapter<StoreData> {
     if (this.#pending.length === 0) return;
     const entries = this.#pending;
     this.#pending = [];
-    const bytes = Buffer.from(`${entries.map((entry) => JSON.stringify(entry)).join('\n')}\n`);
+    const bytes = Buffer.from(`${entries.join('\n')}\n`);
     try {
       this.#fd ??= openSync(this.journalPath, 'a', 0o600);
       const written = writeSync(this.#fd, bytes);

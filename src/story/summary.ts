@@ -126,6 +126,8 @@ export class EventSummary {
       if (at === -1) return;
       this.ids.splice(at, 1);
     }
+    // Its last capture gone, the summary goes too (see StoryBook.removed): nothing more to keep.
+    if (this.ids.length === 0) return;
     if (takenAt(capture) !== null) this.#takeOut(id);
     const { kind } = this.kindOf(capture);
     if (kind === 'first') this.#firsts -= 1;

@@ -155,7 +155,15 @@ export async function proxySubject(app, mode) {
  */
 export async function listenSubject(
   app,
-  { maxCaptures = 1000, prefill = 0, emptyEachRound = false, args = [], traffic = 'unique', nodeArgs = [] } = {},
+  {
+    maxCaptures = 1000,
+    prefill = 0,
+    emptyEachRound = false,
+    args = [],
+    traffic = 'unique',
+    nodeArgs = [],
+    page = true,
+  } = {},
 ) {
   const dir = await folder();
   if (prefill) await fullStore(dir, prefill);
@@ -174,13 +182,14 @@ export async function listenSubject(
       '--max-captures',
       String(maxCaptures),
       '--no-open',
+      ...(page ? [] : ['--no-inspector']),
       ...args,
     ],
     dir,
     nodeArgs,
   );
   const ready = await listenProc.ready;
-  const inspector = await connectInspector(ready.inspector);
+  const inspector = page ? await connectInspector(ready.inspector) : { socket: { close() {} }, captures: Infinity };
   await inspector.snapshot;
   return {
     url: ready.listener,

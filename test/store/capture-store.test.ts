@@ -34,6 +34,34 @@ afterEach(() => dir.remove());
 const capture = sampleCapture;
 
 describe('CaptureStore', () => {
+  it("serializes a capture once for the journal and the page: its text is JSON.stringify's, after each change", async () => {
+    const store = await CaptureStore.open({ path });
+    try {
+      const stored = capture('evt_json', { body: '{"note":"Zoë → café"}' });
+      await store.add(stored);
+      expect(store.json(store.get(stored.id) as Capture)).toBe(JSON.stringify(store.get(stored.id)));
+      const forward = {
+        target: 'http://app/',
+        statusCode: 200,
+        headers: {},
+        body: 'ok',
+        bodyEncoding: 'utf8' as const,
+        durationMs: 3,
+      };
+      for (const patch of [
+        { forward },
+        { pinned: true },
+        { pinned: false },
+        { forward: { ...forward, statusCode: 500 } },
+      ]) {
+        const changed = await store.update(stored.id, patch);
+        expect(store.json(changed as Capture)).toBe(JSON.stringify(changed));
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('creates the file 0600 in a 0700 folder at open', async () => {
     const store = await CaptureStore.open({ path });
     expect((await stat(path)).mode & 0o777).toBe(0o600);
