@@ -83,8 +83,13 @@ export function publicEndpoint(
   return { ...rest, secretHint, problem: endpointProblem(endpoint) };
 }
 
-/** How many of an event's newest captures a message's story tells besides its own (see StoryBook.storiesOf). */
-export const RECENT_DELIVERIES = 16;
+/**
+ * How many of an event's newest captures a message's story tells besides its own (see StoryBook.storiesOf): a
+ * page that missed a message (a resync, a reload) still has the last few of an event told whole. Few, and a
+ * fixed number: a message costs the same whatever the event holds (16 cost one event id repeated a fifth of
+ * the listener's throughput; docs/performance.md).
+ */
+export const RECENT_DELIVERIES = 4;
 
 /** The stories of the events of `captures` as the listener keeps them, with what each of those captures was. */
 export function storiesFor(ctx: Pick<ActionContext, 'listener'>, captures: readonly Capture[]): EventStory[] {

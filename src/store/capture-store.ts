@@ -38,6 +38,9 @@ export interface CaptureStoreOptions {
   guardIntervalMs?: number;
 }
 
+/** How many of the newest captures' texts are kept (see CaptureStore.json): a page's next message's worth. */
+const JSON_KEPT = 256;
+
 /** How long a lazy update may wait for a write to ride along with. */
 const LAZY_WRITE_MS = 50;
 
@@ -54,10 +57,11 @@ export class CaptureStore {
   readonly #guard: StoreGuard;
   readonly #held = new HeldCaptures();
   /**
-   * Each held capture serialized, once: the journal writes it, and the page's message carries the same text
-   * (see json). Kept with the capture object, and gone with it.
+   * The newest captures serialized, once: the journal writes each, and the page's message, a few ms later,
+   * carries the same text (see json). Only the newest JSON_KEPT: keeping every held capture's text cost the
+   * listener ~12 MiB of memory at the default retention (docs/performance.md).
    */
-  readonly #json = new WeakMap<Capture, string>();
+  readonly #json = new Map<Capture, string>();
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
   readonly #logger: Logger;
@@ -226,7 +230,7 @@ export class CaptureStore {
     this.#db.data.captures.push(capture);
     this.#held.add(capture);
     const json = JSON.stringify(capture);
-    this.#json.set(capture, json);
+    this.#keepJson(capture, json);
     this.#adapter.put(capture, json);
     this.#trim();
     this.#held.emit(capture);
@@ -282,9 +286,7 @@ export class CaptureStore {
    * carry it, so that a capture is not serialized again for them.
    */
   json(capture: Capture): string {
-    let json = this.#json.get(capture);
-    if (json === undefined) this.#json.set(capture, (json = JSON.stringify(capture)));
-    return json;
+    return this.#json.get(capture) ?? JSON.stringify(capture);
   }
 
   /**
@@ -295,7 +297,13 @@ export class CaptureStore {
   #jsonOfChanged(current: Capture, next: Capture, patch: Partial<Capture>, patchJson: string): void {
     const base = this.#json.get(current);
     if (base === undefined || patchJson === '{}' || Object.keys(patch).some((key) => key in current)) return;
-    this.#json.set(next, `${base.slice(0, -1)},${patchJson.slice(1)}`);
+    this.#keepJson(next, `${base.slice(0, -1)},${patchJson.slice(1)}`);
+  }
+
+  #keepJson(capture: Capture, json: string): void {
+    this.#json.set(capture, json);
+    // A Map keeps its keys in the order they were set: the first is the oldest.
+    if (this.#json.size > JSON_KEPT) this.#json.delete(this.#json.keys().next().value as Capture);
   }
 
   #persistSoon(): void {

@@ -27,7 +27,8 @@ export class EventSummary {
   /** The newest held delivery from the service: what a replay of the event sends. */
   #newestDelivery: string | null = null;
   /** Kinds worked out for captures stored before kinds were kept (see add), by id. */
-  readonly #worked = new Map<string, KindOf>();
+  /** Made when first needed: most stores hold no such capture, and a store holds a summary per event. */
+  #worked: Map<string, KindOf> | null = null;
 
   constructor(
     readonly key: string,
@@ -78,7 +79,7 @@ export class EventSummary {
   /** A held capture's kind: as stored, or as worked out when it was added. */
   kindOf(capture: Capture): KindOf {
     if (capture.kind) return { kind: capture.kind, retry: capture.retry };
-    return this.#worked.get(capture.id) ?? { kind: 'first' };
+    return this.#worked?.get(capture.id) ?? { kind: 'first' };
   }
 
   /** Takes in a capture newer than every one held. */
@@ -105,7 +106,7 @@ export class EventSummary {
     const decided = this.decide(capture, earlier && original.body !== capture.body);
     const orphan = decided.kind === 'first' && capture.duplicateOf;
     const kind: KindOf = orphan ? { kind: 'retry' } : decided;
-    this.#worked.set(capture.id, kind);
+    (this.#worked ??= new Map()).set(capture.id, kind);
     return kind;
   }
 
@@ -132,7 +133,7 @@ export class EventSummary {
     const { kind } = this.kindOf(capture);
     if (kind === 'first') this.#firsts -= 1;
     if (kind === 'retry') this.#retries -= 1;
-    this.#worked.delete(id);
+    this.#worked?.delete(id);
     if (this.#lastRetry?.id === id) this.#lastRetry = this.#newest((c) => this.kindOf(c).kind === 'retry');
     if (this.#newestDelivery === id) this.#newestDelivery = this.#newest((c) => c.source === 'delivery')?.id ?? null;
   }
