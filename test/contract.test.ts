@@ -73,7 +73,7 @@ describe('event-type catalogue', () => {
     expect(suggestEventType('payroll.exported')).toBeNull();
     const result = validateSubscription(['punch.creatd', 'zzz']);
     expect(!result.ok && result.message).toMatch(
-      /^unknown event types punch\.creatd \(did you mean punch\.created\?\), zzz\. Valid types/,
+      /^unknown event type "punch\.creatd" \(did you mean punch\.created\?\); unknown event type "zzz" \(none of the 38 types is close: npx clockhook trigger --help lists them\)\. Valid types/,
     );
   });
 

@@ -1,7 +1,7 @@
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ApiClient, apiBaseProblem } from '../api/index.js';
-import { isDomainEventType, suggestEventType, withSuggestion } from '../contract/index.js';
+import { isDomainEventType, unknownTypeWords } from '../contract/index.js';
 import { sameBase } from '../listen/index.js';
 import { CliError, UsageError } from '../errors.js';
 import { fromEnv } from './process.js';
@@ -95,14 +95,13 @@ function makeClient(baseUrl: string, apiKey: string): ApiClient {
 }
 
 /**
- * `a,b` or `*` for an endpoint's subscription. A type that is a near miss of one in the contract's catalogue
- * is a typo, refused with "did you mean"; any other unknown type goes to the API, which decides (the real
- * service may know types this build does not, DESIGN.md), and its error names it.
+ * `a,b` or `*` for an endpoint's subscription: each one of the service's types. Another is refused here, as
+ * every surface refuses it (unknownTypeWords), rather than by the API in an HTTP line.
  */
 export function parseSubscription(value: string, flag: string): string[] {
   const types = parseEventList(value);
-  const typo = types.find((type) => type !== '*' && !isDomainEventType(type) && suggestEventType(type) !== null);
-  if (typo !== undefined) throw new UsageError(`${flag}: unknown event type ${withSuggestion(typo)}.`);
+  const unknown = types.find((type) => type !== '*' && !isDomainEventType(type));
+  if (unknown !== undefined) throw new UsageError(`${flag}: ${unknownTypeWords(unknown)}.`);
   return types;
 }
 

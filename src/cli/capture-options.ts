@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { type CaptureFilter, type Outcome, OUTCOMES, parseSince } from '../captures/index.js';
-import { isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
+import { isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';
 import { type Capture, readCaptureStore, type StoreReading } from '../store/index.js';
 import { UsageError } from '../errors.js';
 import { fromEnv, parsePositiveInt } from './process.js';
@@ -41,7 +41,7 @@ export function filterOf(flags: CaptureFlags, ids: string[] = [], now = Date.now
   if (ids.length > 0) filter.ids = ids;
   if (flags.type !== undefined) {
     if (flags.type !== PING_EVENT_TYPE && !isDomainEventType(flags.type))
-      throw new UsageError(`--type: unknown event type ${withSuggestion(flags.type)}.`);
+      throw new UsageError(`--type: ${unknownTypeWords(flags.type)}.`);
     filter.type = flags.type;
   }
   if (flags.status !== undefined) {

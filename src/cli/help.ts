@@ -1,11 +1,5 @@
 import type { Command } from 'commander';
-import {
-  EVENT_TYPES,
-  isDomainEventType,
-  PING_EVENT_TYPE,
-  suggestEventType,
-  withSuggestion,
-} from '../contract/index.js';
+import { EVENT_TYPES, isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';
 import { UsageError } from '../errors.js';
 
 /**
@@ -29,15 +23,13 @@ export function eventTypesHelp(): string {
 }
 
 /**
- * `--type` of a list filter: a near miss of one of the contract's types is a typo, refused with "did you
- * mean"; another unknown type goes to the API as it is (see parseSubscription).
+ * `--type` of a list filter: one of the service's types (or the ping's). Another is refused here, as every
+ * surface refuses it (unknownTypeWords), and never sent to the API, whose error would be an HTTP line.
  */
 export function parseEventType(value: string, flag: string): string {
   const type = value.trim();
-  if (type === PING_EVENT_TYPE || isDomainEventType(type) || suggestEventType(type) === null) return type;
-  throw new UsageError(
-    `${flag}: unknown event type ${withSuggestion(type, type, { listed: true })}. Valid types: ${EVENT_TYPES.join(', ')}`,
-  );
+  if (type === PING_EVENT_TYPE || isDomainEventType(type)) return type;
+  throw new UsageError(`${flag}: ${unknownTypeWords(type)}.`);
 }
 
 /** Each command's examples, by its path (`endpoints create`), added to its `--help` by `addExamples`. */

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
-  EVENT_TYPES,
   type EventRecord,
   isDomainEventType,
   parseSetValue,
@@ -9,7 +8,7 @@ import {
   sampleData,
   setPath,
   unsetPath,
-  withSuggestion,
+  unknownTypeWords,
 } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
 import { CliError, UsageError } from '../errors.js';
@@ -144,9 +143,7 @@ export function registerTrigger(program: Command): void {
         `${PING_EVENT_TYPE} is not an event to emit: send one to an endpoint with "npx clockhook endpoints ping <id>".`,
       );
     if (!isDomainEventType(type)) {
-      throw new UsageError(
-        `unknown event type ${withSuggestion(type, JSON.stringify(type), { listed: true })}. Valid types: ${EVENT_TYPES.join(', ')}`,
-      );
+      throw new UsageError(`${unknownTypeWords(type)}.`);
     }
     const count = parsePositiveInt(flags.count, '--count');
     const concurrency = parsePositiveInt(flags.concurrency, '--concurrency');

@@ -87,14 +87,30 @@ export function suggestEventType(typed: string): DomainEventType | null {
   return best;
 }
 
-/** A mistyped event type for a message, with what it may have meant: `employe.created (did you mean employee.created?)`. */
-export function withSuggestion(typed: string, shown = typed, { listed = false }: { listed?: boolean } = {}): string {
+/** Where a CLI user finds the 38 types listed; MCP names its own tool (see unknownTypeWords). */
+export const CLI_TYPE_LISTING = 'npx clockhook trigger --help';
+
+/** The types of the resource a typed one names before its dot (`punch.nope` → the punch types), if any. */
+function familyOf(typed: string): readonly DomainEventType[] | null {
+  const resource = typed.trim().toLowerCase().split('.')[0];
+  const types = EVENT_TYPES_BY_RESOURCE[resource as ResourceName] as readonly DomainEventType[] | undefined;
+  return types ?? null;
+}
+
+/**
+ * Why a typed event type is none of the service's, in the words every surface gives (the CLI's commands and
+ * flags, routes, the MCP tools): the type it most likely meant (`employe.created`: employee.created); else
+ * the types of the resource it names (`punch.nope`: punch.created, punch.updated, punch.deleted); else where
+ * the types are listed, `listing` (a command, or a tool).
+ */
+export function unknownTypeWords(typed: string, listing: string = CLI_TYPE_LISTING): string {
+  const shown = `unknown event type ${JSON.stringify(typed)}`;
   const suggestion = suggestEventType(typed);
   if (suggestion) return `${shown} (did you mean ${suggestion}?)`;
-  // Where the message goes on to list the types, it need not say where they are listed.
-  return listed
-    ? shown
-    : `${shown} (none of the ${EVENT_TYPES.length} types is close: npx clockhook trigger --help lists them)`;
+  const family = familyOf(typed);
+  const resource = typed.trim().toLowerCase().split('.')[0];
+  if (family) return `${shown} (the ${resource} types are ${family.join(', ')})`;
+  return `${shown} (none of the ${EVENT_TYPES.length} types is close: ${listing} lists them)`;
 }
 
 export type SubscriptionCheck = { ok: true; types: string[] } | { ok: false; invalid: string[]; message: string };
@@ -119,7 +135,7 @@ export function validateSubscription(types: unknown): SubscriptionCheck {
     return {
       ok: false,
       invalid,
-      message: `unknown event type${invalid.length > 1 ? 's' : ''} ${invalid.map((t) => (t === PING_EVENT_TYPE ? t : withSuggestion(t, t, { listed: true }))).join(', ')}.${pingNote} Valid types: *, ${EVENT_TYPES.join(', ')}`,
+      message: `${invalid.map((t) => (t === PING_EVENT_TYPE ? `${t} is not a type to subscribe to` : unknownTypeWords(t))).join('; ')}.${pingNote} Valid types: *, ${EVENT_TYPES.join(', ')}`,
     };
   }
   return { ok: true, types: [...new Set(types as string[])] };

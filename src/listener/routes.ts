@@ -1,4 +1,4 @@
-import { EVENT_TYPES, isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
+import { EVENT_TYPES, isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';
 import type { Capture } from '../store/index.js';
 import type { AppStateEvent } from './app-wait.js';
 import { Forwarder } from './forward.js';
@@ -27,7 +27,7 @@ export interface Route {
 export function patternProblem(pattern: string): string | null {
   if (pattern === '*' || isDomainEventType(pattern)) return null;
   if (pattern.endsWith('.*') && EVENT_TYPES.some((type) => type.startsWith(pattern.slice(0, -1)))) return null;
-  return `unknown event type ${withSuggestion(pattern)}`;
+  return unknownTypeWords(pattern);
 }
 
 /**

@@ -3,18 +3,18 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { headerDiff, jsonDiff } from '../shared/json-diff.js';
 import { connectToListen, OUTCOMES, parseSince, selectCaptures, wholeCapture } from '../captures/index.js';
-import { isDomainEventType, PING_EVENT_TYPE, withSuggestion } from '../contract/index.js';
+import { isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import { storiesOf } from '../story/index.js';
 import { listenHere, type McpContext, readStore } from './context.js';
-import { captureLine, captureSummary, result, UNTRUSTED } from './present.js';
+import { captureLine, captureSummary, MCP_TYPE_LISTING, result, UNTRUSTED } from './present.js';
 
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
 const capture = z.looseObject({ id: z.string() });
 
 function checkedType(type: string | undefined): string | undefined {
   if (type !== undefined && type !== PING_EVENT_TYPE && !isDomainEventType(type))
-    throw new Error(`type: unknown event type ${withSuggestion(type)}.`);
+    throw new Error(`type: ${unknownTypeWords(type, MCP_TYPE_LISTING)}.`);
   return type;
 }
 

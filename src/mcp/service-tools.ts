@@ -9,12 +9,12 @@ import {
   sampleData,
   setPath,
   unsetPath,
-  withSuggestion,
+  unknownTypeWords,
 } from '../contract/index.js';
 import { catchUp, findMissedHere } from '../listen/index.js';
 import { serviceEventStory } from '../story/index.js';
 import { apiOf, endpointOnFile, type McpContext, readStore, writingApiOf } from './context.js';
-import { result, UNTRUSTED } from './present.js';
+import { MCP_TYPE_LISTING, result, UNTRUSTED } from './present.js';
 
 const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
 const READS = { readOnlyHint: true, openWorldHint: true } as const;
@@ -45,7 +45,7 @@ function registerTrigger(server: McpServer, ctx: McpContext): void {
       annotations: WRITES,
     },
     async ({ type, set, unset }) => {
-      if (!isDomainEventType(type)) throw new Error(`type: unknown event type ${withSuggestion(type)}.`);
+      if (!isDomainEventType(type)) throw new Error(`type: ${unknownTypeWords(type, MCP_TYPE_LISTING)}.`);
       const { client } = await writingApiOf(ctx, 'trigger');
       const data = eventData(type, set, unset);
       const event = await client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data } });

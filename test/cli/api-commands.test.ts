@@ -293,13 +293,20 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
   });
 
   it('prints type, code, message, field errors and requestId of an API error, exit 1', async () => {
-    const res = await cli('endpoints', 'create', '--url', 'http://example.com/h', '--events', 'punch.exploded');
+    const long = 'd'.repeat(501);
+    const res = await cli('endpoints', 'create', '--url', 'http://example.com/h', '--description', long);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('400 invalid_request_error parameter_invalid');
     expect(res.stderr).toContain('- url must be an HTTPS URL');
-    expect(res.stderr).toContain('- enabledEvents unknown event type punch.exploded');
+    expect(res.stderr).toContain('- description must be at most');
     // The sandbox's message joins the field errors; each is said once, not in the message and again below it.
-    expect(res.stderr.match(/unknown event type/g)).toHaveLength(1);
+    expect(res.stderr.match(/description must be at most/g)).toHaveLength(1);
+    // A type the CLI can check is refused before the API is asked, with no HTTP line.
+    const unknown = await cli('endpoints', 'create', '--url', `${app.url}/u`, '--events', 'punch.exploded');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(
+      /^clockhook: --events: unknown event type "punch\.exploded" \(the punch types are punch\.created, punch\.updated, punch\.deleted\)\.\n$/,
+    );
     expect(res.stderr).toMatch(/requestId: req_/);
   });
 

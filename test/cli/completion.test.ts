@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -86,11 +85,11 @@ describe('bash completion, after clockhook and after npx clockhook', () => {
 });
 
 describe('the zsh and fish scripts', () => {
-  it.skipIf(!existsSync('/usr/bin/zsh'))('parse in zsh', async () => {
+  it('parse in zsh', async () => {
     await run('zsh', ['-n', 'completion.zsh'], { cwd: dir.path });
   });
 
-  it.skipIf(!existsSync('/usr/bin/fish'))('parse in fish, and complete after npx clockhook there', async () => {
+  it('parse in fish, and complete after npx clockhook there', async () => {
     await run('fish', ['-n', 'completion.fish'], { cwd: dir.path });
     const { stdout } = await run(
       'fish',

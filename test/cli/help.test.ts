@@ -63,10 +63,11 @@ describe('--help', () => {
   });
 });
 
-// `events list --type` and `endpoints create --events` send a type far from any this build knows to the
-// service, which may know newer ones (DESIGN.md), and whose error names the valid ones; a near miss is a typo,
-// refused here (the suggestions below).
+// Every closed set is refused before anything is asked of the API, the same way on every surface: an event
+// type with the one it most likely meant, the types of the resource it names, or where they are listed
+// (unknownTypeWords); never an HTTP line.
 describe('a far-off value of a closed set', () => {
+  const family = /\(the punch types are punch\.created, punch\.updated, punch\.deleted\)/;
   const lists = 'npx clockhook trigger --help lists them';
   it.each([
     [['captures', 'list', '--status', 'zzz'], /give 2xx, failed, rejected/],
@@ -76,14 +77,19 @@ describe('a far-off value of a closed set', () => {
     [['relay', 'keys', 'zzz'], /unknown command 'zzz'[\s\S]*add \[options\] <name>[\s\S]*list[\s\S]*revoke/],
     [['events', 'zzz'], /unknown command 'zzz'[\s\S]*list[\s\S]*get[\s\S]*redeliver/],
     [['captures', 'list', '--type', 'zzz.zzz'], lists],
-    [['trigger', 'zzz.zzz'], /Valid types: employee\.created, /],
+    [['trigger', 'zzz.zzz'], /none of the 38 types is close: npx clockhook trigger --help lists them/],
     [['listen', '--events', 'zzz.zzz'], /Valid types: \*, employee\.created, /],
+    [['events', 'list', '--type', 'zzqqxx'], lists],
+    [['captures', 'list', '--type', 'punch.nope'], family],
+    [['trigger', 'punch.nope'], family],
+    [['endpoints', 'create', '--url', 'https://example.com/h', '--events', 'punch.nope'], family],
   ] as [string[], RegExp | string][])('%j is refused naming the valid values, exit 2', async (args, valid) => {
     const dir = await tempDir();
     try {
       const res = await runCli(args, { cwd: dir.path });
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(valid);
+      expect(res.stderr).not.toMatch(/\[(GET|POST)\]|HTTP|http:\/\//);
     } finally {
       await dir.remove();
     }

@@ -1,15 +1,14 @@
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
 import { outputDir } from '../helpers/browser.js';
-import { FIREFOX, type Firefox, launchFirefox } from '../helpers/firefox.js';
+import { type Firefox, launchFirefox } from '../helpers/firefox.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 
 // The page is tested in depth in Chromium (page.browser.test.ts); this is its live way in Firefox:
 // the WebSocket with its token and Origin, live captures and their updates, and a control call.
-describe.runIf(existsSync(FIREFOX))('the inspector page in Firefox', () => {
+describe('the inspector page in Firefox', () => {
   let t: Awaited<ReturnType<typeof startInspectedSession>>;
   let firefox: Firefox;
 

@@ -22,7 +22,7 @@ describe('checkConfig', () => {
     [{ listen: { forwardTo: '3000' } }, /listen\.forwardTo must be a non-empty list of strings/],
     [
       { listen: { forwardTo: ['3000', 'punch.creatd=4000'] } },
-      /listen\.forwardTo\[1\]: unknown event type punch\.creatd \(did you mean punch\.created\?\)/,
+      /listen\.forwardTo\[1\]: unknown event type "punch\.creatd" \(did you mean punch\.created\?\)/,
     ],
     [
       { listen: { secret: 'whsec_x' } },

@@ -721,7 +721,7 @@ describe('listen with an API key', () => {
     const typo = await runCli(['listen', '--port', '0', '--events', 'punch.creatd'], { cwd: dir.path });
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /^clockhook: --events: unknown event type punch\.creatd \(did you mean punch\.created\?\)/,
+      /^clockhook: --events: unknown event type "punch\.creatd" \(did you mean punch\.created\?\)/,
     );
     const small = await runCli(['listen', '--port', '0', '--max-buffer', '1mb'], { cwd: dir.path });
     expect(small.code).toBe(2);

@@ -18,9 +18,9 @@ describe('parseRoute and chooseRoute', () => {
     });
     expect(parseRoute('*=4000')).toEqual({ types: null, target: '4000' });
     expect(() => parseRoute('punch.creatd=3000')).toThrow(
-      /unknown event type punch\.creatd \(did you mean punch\.created\?\)/,
+      /unknown event type "punch\.creatd" \(did you mean punch\.created\?\)/,
     );
-    expect(() => parseRoute('payroll.*=3000')).toThrow(/unknown event type payroll\.\*/);
+    expect(() => parseRoute('payroll.*=3000')).toThrow(/unknown event type "payroll\.\*"/);
   });
 
   it('take the first route whose patterns match; a ping the first that takes every type', () => {

@@ -147,7 +147,8 @@ describe('clockhook mcp', () => {
       ['get_capture', { id: 'cap_nothere' }, 'list_captures shows'],
       ['list_captures', { status: 'broken' }, 'status'],
       ['list_captures', { type: 'punch.creatd' }, 'did you mean punch.created?'],
-      ['trigger', { type: 'zzz' }, 'unknown event type'],
+      ['trigger', { type: 'zzz' }, 'none of the 38 types is close: the list_event_types tool lists them'],
+      ['trigger', { type: 'punch.nope' }, 'the punch types are punch.created, punch.updated, punch.deleted'],
       ['replay', { captureId: 'cap_x', mode: 'asis', body: '{}' }, 'cannot go as-is'],
       ['wait_for_delivery', { timeoutMs: 5 }, 'timeoutMs'],
     ] as const) {

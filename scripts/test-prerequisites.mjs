@@ -1,0 +1,55 @@
+// Before `npm test` (its pretest) and in CI (.ci/run runs npm test): the programs the suite drives, found on
+// PATH. The page's tests drive Debian's Chromium and Firefox ESR, the relay's start a redis-server of their
+// own, and the completion scripts are parsed by zsh and fish. Missing ones are installed with apt-get where
+// that can be done (as root, on Debian or Ubuntu); else the run stops here, before any test, naming them and
+// the command that installs them. No test is skipped for want of one.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+/** Each program the suite needs, with the Debian package that has it. */
+const NEEDED = [
+  { program: 'chromium', pkg: 'chromium' },
+  { program: 'firefox-esr', pkg: 'firefox-esr' },
+  { program: 'redis-server', pkg: 'redis-server' },
+  { program: 'zsh', pkg: 'zsh' },
+  { program: 'fish', pkg: 'fish' },
+];
+
+/** Where `program` is on PATH, or null. */
+function onPath(program) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(dir, program), constants.X_OK);
+      return join(dir, program);
+    } catch {
+      // not in this folder
+    }
+  }
+  return null;
+}
+
+const missing = () => NEEDED.filter(({ program }) => !onPath(program));
+
+function installWithApt(packages) {
+  console.error(`npm test: installing what the tests need: ${packages.join(' ')} (apt-get)`);
+  const run = (args) =>
+    spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (run(['update']).status !== 0) return false;
+  return run(['install', '-y', '--no-install-recommends', ...packages]).status === 0;
+}
+
+let absent = missing();
+const canInstall = process.getuid?.() === 0 && onPath('apt-get') !== null;
+if (absent.length > 0 && canInstall && installWithApt(absent.map(({ pkg }) => pkg))) absent = missing();
+if (absent.length > 0) {
+  const programs = absent.map(({ program }) => program).join(', ');
+  const packages = absent.map(({ pkg }) => pkg).join(' ');
+  const why = canInstall
+    ? 'apt-get could not install them'
+    : 'they can be installed for you only as root, with apt-get';
+  console.error(
+    `npm test needs ${programs}, which ${absent.length === 1 ? 'is' : 'are'} not on PATH (${why}). Install ${absent.length === 1 ? 'it' : 'them'}, then run npm test again:\n\n  sudo apt-get install -y ${packages}\n\n(Debian and Ubuntu; elsewhere, your system's packages of the same names. CONTRIBUTING.md says what each is for.)`,
+  );
+  process.exit(1);
+}
