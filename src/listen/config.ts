@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { editDistance } from '../contract/index.js';
 import { normalizeForwardTarget, parseRoute } from '../listener/index.js';
 import { UsageError } from '../errors.js';
+import { jsonErrorAt } from './json-error.js';
 
 /** `clockhook.config.json`'s `listen` part, as the schema shipped beside it (clockhook.config.schema.json) says. */
 export interface ListenConfigFile {
@@ -110,14 +111,6 @@ export function checkConfig(value: unknown, file: string): ListenConfigFile {
   return settings;
 }
 
-/** `:line:column` of a JSON syntax error, from the position V8 gives (1-based, as editors count). */
-function whereInJson(text: string, error: Error): string {
-  const at = /at position (\d+)/.exec(error.message);
-  if (!at) return '';
-  const before = text.slice(0, Number(at[1])).split('\n');
-  return `:${before.length}:${(before.at(-1) ?? '').length + 1}`;
-}
-
 /** Reads a config file: null when `optional` and there is none; a ConfigError for any other trouble. */
 export async function readConfigFile(
   file: string,
@@ -134,9 +127,7 @@ export async function readConfigFile(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(
-      `${file}${whereInJson(text, error as Error)} is not valid JSON: ${(error as Error).message}.`,
-    );
+    throw new ConfigError((await jsonErrorAt(file, text)) ?? `${file} is not valid JSON: ${(error as Error).message}.`);
   }
   return checkConfig(value, file);
 }

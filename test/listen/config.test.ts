@@ -1,3 +1,4 @@
+import { readConfigFile } from '../../src/listen/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +33,30 @@ describe('checkConfig', () => {
     [[1, 2], /it must be an object/],
   ])('refuses %j, naming the key path and what is allowed', (value, message) => {
     expect(() => checkConfig(value, FILE)).toThrow(message);
+  });
+
+  it('names the line and column of a JSON mistake, with the line quoted and a caret under the column', async () => {
+    const dir = await tempDir();
+    const file = join(dir.path, 'clockhook.config.json');
+    const said = async (text: string) => {
+      await writeFile(file, text);
+      return readConfigFile(file, { optional: false }).then(
+        () => '',
+        (error: Error) => error.message,
+      );
+    };
+    try {
+      const trailing = '{\n  "listen": {\n    "port": 4300,\n    "path": "/",\n  }\n}\n';
+      expect(await said(trailing)).toBe(
+        `${file}:4:16: not valid JSON: a trailing comma, which JSON allows none of: delete it.\n      "path": "/",\n                 ^`,
+      );
+      const missing = '{\n  "listen": {\n    "port": 4300,\n    "path": ,\n    "events": ["*"]\n  }\n}\n';
+      expect(await said(missing)).toBe(
+        `${file}:4:13: not valid JSON: a value is missing here.\n      "path": ,\n              ^`,
+      );
+    } finally {
+      await dir.remove();
+    }
   });
 
   it('takes the settings of the schema shipped with the package, and no other', async () => {
@@ -88,8 +113,8 @@ describe('listen with clockhook.config.json', () => {
     expect(bad.stderr).toMatch(/^clockhook: bad\.json: unknown key listen\.prot \(did you mean port\?\)/);
     // A syntax error by line and column, as an editor counts them.
     await writeFile(join(dir.path, 'broken.json'), '{\n  "listen": {\n    "port": 4300\n    "path": "/"\n  }\n}\n');
-    expect((await runCli(['listen', '--config', 'broken.json'], { cwd: dir.path })).stderr).toMatch(
-      /^clockhook: broken\.json:4:5 is not valid JSON/,
+    expect((await runCli(['listen', '--config', 'broken.json'], { cwd: dir.path })).stderr).toBe(
+      'clockhook: broken.json:4:5: not valid JSON: a comma is missing before this.\n      "path": "/"\n      ^\n',
     );
     // A bad route by the file and the key, never as a flag the user did not type.
     for (const [route, why] of [
