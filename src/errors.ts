@@ -62,6 +62,12 @@ export class ActionError extends CliError {
   }
 }
 
+/** What to say of an error on a line of its own: an explained one's words, else its message; never its class. */
+export function explained(error: unknown): string {
+  if (error instanceof ClockhookError) return error.said();
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** The exit code an error states, or null for one that states none (a bug). */
 export function exitCodeOf(error: unknown): ExitCode | null {
   const code = (error as { exitCode?: unknown } | null)?.exitCode;

@@ -90,7 +90,7 @@ export function fileFailure(error: unknown, what: string): CliError | null {
     : (reasons[code ?? ''] ?? (error as Error).message);
   const next =
     code === 'ENOSPC'
-      ? 'Free some space, or run in a folder on another disk'
+      ? 'clockhook needs a few MB free there: free some space, or run in a folder on another disk'
       : throughFile
         ? 'Give a path under a folder'
         : 'Run in a folder you can write to';

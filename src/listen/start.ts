@@ -1,4 +1,5 @@
 import { isTaken } from '../contract/index.js';
+import { explained } from '../errors.js';
 import { FolderKeeper } from '../folder/index.js';
 import type { Inspector } from '../inspector/index.js';
 import { connectApi } from './api-link.js';
@@ -109,7 +110,8 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
   const setup = setupOf(config, () => endpointWatch?.deliveryFailed());
   const { logger, cleanups } = setup;
   const unwind = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => logger.error(String(error)));
+    for (const cleanup of cleanups.splice(0).reverse())
+      await cleanup().catch((error: unknown) => logger.error(`clockhook: ${explained(error)}`));
   };
   try {
     const started = await startDeliveries(setup);

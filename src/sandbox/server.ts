@@ -9,7 +9,7 @@ import { DEFAULT_ACCOUNT, openSandboxState } from './state.js';
 import { ensureDefaultAccount } from './requests.js';
 import { type AttemptReport, DeliveryWorker, realTimer, type SetTimer } from './worker.js';
 import { closeNow, listenOn } from '../http/index.js';
-import { OptionError } from '../errors.js';
+import { explained, OptionError } from '../errors.js';
 import {
   claimStateFile,
   DEFAULT_DISCOVERY_PATH,
@@ -125,7 +125,7 @@ async function sandboxInUse(config: typeof DEFAULTS, pid: number): Promise<strin
 async function serveApi(sandboxApi: SandboxApi, config: typeof DEFAULTS) {
   const server: Server = createServer((req, res) => {
     sandboxApi.handle(req, res).catch((error) => {
-      config.logger.error(`sandbox: ${String(error)}`);
+      config.logger.error(`sandbox: ${explained(error)}`);
       res.destroy();
     });
   });

@@ -6,7 +6,7 @@ import { type CaptureListener, type CaptureObserver, HeldCaptures } from './held
 import { JournalAdapter } from './journal.js';
 import type { StoreData } from './snapshot.js';
 import { StoreGuard } from './guard.js';
-import { isDiskFull, DiskFullError } from './disk-full.js';
+import { isDiskFull, DiskFullError, spaceNeeded } from './disk-full.js';
 import { OptionError } from '../errors.js';
 import { claimStateFile, folderFiles, FolderKeeper } from '../folder/index.js';
 import { dirname } from 'node:path';
@@ -349,11 +349,11 @@ export class CaptureStore {
         await this.#db.write().catch((error: Error) => {
           if (!isDiskFull(error)) throw error;
           this.#logger.warn(
-            `The disk holding ${this.path} is full: the store is left as its journal (${this.#adapter.journalPath}), nothing lost; the next start folds it in.`,
+            `The disk holding ${this.path} is full: the store is left as its journal (${this.#adapter.journalPath}), nothing lost; the next start folds it in, which needs ${spaceNeeded(this.#adapter.bytesOnDisk)} free.`,
           );
         });
       } catch (error) {
-        throw isDiskFull(error) ? new DiskFullError(this.path, error as Error) : error;
+        throw isDiskFull(error) ? new DiskFullError(this.path, error as Error, this.#adapter.bytesOnDisk) : error;
       } finally {
         this.#adapter.close();
         await this.#ownKeeper?.stop();

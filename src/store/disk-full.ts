@@ -15,10 +15,18 @@ export class DiskFullError extends CliError {
   constructor(
     readonly path: string,
     cause: Error,
+    /** Bytes the store must write, when known. */
+    needed?: number,
   ) {
     super(
-      `The disk holding ${path} is full (${(cause as NodeJS.ErrnoException).code}): clockhook could not write its capture store there. Free some space (or give --db a path on another disk) and start again; nothing it had acknowledged is lost.`,
+      `The disk holding ${path} is full (${(cause as NodeJS.ErrnoException).code}): clockhook could not write its capture store there, which needs ${spaceNeeded(needed)} free. Free some space (or give --db a path on another disk) and start again; nothing it had acknowledged is lost.`,
       { cause },
     );
   }
+}
+
+/** How much room a write needs, as people read it: "about 3 MB", or "a few MB" when it is not known. */
+export function spaceNeeded(bytes?: number): string {
+  if (bytes === undefined || bytes < 1024 * 1024) return 'a few MB';
+  return `about ${Math.ceil(bytes / (1024 * 1024)) + 1} MB`;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import { formatMiB } from '../size.js';
+import { spaceNeeded } from './disk-full.js';
 
 /** How long after a fold or compaction failed (a full disk) the next one is tried. */
 export const HOUSEKEEPING_RETRY_MS = 30_000;
@@ -30,7 +31,7 @@ export class Housekeeping {
     if (this.#failing) return;
     this.#failing = true;
     this.logger.warn(
-      `Could not rewrite the capture store ${this.path}: ${error.message}. Nothing is lost and deliveries go on: each is kept in ${journal.path} (${formatMiB(journal.bytes)} now), which grows until there is room; trying again every ${HOUSEKEEPING_RETRY_MS / 1000} s.`,
+      `Could not rewrite the capture store ${this.path}: ${error.message}. Nothing is lost and deliveries go on: each is kept in ${journal.path} (${formatMiB(journal.bytes)} now), which grows until there is room (rewriting it needs ${spaceNeeded(journal.bytes)} free); trying again every ${HOUSEKEEPING_RETRY_MS / 1000} s.`,
     );
   }
 

@@ -163,6 +163,11 @@ export class JournalAdapter implements Adapter<StoreData> {
   }
 
   /** Whether a snapshot was read or written: one missing from then on was deleted. */
+  /** The store's bytes on the disk now (snapshot and journal): about what a fold into one file writes. */
+  get bytesOnDisk(): number {
+    return this.#snapshotBytes + this.#journalBytes;
+  }
+
   get hasSnapshot(): boolean {
     return this.#snapshotBytes > 0;
   }
