@@ -107,8 +107,8 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
   const relayEnded = new Promise<RelayEvent>((resolve) => (letGo = resolve));
   const say = (print: () => void) => (beforeReady ? beforeReady.push(print) : print());
   const options = listenOptionsOf(flags, say, (event) => letGo(event));
-  const session = await startListen(options).catch((error: unknown) => {
-    throw explainStartFailure(error, options.host ?? D.host, options.port ?? D.port);
+  const session = await startListen(options).catch(async (error: unknown) => {
+    throw await explainStartFailure(error, options.host ?? D.host, options.port ?? D.port);
   });
   // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
   const stopped = onShutdown('listen', () => session.close()).then(() => null);
@@ -145,6 +145,6 @@ function relayEndWords(event: RelayEvent): string {
 }
 
 /** A start that failed on the system (a port, a file): said for people; anything else as it is. */
-function explainStartFailure(error: unknown, host: string, port: number): unknown {
-  return fileFailure(error, 'the store') ?? bindFailure(error, host, port, 'another clockhook listen') ?? error;
+async function explainStartFailure(error: unknown, host: string, port: number): Promise<unknown> {
+  return fileFailure(error, 'the store') ?? (await bindFailure(error, host, port, 'another clockhook listen')) ?? error;
 }

@@ -1,6 +1,7 @@
 import { BAD_PORT_WHY, isBadPort } from '../http/index.js';
 import { parseSize } from '../size.js';
 import { CliError, UsageError } from '../errors.js';
+import { nextFreePort, portHolder } from './port-taken.js';
 import { flushOutput, keepServingWithoutOutput } from './output.js';
 
 /**
@@ -101,11 +102,21 @@ export function fileFailure(error: unknown, what: string): CliError | null {
  * A server that could not listen, said for people: the port is taken, is not ours to use, or the
  * address is not this machine's. Null for any other error. `holder`: who likely holds the port.
  */
-export function bindFailure(error: unknown, host: string, port: number, holder: string): CliError | null {
+export async function bindFailure(
+  error: unknown,
+  host: string,
+  port: number,
+  holder: string,
+): Promise<CliError | null> {
   const { code, syscall } = error as NodeJS.ErrnoException;
   if (syscall !== 'listen' && syscall !== 'bind' && syscall !== 'getaddrinfo') return null;
-  if (code === 'EADDRINUSE')
-    return new CliError(`port ${port} on ${host} is in use (${holder}?). Stop it, or pick another with --port.`);
+  if (code === 'EADDRINUSE') {
+    const [who, next] = await Promise.all([portHolder(port), nextFreePort(port, host)]);
+    const other = next === null ? '' : `--port ${next} (free now) or `;
+    return new CliError(
+      `port ${port} on ${host} is in use by ${who ?? `another program (${holder}?)`}. Stop it, or pick another: ${other}--port 0 (any free port).`,
+    );
+  }
   if (code === 'EACCES' || code === 'EPERM')
     return new CliError(`no permission to listen on port ${port}; use a port above 1024 with --port.`);
   return new CliError(

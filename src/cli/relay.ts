@@ -122,7 +122,7 @@ async function runRelay(flags: RelayFlags): Promise<void> {
     maxChannels: parsePositiveInt(flags.maxChannels, '--max-channels'),
     logger: consoleLogger,
     onRequest: (log) => (flags.json ? printLine(log) : console.log(requestLine(log))),
-  }).catch((error: NodeJS.ErrnoException) => {
+  }).catch(async (error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT' || error.code === 'EACCES') {
       throw new CliError(
         `cannot read the TLS file ${error.path}: ${error.code === 'ENOENT' ? 'no such file' : 'permission denied'}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`,
@@ -130,7 +130,7 @@ async function runRelay(flags: RelayFlags): Promise<void> {
     }
     if (/could not reach Redis/.test(String(error.message)))
       throw new CliError(`${error.message}. Is Redis running, and is --redis its URL?`);
-    throw bindFailure(error, flags.host, port, 'another relay') ?? error;
+    throw (await bindFailure(error, flags.host, port, 'another relay')) ?? error;
   });
   // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
   const stopped = onShutdown('relay', async () => {

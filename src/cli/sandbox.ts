@@ -56,8 +56,10 @@ export function registerSandbox(program: Command): void {
         logger: consoleLogger,
         onAttempt: (report) =>
           flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report)),
-      }).catch((error: NodeJS.ErrnoException) => {
-        throw fileFailure(error, 'the state') ?? bindFailure(error, flags.host, port, 'another sandbox') ?? error;
+      }).catch(async (error: NodeJS.ErrnoException) => {
+        throw (
+          fileFailure(error, 'the state') ?? (await bindFailure(error, flags.host, port, 'another sandbox')) ?? error
+        );
       });
 
       // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.

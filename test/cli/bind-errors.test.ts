@@ -30,11 +30,12 @@ describe('long-running commands that cannot listen say why', () => {
     it(`${name}: a port in use`, async () => {
       const res = await runCli([...args, '--host', '127.0.0.1', '--port', String(taken)], { cwd: dir.path });
       expect(res.code).toBe(1);
-      expect(res.stderr).toMatch(
-        new RegExp(
-          `^clockhook: port ${taken} on 127\\.0\\.0\\.1 is in use \\(another .+\\?\\)\\. Stop it, or pick another with --port\\.`,
-        ),
+      // The holder is this test's own process; the port offered is one that was free a moment ago.
+      const said = new RegExp(
+        `^clockhook: port ${taken} on 127\\.0\\.0\\.1 is in use by pid ${process.pid} \\(.*node.*\\)\\. Stop it, or pick another: --port (\\d+) \\(free now\\) or --port 0 \\(any free port\\)\\.\n$`,
       );
+      expect(res.stderr).toMatch(said);
+      expect(Number(said.exec(res.stderr)?.[1])).toBeGreaterThan(taken);
     });
 
     it(`${name}: an address that is not this machine's`, async () => {
@@ -46,6 +47,27 @@ describe('long-running commands that cannot listen say why', () => {
       expect(res.stderr).not.toMatch(/\n\s+at /);
     });
   }
+
+  // The default port is one a developer's own listen often holds: the message names it and a port to use.
+  it('listen: the default port taken', async () => {
+    const own = createServer();
+    const ours = await new Promise<boolean>((resolve) => {
+      own.once('error', () => resolve(false)); // held already (by the developer's own listen): just as good
+      own.listen(4300, '127.0.0.1', () => resolve(true));
+    });
+    try {
+      const res = await runCli(commands.listen, { cwd: dir.path });
+      expect(res.code).toBe(1);
+      const holder = ours ? `pid ${process.pid} \\(.*node.*\\)` : 'pid \\d+ \\(.+\\)';
+      expect(res.stderr).toMatch(
+        new RegExp(
+          `^clockhook: port 4300 on 127\\.0\\.0\\.1 is in use by ${holder}\\. Stop it, or pick another: --port \\d+ \\(free now\\) or --port 0 \\(any free port\\)\\.\n$`,
+        ),
+      );
+    } finally {
+      if (ours) await new Promise((resolve) => own.close(resolve));
+    }
+  });
 
   it('listen: an IP address another machine has', async () => {
     const res = await runCli([...commands.listen, '--host', '192.0.2.1', '--port', '0'], { cwd: dir.path });

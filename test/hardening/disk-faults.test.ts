@@ -177,7 +177,7 @@ describe.skipIf(!canMount)('the store on a disk that fills up', () => {
       expect(failed.stderr.trim().split('\n')).toHaveLength(1);
       expect(failed.stderr).toMatch(/the disk is full.*needs a few MB free there: free some space/);
       expect(failed.stderr).toMatch(extra.length > 0 ? /store\.json/ : /\.clockhook\//); // which file
-      expect(failed.stderr).not.toMatch(/Error\b|    at /);
+      expect(failed.stderr).not.toMatch(/Error\b| {4}at /);
     }
     expect(existsSync(join(mount, 'store.json.lock'))).toBe(false);
     unfill(mount);
@@ -223,7 +223,7 @@ describe.skipIf(!canMount)('a stop on a full disk', () => {
     const full = stopping.stderr.split('\n').filter((line) => /full/.test(line));
     expect(full).toHaveLength(1);
     expect(full[0]).toMatch(/needs (a few|about \d+) MB free/);
-    expect(stopping.stderr).not.toMatch(/Error\b|    at /);
+    expect(stopping.stderr).not.toMatch(/Error\b| {4}at /);
     expect(stopping.stderr).not.toMatch(/^clockhook: .*ENOSPC[^\n]*$/m);
     unfill(mount);
     listen = await startListenProcess(['--secret', SECRET, '--no-inspector'], mount);
