@@ -70,6 +70,17 @@ function bodySource(body: Buffer): Stream {
 
 const describeError = (error: NodeJS.ErrnoException) => describeConnectionError(error, 'the app');
 
+/**
+ * Takes off `req` the listeners http-proxy added for a send that is over: each `web()` adds an 'aborted' and an
+ * 'error' one, the newest. A delivery sent again 11 times while the app was down made Node warn of a leak.
+ */
+function forgetSend(req: IncomingMessage): void {
+  for (const event of ['aborted', 'error'] as const) {
+    const newest = req.listeners(event).at(-1) as ((...args: unknown[]) => void) | undefined;
+    if (newest) req.removeListener(event, newest);
+  }
+}
+
 export interface ForwarderOptions {
   /** How long a delivery waits for an app that is not answering (see AppWait); 0: not at all. @default 0 */
   waitForAppMs?: number;
@@ -274,6 +285,7 @@ export class Forwarder {
    */
   #resend(req: IncomingMessage, pending: Pending): void {
     pending.proxyReq = undefined;
+    forgetSend(req);
     // http-proxy appended its X-Forwarded-* values to the request's headers: take them off again.
     for (const name of APPENDED_FORWARD_HEADERS) {
       const value = req.headers[name] as string | undefined;
