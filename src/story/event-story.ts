@@ -1,6 +1,7 @@
 // An event's story as every surface gets it, told from its summary (see summary.ts): the state of the event
 // from its newest capture and what the service says, and what each capture an answer carries was for it.
 import type { Capture, DeliveryKind } from '../store/index.js';
+import { LIMITS } from '../contract/index.js';
 import { type Outcome, outcomeOf } from './outcome.js';
 import type { EventSummary } from './summary.js';
 import { type EventState, kindTone, kindWords, type NextAttempt, stateTone, stateWords, type Tone } from './words.js';
@@ -67,12 +68,37 @@ function serviceState(service: ServiceView): { state: EventState; next: NextAtte
   return { state: 'pending', next: null };
 }
 
+/** A request clockhook refused that is no delivery of an event: no envelope, or no signature at all. */
+const carriesNoEvent = (capture: Capture) =>
+  capture.rejected !== null && (!capture.envelope || capture.signature.status === 'missing');
+
+/**
+ * What the service still does with an event a replay delivered here: its newest delivery held failed, so it
+ * sends it again while it has attempts left. The service's view says when, where it was asked; else the
+ * attempt is told from the deliveries held (not when: the sandbox's --time-scale is not known here).
+ */
+function stillToCome(summary: EventSummary, service: ServiceView): NextAttempt | null {
+  if (service.delivered || service.ended) return null;
+  if (service.next) return service.next;
+  const newest = summary.resend === null ? undefined : summary.get(summary.resend);
+  if (!newest || newest.source !== 'delivery' || ['2xx', 'pending'].includes(outcomeOf(newest))) return null;
+  const { kind, retry } = summary.kindOf(newest);
+  const attempt = kind === 'first' ? 1 : kind === 'retry' && retry !== undefined ? retry + 1 : null;
+  return attempt !== null && attempt < LIMITS.deliveryAttempts ? { attempt: attempt + 1, dueAt: null } : null;
+}
+
 /** The state of an event from its newest capture and what the service says, where it was asked. */
-function stateOf(latest: Capture | undefined, service: ServiceView): { state: EventState; next: NextAttempt | null } {
-  if (!latest) return serviceState(service);
+function stateOf(
+  summary: EventSummary | undefined,
+  service: ServiceView,
+): { state: EventState; next: NextAttempt | null } {
+  const latest = summary?.latestCapture();
+  if (!summary || !latest) return serviceState(service);
   const outcome = outcomeOf(latest);
   if (outcome === 'pending') return { state: 'pending', next: null };
-  if (outcome === '2xx') return { state: 'delivered', next: null };
+  if (outcome === '2xx')
+    return { state: 'delivered', next: latest.source === 'replay' ? stillToCome(summary, service) : null };
+  if (carriesNoEvent(latest)) return { state: 'rejected', next: null };
   if (service.ended === 'gave-up') return { state: 'given-up', next: null };
   if (service.ended === 'disabled') return { state: 'disabled', next: null };
   return { state: 'failing', next: service.next ?? null };
@@ -101,7 +127,7 @@ export function tellStory(
   { now, service = {}, captures = [] }: { now: number; service?: ServiceView; captures?: readonly Capture[] },
 ): EventStory {
   const latest = summary?.latestCapture();
-  const { state, next } = stateOf(latest, service);
+  const { state, next } = stateOf(summary, service);
   const deliveries: Record<string, DeliveryStory> = {};
   if (summary) for (const capture of captures) deliveries[capture.id] = deliveryStoryOf(summary, capture);
   return {

@@ -32,7 +32,8 @@ export class EventSummary {
 
   constructor(
     readonly key: string,
-    private readonly get: Lookup,
+    /** A held capture by id. */
+    readonly get: Lookup,
   ) {}
 
   get size(): number {

@@ -6,9 +6,10 @@ import { LIMITS } from '../contract/index.js';
 /**
  * An event's state: delivered (its latest delivery or replay got a 2xx); failing (the latest did not);
  * given up (the service made its five attempts); disabled (nothing comes while the endpoint is disabled);
- * missed (it never reached this listen); pending (its latest is still with the app).
+ * missed (it never reached this listen); pending (its latest is still with the app); rejected (a request
+ * clockhook refused that carries no event: unsigned, or not an envelope; nobody sends it again).
  */
-export type EventState = 'pending' | 'delivered' | 'failing' | 'given-up' | 'disabled' | 'missed';
+export type EventState = 'pending' | 'delivered' | 'failing' | 'given-up' | 'disabled' | 'missed' | 'rejected';
 
 /** The service's next attempt at an event, when one is due. */
 export interface NextAttempt {
@@ -52,8 +53,12 @@ export function stateWords(state: EventState, next: NextAttempt | null, now: num
   switch (state) {
     case 'pending':
       return 'on its way (no answer yet)';
-    case 'delivered':
-      return 'delivered';
+    case 'delivered': {
+      // Taken here by a replay while the service's own attempt failed: it still comes, as a duplicate.
+      if (!next) return 'delivered';
+      const when = next.dueAt === null ? '' : ` ${inTime(next.dueAt, now)}`;
+      return `delivered here by a replay; the service still tries again${when} (attempt ${next.attempt} of ${LIMITS.deliveryAttempts}), and that delivery arrives as a duplicate`;
+    }
     case 'failing': {
       if (!next) return 'failing';
       const when = next.dueAt === null ? '' : ` ${inTime(next.dueAt, now)}`;
@@ -65,6 +70,8 @@ export function stateWords(state: EventState, next: NextAttempt | null, now: num
       return 'disabled: nothing comes while the endpoint is disabled';
     case 'missed':
       return 'missed: it never reached this listen';
+    case 'rejected':
+      return 'rejected: it carries no event (unsigned, or not an envelope), so nothing sends it again';
   }
 }
 
@@ -84,5 +91,5 @@ export function kindTone(kind: DeliveryKind): Tone {
 export function stateTone(state: EventState): Tone {
   if (state === 'delivered') return 'ok';
   if (state === 'missed') return 'warn';
-  return state === 'pending' ? 'plain' : 'bad';
+  return state === 'pending' || state === 'rejected' ? 'plain' : 'bad';
 }

@@ -112,6 +112,49 @@ describe("an event's state", () => {
     expect(story).toMatchObject({ state: 'delivered', failed: false, latest: replay.id, resend: first.id });
   });
 
+  it('says both when a replay was taken here while the service still has attempts to make', () => {
+    const [first, retry] = asListened(arrive('evt_a', 0, 500), arrive('evt_a', 60, 503));
+    const replay = arrive('evt_a', 70, 200, { source: 'replay', replayOf: retry.id, kind: 'replay' });
+    // Told from the deliveries held: retry 1 was attempt 2, so attempt 3 comes (not when: no service asked).
+    expect(eventStoryOf('evt_a', [first, retry, replay], { now: T0 })).toMatchObject({
+      state: 'delivered',
+      failed: false,
+      next: { attempt: 3, dueAt: null },
+      words:
+        'delivered here by a replay; the service still tries again (attempt 3 of 5), and that delivery arrives as a duplicate',
+    });
+    // The service's view says when; and nothing more once it has given up, or once it was delivered.
+    const next = { attempt: 3, dueAt: T0 + 120_000 };
+    expect(eventStoryOf('evt_a', [first, retry, replay], { now: T0, service: { next } }).words).toMatch(
+      /^delivered here by a replay; the service still tries again in 2 min \(attempt 3 of 5\)/,
+    );
+    for (const service of [{ ended: 'gave-up' as const }, { delivered: true }])
+      expect(eventStoryOf('evt_a', [first, retry, replay], { service })).toMatchObject({
+        words: 'delivered',
+        next: null,
+      });
+    // A replay after a delivery the app took: nothing more comes.
+    const taken = arrive('evt_b', 0, 200);
+    const again = arrive('evt_b', 5, 200, { source: 'replay', replayOf: taken.id, kind: 'replay' });
+    expect(eventStoryOf('evt_b', [taken, again]).words).toBe('delivered');
+  });
+
+  it('calls a refused request that carries no event rejected, never a failing event', () => {
+    const refused = { rejected: { statusCode: 400, code: 'signature_missing' }, forward: undefined };
+    const unsigned = arrive('evt_u', 0, null, { ...refused, signature: { status: 'missing' } });
+    const noEnvelope = arrive('x', 1, null, { ...refused, envelope: null, signature: { status: 'valid' } });
+    for (const capture of [unsigned, noEnvelope]) {
+      const story = storiesOf([capture]).get(capture.envelope?.id ?? capture.id);
+      expect(story).toMatchObject({ state: 'rejected', failed: false, tone: 'plain' });
+      expect(story?.words).toBe(
+        'rejected: it carries no event (unsigned, or not an envelope), so nothing sends it again',
+      );
+    }
+    // A delivery of an event signed with another secret is one the service retries: failing.
+    const forged = arrive('evt_f', 2, null, { ...refused, signature: { status: 'invalid' } });
+    expect(eventStoryOf('evt_f', [forged]).state).toBe('failing');
+  });
+
   it('is pending while its latest is with the app, and takes the service view where it was asked', () => {
     expect(eventStoryOf('evt_a', [arrive('evt_a', 0, 'pending')]).state).toBe('pending');
     const failed = [arrive('evt_a', 0, 500)];
