@@ -1,7 +1,9 @@
 import { signPayload } from '../contract/index.js';
 import { withoutHopByHop } from '../http/index.js';
 import { postBytes } from '../http/index.js';
+import type { ReplayResult } from '../listener/index.js';
 import type { Capture } from '../store/index.js';
+import type { CaptureStory } from '../story/index.js';
 
 /** What one replay got. */
 export interface ReplayOutcome {
@@ -12,7 +14,12 @@ export interface ReplayOutcome {
   status: number | null;
   durationMs: number;
   target: string;
+  /** Why it was not sent, or why the app did not answer. */
   error?: string;
+  /** The gist of the app's answer when it did not take it (through a running listen). */
+  answer?: string;
+  /** What the replay was for its event, and the event's state after it (through a running listen). */
+  story?: CaptureStory;
 }
 
 /** Headers of a captured request as they go out again: not those of its connection, its length or host. */
@@ -97,13 +104,16 @@ export async function connectToListen(inspectorUrl: string) {
           target,
           error: answer.error?.message,
         };
-      const data = answer.data as { captureId: string; statusCode: number; durationMs: number };
+      const data = answer.data as ReplayResult;
       return {
         captureId: capture.id,
         replayId: data.captureId,
         status: data.statusCode,
         durationMs: data.durationMs,
         target,
+        ...(data.error ? { error: data.error } : {}),
+        ...(data.answer ? { answer: data.answer } : {}),
+        ...(data.story ? { story: data.story } : {}),
       };
     },
     close: () => socket.close(),

@@ -33,6 +33,7 @@ import {
   type ReplayRequest,
   type ReplayResult,
   replayRequest,
+  replayResult,
 } from './replay.js';
 import { normalizeBasePath } from './target.js';
 import { verifyDelivery } from './verify.js';
@@ -164,7 +165,8 @@ export class Listener {
         'replay_failed',
         `The replay was refused with ${answer.status}: ${errorMessage(answer.body)}`,
       );
-    return { captureId: capture.id, statusCode: answer.status, durationMs: Math.round(performance.now() - started) };
+    const replayed = store.get(capture.id) ?? capture;
+    return replayResult(replayed, answer, performance.now() - started, this.stories.captureStory(replayed));
   }
 
   /** Stops accepting, lets in-flight requests finish (at most `graceMs`), then closes. Safe to call twice. */

@@ -1,7 +1,9 @@
-import { signPayload } from '../contract/index.js';
-import { HOP_BY_HOP } from '../http/index.js';
+import { isTaken, signPayload } from '../contract/index.js';
+import { answerExcerpt } from '../shared/excerpt.js';
+import { errorMessage, HOP_BY_HOP } from '../http/index.js';
 import { ActionError } from '../errors.js';
 import type { Capture, CaptureStore } from '../store/index.js';
+import type { CaptureStory } from '../story/index.js';
 import type { DirectRequest } from './direct.js';
 
 export interface ReplayRequest {
@@ -15,8 +17,15 @@ export interface ReplayRequest {
 export interface ReplayResult {
   /** The replay's own capture. */
   captureId: string;
+  /** The status the app answered, or the listener's own 502/504 when it did not answer. */
   statusCode: number;
   durationMs: number;
+  /** Why the app did not answer (connection refused, and how long it was waited for), as the sender was told. */
+  error?: string;
+  /** The gist of the app's answer when it did not take the replay. */
+  answer?: string;
+  /** What the replay was for its event, and the event's state after it. */
+  story?: CaptureStory;
 }
 
 /** A replay handed to the listener's `deliver`: the capture it repeats, and whether its body was changed. */
@@ -88,4 +97,27 @@ export function replayRequest(
     headers['x-service-signature'] = signPayload({ payload: bytes, secret, timestamp: Math.floor(now / 1000) });
   }
   return { method: original.method, path: original.path, headers, body: bytes };
+}
+
+/**
+ * What a replay got, as its asker is told: the status, and why the app did not answer (the message the sender
+ * got) or the gist of what it said when it did not take it, with the replay's story.
+ */
+export function replayResult(
+  replayed: Capture,
+  answer: { status: number; body: Buffer },
+  durationMs: number,
+  story: CaptureStory,
+): ReplayResult {
+  const { forward } = replayed;
+  const excerpt =
+    forward && forward.statusCode !== null && !isTaken(forward.statusCode) ? answerExcerpt(forward) : null;
+  return {
+    captureId: replayed.id,
+    statusCode: answer.status,
+    durationMs: Math.round(durationMs),
+    ...(forward && forward.statusCode === null ? { error: errorMessage(answer.body) } : {}),
+    ...(excerpt ? { answer: excerpt } : {}),
+    story,
+  };
 }

@@ -1,46 +1,45 @@
-// The tools over the capture store of this folder: list, get, diff, wait for the next, replay.
+// The tools that read the capture store of this folder: list, get (a part of the body at a time), diff.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { headerDiff, jsonDiff } from '../shared/json-diff.js';
-import { connectToListen, OUTCOMES, parseSince, selectCaptures, wholeCapture } from '../captures/index.js';
+import { parseSince, selectCaptures } from '../captures/index.js';
 import { isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import { storiesOf } from '../story/index.js';
-import { listenHere, type McpContext, readStore } from './context.js';
-import { captureLine, captureSummary, MCP_TYPE_LISTING, result, UNTRUSTED } from './present.js';
+import { bodyInputs, ID_CHARS, short } from './bounds.js';
+import { type McpContext, readStore } from './context.js';
+import {
+  captureLine,
+  captureSummary,
+  captureText,
+  MCP_TYPE_LISTING,
+  result,
+  shownCapture,
+  UNTRUSTED,
+} from './present.js';
+import * as schema from './schemas.js';
 
-const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
-const capture = z.looseObject({ id: z.string() });
+export const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
 
-function checkedType(type: string | undefined): string | undefined {
+/** Inputs shared by the tools that name an event type or a capture. */
+export const typeInput = z
+  .string()
+  .max(ID_CHARS)
+  .describe('an event type, e.g. punch.created (list_event_types lists them)');
+export const captureIdInput = z.string().max(ID_CHARS).describe('a capture id, cap_… (list_captures shows them)');
+export const eventIdInput = z.string().max(ID_CHARS).describe("an event id, evt_… (the envelope's id)");
+
+/** The type, when it is one of the contract's (or the ping's); else a tool error naming the close ones. */
+export function checkedType(type: string | undefined): string | undefined {
   if (type !== undefined && type !== PING_EVENT_TYPE && !isDomainEventType(type))
     throw new Error(`type: ${unknownTypeWords(type, MCP_TYPE_LISTING)}.`);
   return type;
 }
 
-function named(reading: StoreReading, id: string): Capture {
+export function named(reading: StoreReading, id: string): Capture {
   const found = reading.captures.find((c) => c.id === id);
-  if (!found) throw new Error(`No capture ${id} in ${reading.path}: list_captures shows the ones there.`);
+  if (!found) throw new Error(`No capture ${short(id)} in ${reading.path}: list_captures shows the ones there.`);
   return found;
-}
-
-/** A capture whole, as `captures show --json` gives it, with its story. */
-async function whole(reading: StoreReading, found: Capture) {
-  return wholeCapture(found, await reading.body(found), storiesOf(reading.captures));
-}
-
-const answered = (c: Capture) => c.forward !== undefined || c.rejected !== null;
-
-/** Polls the store until a capture `match` takes has been answered, or the time is up. */
-async function nextAnswered(ctx: McpContext, match: (c: Capture) => boolean, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const reading = await readStore(ctx);
-    const found = reading.captures.findLast((c) => match(c) && answered(c));
-    if (found) return { reading, found };
-    if (Date.now() >= deadline) return null;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 function registerList(server: McpServer, ctx: McpContext): void {
@@ -49,59 +48,79 @@ function registerList(server: McpServer, ctx: McpContext): void {
     {
       title: 'List captures',
       description:
-        'The deliveries clockhook listen captured in this folder, newest first, each with what it was (first delivery, retry n, duplicate, replay) and its event state. status "failed": each event whose latest delivery or replay did not get a 2xx.',
+        "The requests clockhook listen captured in this folder, newest first: what each was for its event (first delivery, retry n, duplicate, replay), the status the sender got, the gist of the app's answer when it did not take it, and the event's state.",
       inputSchema: {
-        type: z.string().optional().describe('an event type, e.g. punch.created'),
-        status: z.enum(OUTCOMES as ['2xx', 'failed', 'rejected']).optional(),
-        since: z.string().optional().describe('10m, 2h, 1d, or an ISO time'),
-        limit: z.number().int().min(1).max(1000).default(20),
+        type: typeInput.optional(),
+        eventId: eventIdInput.optional().describe('only the captures of this event id, evt_…'),
+        status: z
+          .enum(['2xx', 'failed', 'rejected'])
+          .optional()
+          .describe(
+            '2xx: the app took it; failed: the newest capture of each event whose latest delivery or replay did not get a 2xx (what needs fixing); rejected: clockhook refused it itself (a bad or missing signature, not an envelope), never forwarded',
+          ),
+        since: z.string().max(40).optional().describe('10m, 2h, 1d, or an ISO time'),
+        limit: z.number().int().min(1).max(1000).default(20).describe('at most this many, the newest'),
       },
-      outputSchema: { captures: z.array(capture) },
+      outputSchema: { captures: z.array(schema.captureSummary) },
       annotations: READ_ONLY,
     },
-    async ({ type, status, since, limit }) => {
+    async ({ type, eventId, status, since, limit }) => {
       const from = since === undefined ? undefined : parseSince(since, Date.now());
-      if (from === null) throw new Error(`since ${since}: give 30s, 10m, 2h, 1d, or an ISO time.`);
+      if (from === null) throw new Error(`since ${short(since ?? '')}: give 30s, 10m, 2h, 1d, or an ISO time.`);
       const reading = await readStore(ctx);
       const stories = storiesOf(reading.captures);
+      const held =
+        eventId === undefined ? reading.captures : reading.captures.filter((c) => c.envelope?.id === eventId);
       const filter = { type: checkedType(type), status, since: from, limit };
-      const captures = selectCaptures(reading.captures, filter, stories).map((c) => captureSummary(c, stories));
-      const text = captures.length === 0 ? 'No captures match.' : captures.map(captureLine).join('\n');
-      return result(text, { captures });
+      const captures = selectCaptures(held, filter, stories).map((c) => captureSummary(c, stories));
+      const none = reading.captures.length === 0 ? 'No captures yet.' : 'No captures match.';
+      return result(captures.length === 0 ? none : captures.map(captureLine).join('\n'), { captures });
     },
   );
 }
 
-function registerGetAndDiff(server: McpServer, ctx: McpContext): void {
+function registerGet(server: McpServer, ctx: McpContext): void {
   server.registerTool(
     'get_capture',
     {
       title: 'Get a capture',
       description:
-        "One capture whole: the request (headers, the whole body), the app's answer, the signature verdict, and its story.",
-      inputSchema: { id: z.string().describe('a capture id, cap_…') },
-      outputSchema: { capture, untrusted: z.string() },
+        "One capture whole: the request's headers and body, the signature verdict, the app's answer (or why it did not answer), and its story. A body longer than maxBodyBytes comes a part at a time: truncated says so, nextBodyOffset where the next part begins.",
+      inputSchema: { id: captureIdInput, ...bodyInputs },
+      outputSchema: { capture: schema.wholeCapture, untrusted: schema.untrusted },
       annotations: READ_ONLY,
     },
-    async ({ id }) => {
+    async ({ id, maxBodyBytes, bodyOffset }) => {
       const reading = await readStore(ctx);
-      const found = named(reading, id);
-      const shown = await whole(reading, found);
-      const text = `${captureLine(captureSummary(found, storiesOf(reading.captures)))}\n${UNTRUSTED}`;
-      return result(text, { capture: shown, untrusted: UNTRUSTED });
+      const stories = storiesOf(reading.captures);
+      const shown = await shownCapture(reading, named(reading, id), stories, { max: maxBodyBytes, offset: bodyOffset });
+      return result(captureText(shown), { capture: shown, untrusted: UNTRUSTED });
     },
   );
+}
+
+function registerDiff(server: McpServer, ctx: McpContext): void {
+  const change = z.object({
+    path: z.string().describe('a JSON path (data.note), or a header name'),
+    before: z.unknown().optional().describe('the value in a; absent when a has none'),
+    after: z.unknown().optional().describe('the value in b; absent when b has none'),
+    cut: z.boolean().optional().describe('a value was longer than 4 KiB as JSON: shown as its JSON text, cut'),
+  });
   server.registerTool(
     'diff_captures',
     {
       title: 'Diff two captures',
       description:
         'What differs between two captures: each JSON path of the bodies with its old and new value, then the headers.',
-      inputSchema: { a: z.string().describe('the earlier capture id'), b: z.string().describe('the later capture id') },
+      inputSchema: {
+        a: captureIdInput.describe('the earlier capture id, cap_…'),
+        b: captureIdInput.describe('the later capture id, cap_…'),
+      },
       outputSchema: {
-        body: z.array(z.looseObject({ path: z.string() })),
-        headers: z.array(z.looseObject({ path: z.string() })),
-        untrusted: z.string(),
+        body: z.array(change),
+        headers: z.array(change),
+        leftOut: z.number().describe(`rows not shown: at most ${DIFF_ROWS} body paths are`),
+        untrusted: schema.untrusted,
       },
       annotations: READ_ONLY,
     },
@@ -115,86 +134,40 @@ function registerGetAndDiff(server: McpServer, ctx: McpContext): void {
           return bytes.toString('base64');
         }
       };
-      const body = jsonDiff(parse(await reading.body(before)), parse(await reading.body(after)));
-      const headers = headerDiff(before.headers, after.headers);
-      const text = `${body.length} body path(s) and ${headers.length} header(s) differ.\n${UNTRUSTED}`;
-      return result(text, { body, headers, untrusted: UNTRUSTED });
+      const rows = jsonDiff(parse(await reading.body(before)), parse(await reading.body(after)));
+      const body = rows.slice(0, DIFF_ROWS).map(bounded);
+      const headers = headerDiff(before.headers, after.headers).map(bounded);
+      const lines = [...body, ...headers]
+        .slice(0, 50)
+        .map((d) => `${d.path}: ${inLine(d.before)} -> ${inLine(d.after)}`);
+      const text = `${rows.length} body path(s) and ${headers.length} header(s) differ.\n${lines.join('\n')}\n${UNTRUSTED}`;
+      return result(text, { body, headers, leftOut: rows.length - body.length, untrusted: UNTRUSTED });
     },
   );
 }
 
-function registerWait(server: McpServer, ctx: McpContext): void {
-  server.registerTool(
-    'wait_for_delivery',
-    {
-      title: 'Wait for a delivery',
-      description:
-        "Waits for the next capture of a type or an event id that arrives after the call (an event id already captured returns its newest capture at once), and returns it once the app has answered, with the app's answer.",
-      inputSchema: {
-        type: z.string().optional(),
-        eventId: z.string().optional(),
-        timeoutMs: z.number().int().min(100).max(120_000).default(30_000),
-      },
-      outputSchema: { arrived: z.boolean(), capture: capture.optional(), untrusted: z.string() },
-      annotations: READ_ONLY,
-    },
-    async ({ type, eventId, timeoutMs }) => {
-      checkedType(type);
-      const { captures } = await readStore(ctx);
-      const before = new Set(captures.map((c) => c.id));
-      const seenEvent = eventId !== undefined && captures.some((c) => c.envelope?.id === eventId);
-      const match = (c: Capture) =>
-        (seenEvent || !before.has(c.id)) &&
-        (eventId === undefined || c.envelope?.id === eventId) &&
-        (type === undefined || c.envelope?.type === type);
-      const got = await nextAnswered(ctx, match, timeoutMs);
-      if (!got) return result(`Nothing arrived in ${timeoutMs} ms.`, { arrived: false, untrusted: UNTRUSTED });
-      const shown = await whole(got.reading, got.found);
-      const text = `${captureLine(captureSummary(got.found, storiesOf(got.reading.captures)))}\n${UNTRUSTED}`;
-      return result(text, { arrived: true, capture: shown, untrusted: UNTRUSTED });
-    },
-  );
+/** Body paths a diff shows at most. */
+const DIFF_ROWS = 200;
+/** Longest value a diff row shows, as JSON. */
+const VALUE_CHARS = 4096;
+
+/** A row of a diff with each value longer than VALUE_CHARS as JSON shown as its JSON text, cut. */
+function bounded<T extends { path: string; before: unknown; after: unknown }>(row: T) {
+  const long = (value: unknown) => value !== undefined && JSON.stringify(value).length > VALUE_CHARS;
+  if (!long(row.before) && !long(row.after)) return row;
+  const cutValue = (value: unknown) => (long(value) ? `${JSON.stringify(value).slice(0, VALUE_CHARS)}…` : value);
+  return { ...row, before: cutValue(row.before), after: cutValue(row.after), cut: true };
 }
 
-function registerReplay(server: McpServer, ctx: McpContext): void {
-  server.registerTool(
-    'replay',
-    {
-      title: 'Replay a capture',
-      description:
-        "Sends a capture to the app again through the running listen, re-signed with the current time (or as-is, with its original signature), optionally with an edited body; returns the replay's capture and the app's status.",
-      inputSchema: {
-        captureId: z.string(),
-        mode: z.enum(['resign', 'asis']).default('resign'),
-        body: z.string().optional().describe('an edited body (re-signed only)'),
-      },
-      outputSchema: { replayId: z.string(), status: z.number().nullable(), capture: capture.optional() },
-      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-    },
-    async ({ captureId, mode, body }) => {
-      if (mode === 'asis' && body !== undefined)
-        throw new Error('An edited body cannot go as-is: its old signature would not match. Use mode "resign".');
-      const listen = await listenHere(ctx);
-      const original = named(await readStore(ctx), captureId);
-      const connection = await connectToListen(listen.inspector);
-      const outcome = await connection
-        .replay(original, { asIs: mode === 'asis', body })
-        .finally(() => connection.close());
-      if (outcome.error || !outcome.replayId)
-        throw new Error(`The replay was not sent: ${outcome.error ?? 'no capture made'}.`);
-      const replayId = outcome.replayId;
-      const got = await nextAnswered(ctx, (c) => c.id === replayId, 5_000);
-      const summary = got ? captureSummary(got.found, storiesOf(got.reading.captures)) : undefined;
-      const text = summary ? captureLine(summary) : `Replayed as ${replayId}: the app answered ${outcome.status}.`;
-      return result(text, { replayId, status: outcome.status, ...(summary ? { capture: summary } : {}) });
-    },
-  );
-}
+/** A value of a diff in its line: JSON, 200 characters at most. */
+const inLine = (value: unknown) => {
+  const text = value === undefined ? '(none)' : JSON.stringify(value);
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+};
 
-/** The tools over the capture store. */
+/** The tools that read the capture store. */
 export function registerCaptureTools(server: McpServer, ctx: McpContext): void {
   registerList(server, ctx);
-  registerGetAndDiff(server, ctx);
-  registerWait(server, ctx);
-  registerReplay(server, ctx);
+  registerGet(server, ctx);
+  registerDiff(server, ctx);
 }

@@ -3,6 +3,15 @@ import { z } from 'zod';
 import { runChecks } from '../check/index.js';
 import { endpointOnFile, type McpContext } from './context.js';
 import { result } from './present.js';
+import { checkResult } from './schemas.js';
+
+const httpUrl = z
+  .string()
+  .max(2000)
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+    message: 'give an http:// or https:// URL of the receiver, e.g. http://localhost:3000/webhooks',
+  })
+  .describe('the receiver, an http(s) URL: http://localhost:3000/webhooks');
 
 /** `check_receiver`: clockhook check's battery against a URL, its table as data. */
 export function registerCheckTool(server: McpServer, ctx: McpContext): void {
@@ -12,21 +21,25 @@ export function registerCheckTool(server: McpServer, ctx: McpContext): void {
       title: 'Check a receiver',
       description:
         "Runs clockhook check's battery against the app's webhook URL: signed deliveries of several types, forged and stale signatures, the raw body, a duplicate, a ping, the time to answer. Signs with the endpoint secret listen registered here (or $CLOCKHOOK_SECRET).",
-      inputSchema: { url: z.string().url().describe('the receiver, e.g. http://localhost:3000/webhooks') },
+      inputSchema: { url: httpUrl },
       outputSchema: {
-        ok: z.boolean(),
-        checks: z.array(z.looseObject({ id: z.string(), status: z.string() })),
+        ok: z.boolean().describe('every check passed (a warning passes)'),
+        checks: z.array(checkResult),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
     async ({ url }) => {
       const secret = ctx.env.CLOCKHOOK_SECRET || (await endpointOnFile(ctx)).secret;
       const report = await runChecks({ target: new URL(url), secret });
-      const lines = report.checks.map((c) => `${c.status.toUpperCase()} ${c.id}${c.hint ? `: ${c.hint}` : ''}`);
-      return result(`${report.ok ? 'The receiver passes.' : 'The receiver fails a check.'}\n${lines.join('\n')}`, {
-        ok: report.ok,
-        checks: report.checks,
-      });
+      const lines = report.checks.map(
+        (c) => `${c.status.toUpperCase()} ${c.id}: sent ${c.sent}; got ${c.got}${c.hint ? `. ${c.hint}` : ''}`,
+      );
+      const verdict = report.ok ? 'The receiver passes.' : 'The receiver fails a check.';
+      const checks = report.checks.map(({ id, name, status, sent, got, hint }) => ({
+        ...{ id, name, status, sent, got },
+        ...(hint ? { hint } : {}),
+      }));
+      return result(`${verdict}\n${lines.join('\n')}`, { ok: report.ok, checks });
     },
   );
 }

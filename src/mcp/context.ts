@@ -1,4 +1,5 @@
-import { join, resolve } from 'node:path';
+import { access } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 import { ApiClient } from '../api/index.js';
 import { readCaptureStore, type StoreReading } from '../store/index.js';
 import {
@@ -33,9 +34,29 @@ const files = (ctx: McpContext) => folderFiles(join(ctx.dir, STATE_DIR));
 
 export const storePath = (ctx: McpContext) => resolve(ctx.dir, ctx.env.CLOCKHOOK_DB || folderFiles().captures);
 
-/** The capture store as it is now (read-only: a listen may hold it). */
-export function readStore(ctx: McpContext): Promise<StoreReading> {
-  return readCaptureStore(storePath(ctx));
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/**
+ * The capture store as it is now (read-only: a listen may hold it). A folder with neither a store nor a
+ * running listen is not the project's (the client started the server elsewhere): said, not "no captures".
+ */
+export async function readStore(ctx: McpContext): Promise<StoreReading> {
+  const path = storePath(ctx);
+  const any = (await exists(path)) || (await exists(`${path}.journal`));
+  if (!any && !(await readListenDiscovery(files(ctx).listen)))
+    throw new Error(
+      `Nothing of clockhook's in ${ctx.dir}: no capture store (${relative(ctx.dir, path)}) and no listen running. Start "npx clockhook listen --forward-to <your app>" in your project's folder, and clockhook mcp there too (its folder is where your assistant starts it: see its MCP settings).`,
+    );
+  return readCaptureStore(path);
+}
+
+/** The captures held here, or none in a folder without a store. */
+export async function capturesHere(ctx: McpContext): Promise<StoreReading['captures']> {
+  return (await readStore(ctx).catch(() => null))?.captures ?? [];
 }
 
 /** The API, or an error that says how to get one. */
@@ -77,6 +98,15 @@ export async function endpointOnFile(ctx: McpContext, id?: number): Promise<Endp
     records.length === 0
       ? `No endpoint on file in ${files(ctx).endpoints}: run "npx clockhook listen" in this folder first.`
       : `Several endpoints are on file (${records.map((r) => r.id).join(', ')}): give endpointId.`,
+  );
+}
+
+/** That a listen runs in this folder on this store (captures can come); else an error that says how to start one. */
+export async function listenRunsHere(ctx: McpContext): Promise<void> {
+  const listen = await readListenDiscovery(files(ctx).listen);
+  if (listen?.db === storePath(ctx)) return;
+  throw new Error(
+    `No listen runs in ${ctx.dir} on this store, so nothing new can arrive: start "npx clockhook listen --forward-to <your app>" here, then wait again.`,
   );
 }
 

@@ -1,32 +1,57 @@
-// The tools over the service's API (the sandbox of this folder, or the real one with a key): trigger an
-// event, read one with its attempts, the missed events and their redelivery, endpoints and their ping.
+// The tools over the service's API (the sandbox of this folder, or the real one with a key): the event types,
+// trigger an event, the endpoints and their ping. The events themselves: event-tools.ts.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { readDeliveryOutlook } from '../api/index.js';
 import {
   type EventRecord,
+  EVENT_TYPES_BY_RESOURCE,
   isDomainEventType,
+  PING_EVENT_TYPE,
   sampleData,
   setPath,
   unsetPath,
   unknownTypeWords,
 } from '../contract/index.js';
-import { catchUp, findMissedHere } from '../listen/index.js';
-import { serviceEventStory } from '../story/index.js';
-import { apiOf, endpointOnFile, type McpContext, readStore, writingApiOf } from './context.js';
-import { MCP_TYPE_LISTING, result, UNTRUSTED } from './present.js';
+import { short } from './bounds.js';
+import { typeInput } from './capture-tools.js';
+import { apiOf, type McpContext, writingApiOf } from './context.js';
+import { MCP_TYPE_LISTING, result } from './present.js';
+import * as schema from './schemas.js';
 
-const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
-const READS = { readOnlyHint: true, openWorldHint: true } as const;
-const stateDir = (ctx: McpContext) => `${ctx.dir}/.clockhook`;
+export const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
+export const READS = { readOnlyHint: true, openWorldHint: true } as const;
 
 /** The event's data: the type's sample, changed by `set` (dot paths, as trigger --set) and `unset`. */
 function eventData(type: string, set: Record<string, unknown>, unset: string[]): unknown {
   const data = structuredClone(sampleData(type));
   for (const [path, value] of Object.entries(set)) setPath(data, path, value);
   for (const path of unset)
-    if (!unsetPath(data, path)) throw new Error(`unset ${path}: the data has nothing at ${path}.`);
+    if (!unsetPath(data, path)) throw new Error(`unset ${short(path)}: the data has nothing at that path.`);
   return data;
+}
+
+function registerTypes(server: McpServer): void {
+  server.registerTool(
+    'list_event_types',
+    {
+      title: 'List event types',
+      description: `The service's event types by resource (${Object.values(EVENT_TYPES_BY_RESOURCE).flat().length} of them, and the ping), as trigger, list_captures and wait_for_delivery take them.`,
+      inputSchema: {},
+      outputSchema: {
+        resources: z.array(z.object({ resource: z.string(), types: z.array(z.string()) })),
+        ping: z.string().describe('the type of a ping (ping_endpoint sends one): not one trigger makes'),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () => {
+      const resources = Object.entries(EVENT_TYPES_BY_RESOURCE).map(([resource, types]) => ({
+        resource,
+        types: [...types],
+      }));
+      const lines = resources.map((r) => `${r.resource}: ${r.types.join(', ')}`);
+      return result(`${lines.join('\n')}\nping: ${PING_EVENT_TYPE}`, { resources, ping: PING_EVENT_TYPE });
+    },
+  );
 }
 
 function registerTrigger(server: McpServer, ctx: McpContext): void {
@@ -35,13 +60,23 @@ function registerTrigger(server: McpServer, ctx: McpContext): void {
     {
       title: 'Trigger an event',
       description:
-        'Makes the sandbox emit an event of a type with its sample data, changed by set (dot paths: { "employee.name": "Zoë" }) and unset; it is delivered to listen\'s endpoint as the service would.',
+        "Makes the sandbox emit an event of a type with its sample data, changed by set and unset; it is delivered to listen's endpoint as the service would (wait_for_delivery with its id shows what the app answered).",
       inputSchema: {
-        type: z.string().describe('one of the 38 event types, e.g. punch.created'),
-        set: z.record(z.string(), z.unknown()).default({}),
-        unset: z.array(z.string()).default([]),
+        type: typeInput,
+        set: z
+          .record(z.string(), z.unknown())
+          .default({})
+          .describe('values to put in the sample data, by dot path: { "employee.name": "Zoë", "note": null }'),
+        unset: z
+          .array(z.string().max(200))
+          .default([])
+          .describe('dot paths to take out of the sample data: ["project.id"]'),
       },
-      outputSchema: { id: z.string(), type: z.string(), created: z.number() },
+      outputSchema: {
+        id: z.string().describe('the event id, evt_…'),
+        type: z.string(),
+        created: z.number().describe('Unix seconds'),
+      },
       annotations: WRITES,
     },
     async ({ type, set, unset }) => {
@@ -49,89 +84,8 @@ function registerTrigger(server: McpServer, ctx: McpContext): void {
       const { client } = await writingApiOf(ctx, 'trigger');
       const data = eventData(type, set, unset);
       const event = await client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data } });
-      return result(`Triggered ${event.type} ${event.id}.`, {
-        id: event.id,
-        type: event.type,
-        created: Number(event.created),
-      });
-    },
-  );
-}
-
-function registerEvent(server: McpServer, ctx: McpContext): void {
-  server.registerTool(
-    'get_event',
-    {
-      title: 'Get an event',
-      description:
-        "The service's record of an event: its delivery attempts (status, duration, the app's answer), what comes next, and its state here.",
-      inputSchema: { eventId: z.string().describe('evt_…') },
-      outputSchema: {
-        event: z.looseObject({ id: z.string() }),
-        story: z.looseObject({ state: z.string() }),
-        untrusted: z.string(),
-      },
-      annotations: READS,
-    },
-    async ({ eventId }) => {
-      const { client, timeScale } = await apiOf(ctx);
-      const event = await client.getEvent(eventId);
-      const outlook = await readDeliveryOutlook(client, event, timeScale);
-      const captures = (await readStore(ctx)).captures.filter((c) => c.envelope?.id === eventId);
-      const endpoint = await endpointOnFile(ctx).catch(() => null);
-      const story = serviceEventStory(event, outlook, { captures, endpointId: endpoint?.id });
-      const { state, words, next } = story;
-      const text = `${event.type} ${event.id}: ${event.delivery_attempts.length} attempt(s); ${words}.\n${UNTRUSTED}`;
-      return result(text, { event: { ...event, outlook }, story: { state, words, next }, untrusted: UNTRUSTED });
-    },
-  );
-}
-
-function registerMissed(server: McpServer, ctx: McpContext): void {
-  server.registerTool(
-    'list_missed',
-    {
-      title: 'List missed events',
-      description:
-        'The events that came while listen was off and did not reach its endpoint, with what the service does next.',
-      inputSchema: {},
-      outputSchema: { missed: z.array(z.looseObject({ eventId: z.string() })) },
-      annotations: READS,
-    },
-    async () => {
-      const { client, timeScale } = await apiOf(ctx);
-      const endpoint = await client.getEndpoint((await endpointOnFile(ctx)).id);
-      const missed = await findMissedHere({ client, endpoint, stateDir: stateDir(ctx), timeScale });
-      return result(`${missed.length} missed event(s).`, { missed });
-    },
-  );
-  server.registerTool(
-    'redeliver_missed',
-    {
-      title: 'Redeliver missed events',
-      description:
-        'Asks the service to redeliver the missed events now (re-enabling a disabled endpoint first). A redelivery reaches every enabled endpoint subscribed to its event: when that includes others, it asks for includeOtherEndpoints.',
-      inputSchema: { includeOtherEndpoints: z.boolean().default(false) },
-      outputSchema: {
-        redelivered: z.array(z.string()),
-        reenabled: z.boolean(),
-        needsConfirmation: z.string().optional(),
-      },
-      annotations: WRITES,
-    },
-    async ({ includeOtherEndpoints }) => {
-      const { client, timeScale } = await writingApiOf(ctx, 'redeliver_missed');
-      const endpoint = await client.getEndpoint((await endpointOnFile(ctx)).id);
-      const missed = await findMissedHere({ client, endpoint, stateDir: stateDir(ctx), timeScale });
-      let asked: string | undefined;
-      const confirm = async (_others: unknown[], reach: string) => includeOtherEndpoints || ((asked = reach), false);
-      const done = await catchUp({ client, endpoint, missed, confirm, say: () => {} });
-      if (asked)
-        return result(`Not redelivered: ${asked}. Call again with includeOtherEndpoints.`, {
-          ...done,
-          needsConfirmation: asked,
-        });
-      return result(`Redelivered ${done.redelivered.length} event(s).`, done);
+      const text = `Triggered ${event.type} ${event.id}; wait_for_delivery with eventId ${event.id} returns what the app answered.`;
+      return result(text, { id: event.id, type: event.type, created: Number(event.created) });
     },
   );
 }
@@ -143,15 +97,16 @@ function registerEndpoints(server: McpServer, ctx: McpContext): void {
       title: 'List endpoints',
       description: 'The webhook endpoints of the account (no secrets): URL, event types, status.',
       inputSchema: {},
-      outputSchema: { endpoints: z.array(z.looseObject({ id: z.number() })) },
+      outputSchema: { endpoints: z.array(schema.endpoint) },
       annotations: READS,
     },
     async () => {
       const { client } = await apiOf(ctx);
       const endpoints = (await client.listEndpoints({ limit: Number.POSITIVE_INFINITY })).data.map(
-        ({ secret: _never, ...endpoint }) => endpoint,
+        ({ id, url, enabledEvents, description, status }) => ({ id, url, enabledEvents, description, status }),
       );
-      return result(endpoints.map((e) => `#${e.id} ${e.url} ${e.status}`).join('\n') || 'No endpoints.', { endpoints });
+      const lines = endpoints.map((e) => `#${e.id} ${e.url} ${e.status}: ${e.enabledEvents.join(', ')}`);
+      return result(lines.join('\n') || 'No endpoints.', { endpoints });
     },
   );
   server.registerTool(
@@ -160,7 +115,7 @@ function registerEndpoints(server: McpServer, ctx: McpContext): void {
       title: 'Ping an endpoint',
       description: 'Asks the service to send a webhook_endpoint.ping to one endpoint (a disabled one too).',
       inputSchema: { endpointId: z.number().int().describe('the endpoint id, from list_endpoints') },
-      outputSchema: { eventId: z.string(), endpointId: z.number() },
+      outputSchema: { eventId: z.string().describe("the ping's event id"), endpointId: z.number() },
       annotations: WRITES,
     },
     async ({ endpointId }) => {
@@ -176,8 +131,7 @@ function registerEndpoints(server: McpServer, ctx: McpContext): void {
 
 /** The tools over the service's API. */
 export function registerServiceTools(server: McpServer, ctx: McpContext): void {
+  registerTypes(server);
   registerTrigger(server, ctx);
-  registerEvent(server, ctx);
-  registerMissed(server, ctx);
   registerEndpoints(server, ctx);
 }

@@ -1,62 +1,46 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListenSession } from '../../src/listen/index.js';
-import { BIN, cleanEnv } from '../helpers/cli.js';
-import { startInspectedSession } from '../helpers/inspector.js';
-import type { FixableApp } from '../helpers/receiver.js';
+import { runCli } from '../helpers/cli.js';
+import { connectClient, startInspectedSession } from '../helpers/inspector.js';
+import { type McpUnderTest, startMcp } from '../helpers/mcp.js';
 
-// A real `clockhook mcp` over stdio, driven by the SDK's own client, beside a real listen (with its embedded
-// sandbox) and an app on port 0 that fails until it is fixed.
+// A real `clockhook mcp` over stdio, driven by the SDK's own client (which checks every result against its
+// tool's output schema), beside a real listen with its embedded sandbox (retries 10 times sooner: attempt 2
+// comes 6 s after the first) and an app on port 0 that fails until it is fixed.
 type Json = Record<string, any>;
 let t: Awaited<ReturnType<typeof startInspectedSession>>;
-let app: FixableApp;
-let session: ListenSession;
-const servers: { client: Client; stderr: string[] }[] = [];
-/** Every byte the servers wrote that a test read: results and errors (stdout), and their stderr. */
-const written: string[] = [];
-
-async function mcp(env: Record<string, string> = {}, args: string[] = []) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, 'mcp', ...args],
-    cwd: t.dir,
-    env: cleanEnv(env) as Record<string, string>,
-    stderr: 'pipe',
-  });
-  const stderr: string[] = [];
-  transport.stderr?.on('data', (chunk: Buffer) => stderr.push(String(chunk)));
-  const client = new Client({ name: 'clockhook-test', version: '1.0.0' });
-  await client.connect(transport);
-  servers.push({ client, stderr });
-  return client;
-}
-
-/** Calls a tool, keeping what came back; the result's structured content, and whether it is an error. */
-async function call(client: Client, name: string, args: Json = {}) {
-  const res = (await client.callTool({ name, arguments: args })) as Json;
-  written.push(JSON.stringify(res));
-  return { data: res.structuredContent as Json, text: res.content?.[0]?.text as string, error: Boolean(res.isError) };
-}
+let m: McpUnderTest;
+const servers: McpUnderTest[] = [];
 
 beforeAll(async () => {
-  t = await startInspectedSession();
-  ({ app, session } = t);
+  t = await startInspectedSession({ timeScale: 0.1 });
+  m = await startMcp(t.dir);
+  servers.push(m);
 }, 60_000);
 
 afterAll(async () => {
-  for (const { client } of servers) await client.close();
+  for (const server of servers) await server.close();
   await t?.close();
 });
 
+/** The paths in a JSON schema of objects that do not name their fields (records, with propertyNames, do). */
+function unnamedObjects(schema: Json, path = '$'): string[] {
+  const nested = [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].flatMap((s: Json) => unnamedObjects(s, path));
+  if (schema.items) nested.push(...unnamedObjects(schema.items, `${path}[]`));
+  const types = [schema.type].flat();
+  if (!types.includes('object')) return nested;
+  if (schema.propertyNames) return [...nested, ...unnamedObjects(schema.additionalProperties ?? {}, `${path}{}`)];
+  if (!schema.properties || schema.additionalProperties !== false) return [...nested, path];
+  return [
+    ...nested,
+    ...Object.entries(schema.properties).flatMap(([key, value]) => unnamedObjects(value as Json, `${path}.${key}`)),
+  ];
+}
+
 describe('clockhook mcp', () => {
-  it('lists its tools, each with a schema for its input and its result, and a prompt', async () => {
-    const client = await mcp();
-    const { tools } = await client.listTools();
-    written.push(JSON.stringify(tools));
-    expect(tools.map((t) => t.name).sort()).toEqual(
+  it("lists its tools: every input described, every result's fields named, and a prompt", async () => {
+    expect(m.tools.map((tool) => tool.name).sort()).toEqual(
       [
         'check_receiver',
         'diff_captures',
@@ -64,6 +48,7 @@ describe('clockhook mcp', () => {
         'get_event',
         'list_captures',
         'list_endpoints',
+        'list_event_types',
         'list_missed',
         'ping_endpoint',
         'redeliver_missed',
@@ -72,79 +57,129 @@ describe('clockhook mcp', () => {
         'wait_for_delivery',
       ].sort(),
     );
-    for (const tool of tools) {
-      expect(tool.inputSchema.type, tool.name).toBe('object');
-      expect(tool.outputSchema?.type, tool.name).toBe('object');
+    for (const tool of m.tools) {
+      for (const [name, property] of Object.entries(tool.inputSchema.properties ?? {}))
+        expect((property as Json).description, `${tool.name}.${name}`).toBeTruthy();
+      expect(tool.description, tool.name).toBeTruthy();
+      expect(unnamedObjects(tool.outputSchema as Json), tool.name).toEqual([]);
       expect(tool.annotations?.readOnlyHint, tool.name).toBeTypeOf('boolean');
     }
-    expect(tools.find((t) => t.name === 'list_captures')?.annotations?.readOnlyHint).toBe(true);
-    expect(tools.find((t) => t.name === 'ping_endpoint')?.annotations?.readOnlyHint).toBe(false);
-    expect((await client.listPrompts()).prompts.map((p) => p.name)).toContain('why_did_it_fail');
+    const capture = m.tools.find((tool) => tool.name === 'get_capture')?.outputSchema?.properties?.capture as Json;
+    expect(Object.keys(capture.properties)).toEqual(
+      expect.arrayContaining(['headers', 'body', 'truncated', 'signature', 'forward', 'story']),
+    );
+    expect(m.tools.find((tool) => tool.name === 'ping_endpoint')?.annotations?.readOnlyHint).toBe(false);
+    expect((await m.client.listPrompts()).prompts.map((p) => p.name)).toContain('why_did_it_fail');
+    const types = await m.call('list_event_types');
+    expect(types.data.resources.find((r: Json) => r.resource === 'punch').types).toEqual([
+      'punch.created',
+      'punch.updated',
+      'punch.deleted',
+    ]);
+    expect(types.text).toContain('punch: punch.created, punch.updated, punch.deleted');
   }, 30_000);
 
-  it('runs the loop through tools alone: trigger, see the 500, fix, replay a 2xx, see it delivered', async () => {
-    const client = servers[0].client;
-    app.failing = true;
-    const event = await call(client, 'trigger', { type: 'punch.created', set: { note: 'from the assistant' } });
+  it("runs the loop through tools alone, and tells a replay taken here beside the service's next attempt", async () => {
+    t.app.failing = true;
+    const event = await m.call('trigger', { type: 'punch.created', set: { note: 'from the assistant' } });
     expect(event.error, event.text).toBe(false);
-    const waited = await call(client, 'wait_for_delivery', { eventId: event.data.id, timeoutMs: 15_000 });
+    const id = event.data.id as string;
+    const waited = await m.call('wait_for_delivery', { eventId: id, timeoutMs: 15_000 });
     expect(waited.data).toMatchObject({ arrived: true, capture: { forward: { statusCode: 500 } } });
     expect(waited.data.capture.story).toMatchObject({ kind: 'first', event: { state: 'failing' } });
     expect(JSON.parse(waited.data.capture.body).data.note).toBe('from the assistant');
-    expect(waited.data.untrusted).toMatch(/untrusted data/);
+    // The text carries what the structured result does: the status, the app's answer, the verdict, the body.
+    expect(waited.text).toMatch(/App: answered 500 in \d+ ms .*"handler broken"/);
+    expect(waited.text).toContain('Signature: valid');
+    expect(waited.text).toContain('from the assistant');
     expect(waited.text).toMatch(/untrusted data/);
 
-    app.failing = false;
-    const replayed = await call(client, 'replay', { captureId: waited.data.capture.id });
-    expect(replayed.data).toMatchObject({ status: 200, capture: { story: { kind: 'replay' } } });
-    const listed = await call(client, 'list_captures', { limit: 5 });
-    const newest = listed.data.captures.find((c: Json) => c.eventId === event.data.id);
-    expect(newest.story).toMatchObject({ kind: 'replay', event: { state: 'delivered', failed: false } });
-    expect((await call(client, 'list_captures', { status: 'failed' })).data.captures).toEqual([]);
+    t.app.failing = false;
+    const replayed = await m.call('replay', { captureId: waited.data.capture.id });
+    expect(replayed.data).toMatchObject({ status: 200, story: { kind: 'replay', event: { state: 'delivered' } } });
+    expect(replayed.text).toMatch(/^Replayed as cap_\w+: 200 in \d+ ms; replay, event delivered here by a replay/);
+
+    // get_event, events get and the page say both: taken here, and the service's attempt 2 still to come.
+    const both =
+      /delivered here by a replay; the service still tries again (in under a minute |any moment now )?\(attempt 2 of 5\), and that delivery arrives as a duplicate/;
+    // The replay's answer is on disk within 50 ms of the replay's (listen writes it lazily).
+    let got = await m.call('get_event', { eventId: id });
+    await expect
+      .poll(async () => (got = await m.call('get_event', { eventId: id })).data.story.state)
+      .toBe('delivered');
+    expect(got.data.story).toMatchObject({ state: 'delivered', next: { attempt: 2 } });
+    expect(got.data.story.words).toMatch(both);
+    expect(got.text).toMatch(both);
+    const cli = await runCli(['events', 'get', id], { cwd: t.dir });
+    expect(cli.stdout.split('\n')[0]).toMatch(both);
+    const page = await connectClient(t.wsUrl);
+    const told = (message: Json) =>
+      [message.story, ...(message.stories ?? [])].some((s) => s?.eventId === id && both.test(s.words));
+    await page.waitFor(told);
+    page.socket.close();
+
+    // The service's retry: the next capture of the event, not the one already held; a duplicate now.
+    const retry = await m.call('wait_for_delivery', { eventId: id, next: true, timeoutMs: 30_000 });
+    expect(retry.data.capture).toMatchObject({ source: 'delivery', story: { kind: 'duplicate' } });
+    expect(retry.data.capture.id).not.toBe(waited.data.capture.id);
+    const listed = await m.call('list_captures', { eventId: id });
+    expect(listed.data.captures.map((c: Json) => c.story.words)).toEqual([
+      'duplicate (the app had taken it)',
+      'replay',
+      'first delivery',
+    ]);
+    expect(listed.text.split('\n')[2]).toMatch(
+      /: first delivery, 500 \(failed\): app said "handler broken"; event delivered/,
+    );
+    expect((await m.call('list_captures', { status: 'failed' })).data.captures).toEqual([]);
 
     // An edited replay, and what changed.
     const body = JSON.parse(waited.data.capture.body);
     body.data.note = 'edited';
-    const edited = await call(client, 'replay', { captureId: waited.data.capture.id, body: JSON.stringify(body) });
-    expect(edited.data).toMatchObject({ status: 200, capture: { story: { kind: 'edited-replay' } } });
-    const diff = await call(client, 'diff_captures', { a: waited.data.capture.id, b: edited.data.replayId });
+    const edited = await m.call('replay', { captureId: waited.data.capture.id, body: JSON.stringify(body) });
+    expect(edited.data).toMatchObject({ status: 200, story: { kind: 'edited-replay' } });
+    const diff = await m.call('diff_captures', { a: waited.data.capture.id, b: edited.data.replayId });
     expect(diff.data.body).toEqual([{ path: 'data.note', before: 'from the assistant', after: 'edited' }]);
-    const got = await call(client, 'get_event', { eventId: event.data.id });
-    expect(got.data.event.delivery_attempts.length).toBeGreaterThanOrEqual(1);
-    expect(got.data.story.state).toBe('delivered');
-  }, 60_000);
+    expect(diff.text).toContain('data.note: "from the assistant" -> "edited"');
+  }, 90_000);
 
-  it("returns check's verdicts for a receiver", async () => {
+  it("returns check's verdicts for an http(s) receiver, and refuses any other URL", async () => {
     // The test app takes every request, signed or not: the forged-signature checks fail.
-    const checked = await call(servers[0].client, 'check_receiver', { url: `${app.url}/` });
+    const checked = await m.call('check_receiver', { url: `${t.app.url}/` });
     expect(checked.data.ok).toBe(false);
     const ids = checked.data.checks.map((c: Json) => c.id);
     expect(ids).toEqual(expect.arrayContaining(['raw-body', 'duplicate', 'ping']));
-    expect(checked.data.checks.some((c: Json) => c.status === 'fail')).toBe(true);
+    expect(checked.text).toMatch(/^FAIL \S+: sent .*; got /m);
+    const ftp = await m.call('check_receiver', { url: 'ftp://127.0.0.1/' });
+    expect(ftp).toMatchObject({ error: true });
+    expect(ftp.text).toContain('give an http:// or https:// URL of the receiver');
   }, 60_000);
 
   it('refuses a writing tool when an API key is set, unless --allow-writes, saying so', async () => {
     const discovery = JSON.parse(await readFile(join(t.dir, '.clockhook', 'sandbox.json'), 'utf8')) as Json;
     const env = { CLOCKHOOK_API_KEY: discovery.apiKey, CLOCKHOOK_API_BASE: discovery.apiBase };
-    const keyed = await mcp(env);
-    const endpointId = (await call(keyed, 'list_endpoints')).data.endpoints[0].id;
+    const keyed = await startMcp(t.dir, { env });
+    servers.push(keyed);
+    const endpointId = (await keyed.call('list_endpoints')).data.endpoints[0].id;
     for (const [tool, args] of [
       ['ping_endpoint', { endpointId }],
       ['trigger', { type: 'punch.created' }],
       ['redeliver_missed', {}],
     ] as const) {
-      const refused = await call(keyed, tool, args);
+      const refused = await keyed.call(tool, args);
       expect(refused.error, tool).toBe(true);
       expect(refused.text, tool).toContain('--allow-writes');
     }
-    const allowed = await mcp(env, ['--allow-writes']);
-    expect((await call(allowed, 'ping_endpoint', { endpointId })).data.endpointId).toBe(endpointId);
+    const allowed = await startMcp(t.dir, { env, args: ['--allow-writes'] });
+    servers.push(allowed);
+    expect((await allowed.call('ping_endpoint', { endpointId })).data.endpointId).toBe(endpointId);
   }, 60_000);
 
-  it('answers bad arguments with a tool error that says what to give, and goes on answering', async () => {
-    const client = servers[0].client;
+  it('answers bad arguments with a tool error that says what to give, never echoing a long value', async () => {
     for (const [tool, args, says] of [
       ['get_capture', { id: 'cap_nothere' }, 'list_captures shows'],
+      ['get_capture', { id: `cap_${'y'.repeat(150)}` }, '…" in'],
+      ['get_capture', { id: 'x'.repeat(100_000) }, 'Too big'],
       ['list_captures', { status: 'broken' }, 'status'],
       ['list_captures', { type: 'punch.creatd' }, 'did you mean punch.created?'],
       ['trigger', { type: 'zzz' }, 'none of the 38 types is close: the list_event_types tool lists them'],
@@ -152,21 +187,19 @@ describe('clockhook mcp', () => {
       ['replay', { captureId: 'cap_x', mode: 'asis', body: '{}' }, 'cannot go as-is'],
       ['wait_for_delivery', { timeoutMs: 5 }, 'timeoutMs'],
     ] as const) {
-      const bad = await call(client, tool, args);
+      const bad = await m.call(tool, args);
       expect(bad.error, tool).toBe(true);
       expect(bad.text, tool).toContain(says);
+      expect(bad.text.length, tool).toBeLessThan(2000);
     }
-    expect((await call(client, 'list_endpoints')).error).toBe(false);
+    expect((await m.call('list_endpoints')).error).toBe(false);
   }, 30_000);
 
-  it('writes no secret, API key or relay key anywhere', () => {
-    const discovery = readFile(join(t.dir, '.clockhook', 'sandbox.json'), 'utf8');
-    return discovery.then((text) => {
-      const apiKey = (JSON.parse(text) as Json).apiKey as string;
-      const everything = [...written, ...servers.flatMap((s) => s.stderr)].join('\n');
-      expect(everything.length).toBeGreaterThan(1000);
-      expect(everything).not.toContain(session.secret as string);
-      expect(everything).not.toContain(apiKey);
-    });
+  it('writes no secret, API key or relay key anywhere', async () => {
+    const apiKey = (JSON.parse(await readFile(join(t.dir, '.clockhook', 'sandbox.json'), 'utf8')) as Json).apiKey;
+    const everything = servers.flatMap((s) => [...s.written, ...s.stderr]).join('\n');
+    expect(everything.length).toBeGreaterThan(1000);
+    expect(everything).not.toContain(t.session.secret as string);
+    expect(everything).not.toContain(apiKey);
   });
 });

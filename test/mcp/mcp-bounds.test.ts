@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, cleanEnv } from '../helpers/cli.js';
+import { startInspectedSession } from '../helpers/inspector.js';
+import { post } from '../helpers/listen.js';
+import { type McpUnderTest, startMcp } from '../helpers/mcp.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+// What an assistant is given stays within what its client reads (10 MB a message), whatever was sent to the
+// listener or to the server, and a server started in the wrong folder says so. A real listen (its app waited
+// for 1 s when it is down) and a real `clockhook mcp` driven by the SDK's client.
+type Json = Record<string, any>;
+let t: Awaited<ReturnType<typeof startInspectedSession>>;
+let m: McpUnderTest;
+const FIVE_MIB = 5 * 1024 * 1024;
+
+beforeAll(async () => {
+  t = await startInspectedSession({ waitForAppMs: 1_000 });
+  m = await startMcp(t.dir);
+}, 60_000);
+
+afterAll(async () => {
+  await m?.close();
+  await t?.close();
+});
+
+describe('clockhook mcp: bounded, and said', () => {
+  it('answers a request over 10 MiB with an error under its id, and goes on answering', async () => {
+    const huge = m.call('get_capture', { id: `cap_${'x'.repeat(12_000_000)}` });
+    await expect(huge).rejects.toThrow(/a request of 12\.0 MB is more than clockhook mcp reads \(10 MiB\)/);
+    expect((await m.call('list_event_types')).error).toBe(false);
+  }, 30_000);
+
+  it('ends with exit 1 and a line on stderr when a request too long has no id to answer under', async () => {
+    const child = spawn(process.execPath, [BIN, 'mcp'], { cwd: t.dir, env: cleanEnv() });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.stdin.on('error', () => {}); // it may stop reading before the rest is written
+    child.stdin.write(`${'z'.repeat(11_000_000)}\n`);
+    expect(await exited).toBe(1);
+    expect(stderr).toMatch(
+      /^clockhook: a request of 11\.0 MB is more than clockhook mcp reads .*its id could not be read/,
+    );
+  }, 30_000);
+
+  it('reads a 5 MiB body of control bytes a part at a time, and calls the unsigned request rejected, not failing', async () => {
+    const body = Buffer.alloc(FIVE_MIB, '\u0001\u0002\u001b');
+    expect((await post(t.session.ready.listener, body)).status).toBe(400);
+    const rejected = await m.call('list_captures', { status: 'rejected' });
+    const id = rejected.data.captures[0].id as string;
+    expect(rejected.data.captures[0].story.event).toMatchObject({ state: 'rejected', failed: false });
+    expect((await m.call('list_captures', { status: 'failed' })).data.captures.map((c: Json) => c.id)).not.toContain(
+      id,
+    );
+
+    const res = (await m.client.callTool({ name: 'get_capture', arguments: { id } })) as Json;
+    expect(JSON.stringify(res).length).toBeLessThan(400_000); // 16 KiB of bytes, six characters each as JSON, twice
+    const part = res.structuredContent.capture;
+    expect(part).toMatchObject({ bodySize: FIVE_MIB, bodyOffset: 0, truncated: true, nextBodyOffset: 16_384 });
+    expect(Buffer.byteLength(part.body)).toBe(16_384);
+    expect(res.content[0].text).toMatch(/Body \(utf8, bytes 0-16384 of 5242880; more with bodyOffset 16384\)/);
+    expect(res.content[0].text).toMatch(/App: not forwarded: clockhook answered 400 \(signature_missing\) itself/);
+
+    const last = await m.call('get_capture', { id, bodyOffset: FIVE_MIB - 100, maxBodyBytes: 1024 });
+    expect(last.data.capture).toMatchObject({ bodyOffset: FIVE_MIB - 100, truncated: true, nextBodyOffset: null });
+    expect(Buffer.byteLength(last.data.capture.body)).toBe(100);
+  }, 60_000);
+
+  it('returns why a replay got no answer, as soon as listen has its answer', async () => {
+    const sent = await post(t.session.ready.listener, JSON.stringify({ id: 'evt_down', type: 'punch.created' }));
+    expect(sent.status).toBe(400); // unsigned: captured, and replayed re-signed
+    const id = (await m.call('list_captures', { limit: 1 })).data.captures[0].id;
+    await t.app.close();
+    const replayed = await m.call('replay', { captureId: id });
+    expect(replayed.data).toMatchObject({ status: 502, story: { kind: 'replay' } });
+    expect(replayed.data.error).toMatch(
+      /^Could not reach the app at .*connection refused.* It was not answering for 1(\.\d)? s \(--wait-for-app\)/,
+    );
+    expect(replayed.text).toContain(replayed.data.error);
+  }, 30_000);
+
+  it('says a folder without a store or a listen is not the project, in every tool that reads one', async () => {
+    const empty = await tempDir();
+    const lost = await startMcp(empty.path);
+    try {
+      for (const [tool, args] of [
+        ['list_captures', {}],
+        ['get_capture', { id: 'cap_x' }],
+        ['wait_for_delivery', { type: 'punch.created', timeoutMs: 60_000 }],
+        ['replay', { captureId: 'cap_x' }],
+      ] as const) {
+        const said = await lost.call(tool, args);
+        expect(said.error, tool).toBe(true);
+        expect(said.text, tool).toMatch(
+          /Nothing of clockhook's in .*no capture store .* and no listen running|No listen with its inspector runs/,
+        );
+      }
+      expect((await lost.call('get_event', { eventId: 'evt_x' })).text).toContain('No API here');
+    } finally {
+      await lost.close();
+      await empty.remove();
+    }
+  }, 30_000);
+});
