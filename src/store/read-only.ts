@@ -30,16 +30,28 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+/** A journal's entries; none when there is none (a fold may rename it away at any moment: see readConsistently). */
 async function entriesOf(path: string): Promise<JournalEntry[]> {
-  return (await exists(path)) ? (await readJournalEntries(path)).entries : [];
+  try {
+    return (await readJournalEntries(path)).entries;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }
 
-/**
- * Reads a capture store while `listen` may be writing it (the lock is for writers): the snapshot, then
- * the journal being folded and the journal, up to the last whole line. Nothing is moved, written or
- * locked; a store that does not exist reads as empty.
- */
-export async function readCaptureStore(path: string): Promise<StoreReading> {
+/** Which files the store is now: a fold renames the journal and writes a new snapshot (new inodes each). */
+async function filesNow(path: string): Promise<string> {
+  const inode = (file: string) =>
+    stat(file).then(
+      (s) => s.ino,
+      () => -1,
+    );
+  return (await Promise.all([path, `${path}.journal.folding`, `${path}.journal`].map(inode))).join(':');
+}
+
+/** The snapshot, then the journal being folded and the journal, as of one moment. */
+async function readOnce(path: string) {
   let snapshot = null;
   if (await exists(path)) {
     snapshot = await parseSnapshot(path);
@@ -51,7 +63,28 @@ export async function readCaptureStore(path: string): Promise<StoreReading> {
   }
   const folding = await entriesOf(`${path}.journal.folding`);
   const entries = [...folding, ...(await entriesOf(`${path}.journal`))];
-  const data = applyEntries(snapshot, entries, { sortById: folding.length > 0 });
+  return applyEntries(snapshot, entries, { sortById: folding.length > 0 });
+}
+
+/**
+ * The store as of one moment: read again when a fold renamed the journal or replaced the snapshot while it
+ * was read (the entries of a journal renamed between the two reads were in neither file read).
+ */
+async function readConsistently(path: string) {
+  for (let tries = 1; ; tries++) {
+    const before = await filesNow(path);
+    const data = await readOnce(path);
+    if (tries === 5 || (await filesNow(path)) === before) return data;
+  }
+}
+
+/**
+ * Reads a capture store while `listen` may be writing it (the lock is for writers): the snapshot, then
+ * the journal being folded and the journal, up to the last whole line. Nothing is moved, written or
+ * locked; a store that does not exist reads as empty.
+ */
+export async function readCaptureStore(path: string): Promise<StoreReading> {
+  const data = await readConsistently(path);
   const bodies = new BodyFiles(path, silentLogger);
   return {
     path,

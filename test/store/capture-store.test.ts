@@ -10,6 +10,7 @@ import {
   type Capture,
   CaptureStore,
   encodeBody,
+  readCaptureStore,
   encodeBodyHead,
   INLINE_BODY_CHARS,
   newCaptureId,
@@ -205,6 +206,28 @@ describe('CaptureStore', () => {
     expect(snapshot).toBeGreaterThan(50);
     expect((await readFile(`${path}.journal`)).length).toBeLessThan(130 * 1024);
     expect((await readCaptures(dir.path)).length).toBe(200);
+    await store.close();
+  });
+
+  it('is read whole by another process while folds rename the journal and replace the snapshot', async () => {
+    const store = await CaptureStore.open({ path, maxCaptures: 1000, compactAfterBytes: 16 * 1024 });
+    const big = 'x'.repeat(1000);
+    let added = 0;
+    const adding = (async () => {
+      for (let i = 0; i < 300; i++) {
+        await store.add(capture(`evt_${i}`, { body: big }));
+        added = i + 1;
+      }
+    })();
+    const seen: number[] = [];
+    while (added < 300) {
+      const before = added;
+      const read = (await readCaptureStore(path)).captures.length;
+      expect(read, `a reading after ${before} captures were durable`).toBeGreaterThanOrEqual(before);
+      seen.push(read);
+    }
+    await adding;
+    expect(seen.length).toBeGreaterThan(10);
     await store.close();
   });
 
