@@ -39,7 +39,11 @@ let serving: string | undefined;
  * as it would have, saying nothing (as `git log | head -1` does); a long-running one says so once on
  * stderr and goes on serving.
  */
+let dropping = false;
+
 export function dropOutputWhenClosed(): void {
+  if (dropping) return; // once a process (a test runs the CLI many times in one)
+  dropping = true;
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (outputClosed) return;
     outputClosed = true;

@@ -1,80 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import type { RelayMetrics } from './metrics.js';
+import { CLAIM_KEYS, Claims } from './claims.js';
+import { type Redis, redisClient } from './redis.js';
+
+export { redisClient };
 import { packBinary, unpackBinary } from './protocol.js';
 
-/**
- * A Redis connection that fails commands at once while Redis is away (no offline queue). With `reconnect`,
- * it reconnects for ever once it has been connected; before that it gives up after a few tries, so that a
- * relay pointed at a Redis that is not there says so at start instead of waiting. The client is loaded here,
- * by a relay on Redis only: every other command of the CLI starts without it.
- */
-export async function redisClient(url: string, reconnect: boolean) {
-  const { createClient } = await import('@redis/client');
-  let connected = false;
-  const reconnectStrategy = (retries: number, cause: Error) => {
-    if (!connected && retries >= 3) return cause;
-    return Math.min(100 * 2 ** retries, 2000) * (0.5 + Math.random() / 2);
-  };
-  const client = createClient({
-    url,
-    disableOfflineQueue: true,
-    socket: { reconnectStrategy: reconnect ? reconnectStrategy : false, connectTimeout: 3000 },
-  });
-  client.once('ready', () => {
-    connected = true;
-  });
-  return client;
-}
-
-type Redis = Awaited<ReturnType<typeof redisClient>>;
 type HeaderMap = Record<string, string | string[]>;
 
 /**
  * What Redis holds for a relay of several instances. Key names carry channel ids (public: they are in the
- * channel URLs), instance ids and key ids, never a token, an access key or a body.
+ * channel URLs), instance ids and key ids, never a token, an access key or a body. The claims' keys: claims.ts.
  */
 const PREFIX = 'clockhook:relay:';
 export const REDIS_KEYS = {
-  /** Which instance holds a channel's listener now; it renews the expiry while the listener stays. */
-  holder: (channel: string) => `${PREFIX}holder:${channel}`,
-  /** A listener has held the channel lately: senders get 503 (retry), not 404, while it is away. */
-  seen: (channel: string) => `${PREFIX}seen:${channel}`,
-  /** An instance is alive; requests waiting on a dead one are answered 503 once this expires. */
-  instance: (id: string) => `${PREFIX}instance:${id}`,
+  ...CLAIM_KEYS,
   /** Pub/sub: requests and answers for one instance. */
   inbox: (id: string) => `${PREFIX}inbox:${id}`,
   /** Pub/sub: the access keys changed. */
   broadcast: `${PREFIX}broadcast`,
   /** Hash: access key id -> its record (name, hash of the key, dates). */
   keys: `${PREFIX}keys`,
-  /** Sorted set: the channels an access key holds now, scored by when their claim runs out. */
-  keyChannels: (keyId: string) => `${PREFIX}key-channels:${keyId}`,
   /** Counter: requests to an access key's channels in one minute. */
   keyRequests: (keyId: string, minute: number) => `${PREFIX}key-requests:${keyId}:${minute}`,
 };
-
-/** How long a claim lasts without renewal; renewed every third of it. */
-export const CLAIM_MS = 6000;
-const SEEN_MS = 24 * 60 * 60 * 1000;
-
-/** Renews a claim unless another instance holds the channel now: 1 renewed, 0 lost. */
-const RENEW = `
-local current = redis.call('GET', KEYS[1])
-if current and current ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
-if KEYS[3] then
-  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
-end
-return 1`;
-
-/** Deletes a claim if this instance still holds it. */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[2]) end
-return 1`;
 
 /** A request sent to the instance that holds its channel. */
 export interface RemoteRequest {
@@ -114,6 +64,8 @@ interface Waiting {
  */
 export class RelayBus {
   readonly id = randomBytes(6).toString('hex');
+  /** Which channels this instance holds, on Redis. */
+  readonly claims: Claims;
   readonly #client: Redis;
   readonly #subscriber: Redis;
   readonly #logger: Logger;
@@ -138,6 +90,7 @@ export class RelayBus {
     this.#logger = logger;
     this.#metrics = metrics;
     this.#client = client;
+    this.claims = new Claims(this, this.id);
     this.#subscriber = this.#client.duplicate();
     for (const client of [this.#client, this.#subscriber]) {
       client.on('error', () => this.#down());
@@ -174,6 +127,7 @@ export class RelayBus {
       throw new Error(`could not reach Redis at ${redact(this.#url)}: ${(error as Error).message}`);
     }
     this.#ready();
+    await this.claims.alive(); // before any channel is claimed: a holder is one whose instance is alive
     this.#watchdog = setInterval(() => this.#checkHolders(), 1000);
     this.#watchdog.unref();
   }
@@ -203,45 +157,25 @@ export class RelayBus {
    * before, if another, is told to let its listener go.
    */
   async claim(channel: string, keyId: string | null): Promise<void> {
-    const previous = await this.call((c) =>
-      c.set(REDIS_KEYS.holder(channel), this.id, { expiration: { type: 'PX', value: CLAIM_MS }, GET: true }),
-    );
-    await this.renew([{ channel, keyId }]);
-    if (previous && previous !== this.id) {
+    const previous = await this.claims.claim(channel, keyId);
+    if (previous) {
       const message = packBinary({ type: 'replaced', channel }, []);
-      await this.call((c) => c.publish(REDIS_KEYS.inbox(String(previous)), message));
+      await this.call((c) => c.publish(REDIS_KEYS.inbox(previous), message));
     }
   }
 
-  /** Renews this instance's liveness and the claims of its listeners; returns the channels it lost. */
-  async renew(held: { channel: string; keyId: string | null }[]): Promise<string[]> {
-    const expiry = String(Date.now() + CLAIM_MS);
-    const results = await Promise.all([
-      this.call((c) => c.set(REDIS_KEYS.instance(this.id), '1', { expiration: { type: 'PX', value: CLAIM_MS } })),
-      ...held.map(({ channel, keyId }) =>
-        this.call((c) =>
-          c.eval(RENEW, {
-            keys: [
-              REDIS_KEYS.holder(channel),
-              REDIS_KEYS.seen(channel),
-              ...(keyId ? [REDIS_KEYS.keyChannels(keyId)] : []),
-            ],
-            arguments: [this.id, String(CLAIM_MS), String(SEEN_MS), expiry, channel, String(Date.now())],
-          }),
-        ),
-      ),
-    ]);
-    return held.filter((_, i) => results[i + 1] === 0).map(({ channel }) => channel);
+  /**
+   * Renews this instance's liveness (one command, whatever its channels); with `held`, keeps their claims
+   * too (claiming again what Redis forgot) and returns the channels another instance took meanwhile.
+   */
+  async renew(held?: { channel: string; keyId: string | null }[]): Promise<string[]> {
+    await this.claims.alive();
+    return held ? this.claims.hold(held) : [];
   }
 
-  /** Lets a channel go when its listener left this instance. */
-  async release(channel: string, keyId: string | null): Promise<void> {
-    await this.call((c) =>
-      c.eval(RELEASE, {
-        keys: [REDIS_KEYS.holder(channel), ...(keyId ? [REDIS_KEYS.keyChannels(keyId)] : [])],
-        arguments: [this.id, channel],
-      }),
-    );
+  /** Lets channels go when their listeners left this instance. */
+  async release(held: { channel: string; keyId: string | null }[]): Promise<void> {
+    await this.claims.release(held);
   }
 
   /**
@@ -252,15 +186,12 @@ export class RelayBus {
   async holderOf(channel: string, fresh = false): Promise<{ holder: string | null; seen: boolean }> {
     const known = this.#holders.get(channel);
     if (!fresh && known && known.until > Date.now()) return { holder: known.holder, seen: true };
-    const holder = await this.call((c) => c.get(REDIS_KEYS.holder(channel)));
-    if (holder !== null) {
+    const found = await this.claims.holder(channel);
+    if (found.holder !== null) {
       if (this.#holders.size >= 10_000) this.#holders.clear();
-      this.#holders.set(channel, { holder: String(holder), until: Date.now() + 1000 });
-      return { holder: String(holder), seen: true };
-    }
-    this.#holders.delete(channel);
-    const seen = await this.call((c) => c.exists(REDIS_KEYS.seen(channel)));
-    return { holder: null, seen: seen === 1 };
+      this.#holders.set(channel, { holder: found.holder, until: Date.now() + 1000 });
+    } else this.#holders.delete(channel);
+    return found;
   }
 
   /** Sends a request to the instance holding its channel and waits for the outcome. */

@@ -7,38 +7,40 @@ export interface Pending {
 }
 
 /**
- * The requests in flight on a channel, by id: a fixed array of slots, each id naming its slot
- * (id modulo the size), so a frame finds its request without a hash table. Not a Map: as with the
- * listener's forwards (see PENDING in ../listener/forward.ts), a table of requests made V8 promote
- * every request's objects, which took half of the relay's GC time.
+ * The requests in flight on a channel, by id: an array of slots, each id naming its slot (id modulo the
+ * most there can be), so a frame finds its request without a hash table. Not a Map: as with the listener's
+ * forwards (see PENDING in ../listener/forward.ts), a table of requests made V8 promote every request's
+ * objects, which took half of the relay's GC time. The slots grow as requests come, up to the most: a
+ * channel whose listener is idle holds none (a table of 256 made half of a channel's memory).
  */
 class InFlight<T> {
-  readonly #slots: ({ id: number; value: T } | undefined)[];
+  readonly #slots: ({ id: number; value: T } | undefined)[] = [];
   /** Free slot numbers (numbers only: nothing here points to a request). */
-  readonly #free: number[];
+  readonly #free: number[] = [];
   #round = 0;
 
-  constructor(size: number) {
-    this.#slots = Array.from({ length: size }, () => undefined);
-    this.#free = Array.from({ length: size }, (_, i) => size - 1 - i);
-  }
+  constructor(private readonly size: number) {}
 
   /** The new request's id, or undefined when every slot is taken. */
   add(value: T): number | undefined {
-    const slot = this.#free.pop();
-    if (slot === undefined) return undefined;
-    const id = this.#round++ * this.#slots.length + slot;
+    let slot = this.#free.pop();
+    if (slot === undefined) {
+      if (this.#slots.length >= this.size) return undefined;
+      slot = this.#slots.length;
+      this.#slots.push(undefined);
+    }
+    const id = this.#round++ * this.size + slot;
     this.#slots[slot] = { id, value };
     return id;
   }
 
   get(id: number): T | undefined {
-    const entry = this.#slots[id % this.#slots.length];
+    const entry = this.#slots[id % this.size];
     return entry?.id === id ? entry.value : undefined;
   }
 
   delete(id: number): void {
-    const slot = id % this.#slots.length;
+    const slot = id % this.size;
     if (this.#slots[slot]?.id !== id) return;
     this.#slots[slot] = undefined;
     this.#free.push(slot);
@@ -78,6 +80,9 @@ export class Channels {
   readonly #channels = new Map<string, Channel>();
   readonly #limits: ChannelLimits;
   readonly #keyInFlight = new Map<string, number>();
+  /** Where the heartbeat is in its round of the channels, and how many it owes (see beat). */
+  #beatTurn: Iterator<Channel> | null = null;
+  #beatDue = 0;
   /** Told when a channel's listener left (on Redis, the channel's claim is let go). */
   readonly #onLeft: (channel: Channel) => void;
 
@@ -214,16 +219,31 @@ export class Channels {
     socket.on('error', () => socket.terminate());
   }
 
-  /** One heartbeat: a listener that did not answer the last ping is dropped; the others are pinged. */
-  beat(): void {
-    for (const channel of this.#channels.values()) {
-      if (!channel.socket) continue;
-      if (!channel.alive) {
-        channel.socket.terminate();
-        continue;
+  /**
+   * One tick of the heartbeat: `share` of the channels (the tick's part of the period), each on its turn. A
+   * listener that did not answer its last ping, a period ago, is dropped; the others are pinged. Every channel
+   * is visited once a period, a few at a time: pinging 10,000 in one tick held the loop for ~300 ms.
+   */
+  beat(share: number): void {
+    this.#beatDue += this.#channels.size * share;
+    while (this.#beatDue >= 1) {
+      this.#beatDue -= 1;
+      let next = this.#beatTurn?.next();
+      if (!next || next.done) {
+        this.#beatTurn = this.#channels.values();
+        next = this.#beatTurn.next();
+        if (next.done) {
+          this.#beatDue = 0;
+          return;
+        }
       }
-      channel.alive = false;
-      channel.socket.ping();
+      const channel = next.value;
+      if (!channel.socket) continue;
+      if (!channel.alive) channel.socket.terminate();
+      else {
+        channel.alive = false;
+        channel.socket.ping();
+      }
     }
   }
 

@@ -7,7 +7,7 @@ import { formatMiB } from '../size.js';
 import type { RelayBus, RemoteOutcome, RemoteRequest } from './bus.js';
 import type { Channel, Channels, Pending } from './channels.js';
 import type { KeyGate } from './gate.js';
-import { requestOutcomeOf, type RelayMetrics } from './metrics.js';
+import { type RefusalCause, requestOutcomeOf, type RelayMetrics } from './metrics.js';
 import { encodeFrame } from './protocol.js';
 
 export interface RelayRequestLog {
@@ -123,6 +123,8 @@ interface Refusal {
   code: string;
   message: string;
   headers?: Record<string, string>;
+  /** Counted in the refusals metric, for a limit of the relay's. */
+  cause?: RefusalCause;
 }
 
 function tooLarge(relay: RelayContext): Refusal {
@@ -137,7 +139,7 @@ function tooLarge(relay: RelayContext): Refusal {
 function refusalOf(relay: RelayContext, read: BodyRead): Refusal | null {
   if (read === 'busy') {
     const message = `The relay holds as many request bodies as it may (${formatMiB(relay.budget.limit)} in all, a quarter per channel); retry later.`;
-    return { status: 503, code: 'relay_busy', message, headers: { 'retry-after': relay.retryAfter } };
+    return { status: 503, code: 'relay_busy', message, headers: { 'retry-after': relay.retryAfter }, cause: 'buffer' };
   }
   return read.truncated ? tooLarge(relay) : null;
 }
@@ -152,6 +154,7 @@ function failedExchange(relay: RelayContext, outcome: Exclude<RemoteOutcome['kin
         code: 'too_many_requests',
         message: `More than ${relay.maxInFlight} requests in flight on this channel.`,
         headers: { 'retry-after': '1' },
+        cause: 'in-flight',
       };
     case 'key-full':
       return {
@@ -159,6 +162,7 @@ function failedExchange(relay: RelayContext, outcome: Exclude<RemoteOutcome['kin
         code: 'too_many_requests',
         message: `The listeners of this channel's access key have ${relay.maxInFlightPerKey} requests in flight already.`,
         headers: { 'retry-after': '1' },
+        cause: 'in-flight',
       };
     case 'timeout':
       return {
@@ -182,7 +186,13 @@ function failedExchange(relay: RelayContext, outcome: Exclude<RemoteOutcome['kin
 
 function unavailable(relay: RelayContext): Refusal {
   const message = 'The relay cannot reach the state it shares with its other instances; retry later.';
-  return { status: 503, code: 'relay_unavailable', message, headers: { 'retry-after': relay.retryAfter } };
+  return {
+    status: 503,
+    code: 'relay_unavailable',
+    message,
+    headers: { 'retry-after': relay.retryAfter },
+    cause: 'redis',
+  };
 }
 
 function notConnected(relay: RelayContext): Refusal {
@@ -250,6 +260,7 @@ export async function handle(relay: RelayContext, req: IncomingMessage, res: Ser
     if (refusal) answerEarly(req, res, status, refusal.code, refusal.message, { headers: refusal.headers });
     const durationMs = performance.now() - started;
     relay.metrics.requests.labels(requestOutcomeOf(status, !refusal)).inc();
+    if (refusal?.cause) relay.metrics.refusals.labels(refusal.cause).inc();
     relay.metrics.answerSeconds.observe(durationMs / 1000);
     relay.onRequest({
       event: 'request',

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type RelayBus, REDIS_KEYS, redact, redisClient } from './bus.js';
+import { COUNT_KEY_CHANNELS } from './claims.js';
 import { CliError } from '../errors.js';
 import { readJsonFile, writePrivateFile } from '../folder/index.js';
 
@@ -159,7 +160,14 @@ export class RedisKeyStore implements KeyStore {
     const minute = Math.floor(Date.now() / 60_000);
     const entries = await Promise.all(
       keys.map(async (key): Promise<[string, KeyUsage]> => {
-        const channels = await this.bus.call((c) => c.zCount(REDIS_KEYS.keyChannels(key.id), Date.now(), '+inf'));
+        const channels = Number(
+          await this.bus.call((c) =>
+            c.eval(COUNT_KEY_CHANNELS, {
+              keys: [REDIS_KEYS.keyHolders(key.id)],
+              arguments: [REDIS_KEYS.instance(''), ''],
+            }),
+          ),
+        );
         const names = Array.from({ length: 60 }, (_, i) => REDIS_KEYS.keyRequests(key.id, minute - i));
         const counts = await this.bus.call((c) => c.mGet(names));
         const requests = counts.reduce((sum: number, count) => sum + Number(count ?? 0), 0);

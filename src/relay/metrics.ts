@@ -1,3 +1,7 @@
+/** Why the relay refused a connection or a request, the `cause` label of `clockhook_relay_refusals_total`. */
+export const REFUSAL_CAUSES = ['descriptors', 'channels', 'buffer', 'in-flight', 'key-channels', 'redis'] as const;
+export type RefusalCause = (typeof REFUSAL_CAUSES)[number];
+
 /** How a request to a channel URL ended, the `outcome` label of `clockhook_relay_requests_total`. */
 export type RequestOutcome = 'relayed' | '404' | '413' | '429' | '503' | '504';
 
@@ -11,14 +15,24 @@ export async function relayMetrics(gauges: { channels: () => number; inFlight: (
   const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = await import('prom-client');
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'clockhook_relay_' });
-  const requests = new Counter({
-    name: 'clockhook_relay_requests_total',
-    help: 'Requests to channel URLs, by outcome: relayed (the listener answered), or the status the relay gave.',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  for (const outcome of ['relayed', '404', '413', '429', '503', '504'] satisfies RequestOutcome[])
-    requests.labels(outcome).inc(0);
+  /** A counter by one label, each of `values` shown from the start (at 0). */
+  const counted = <L extends string>(name: string, help: string, label: L, values: readonly string[]) => {
+    const counter = new Counter({ name, help, labelNames: [label] as const, registers: [registry] });
+    for (const value of values) counter.labels(value).inc(0);
+    return counter;
+  };
+  const requests = counted(
+    'clockhook_relay_requests_total',
+    'Requests to channel URLs, by outcome: relayed (the listener answered), or the status the relay gave.',
+    'outcome',
+    ['relayed', '404', '413', '429', '503', '504'] satisfies RequestOutcome[],
+  );
+  const refusals = counted(
+    'clockhook_relay_refusals_total',
+    'Connections and requests the relay refused, by cause: descriptors (near the open-file limit), channels (--max-channels), buffer (--max-buffer), in-flight (a channel or key has its most), key-channels (--key-max-channels), redis (Redis away).',
+    'cause',
+    REFUSAL_CAUSES,
+  );
   return {
     registry,
     requests,
@@ -28,6 +42,32 @@ export async function relayMetrics(gauges: { channels: () => number; inFlight: (
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
+    refusals,
+    ...gaugesOf(Gauge, registry, gauges),
+    redisRoundTrips: new Counter({
+      name: 'clockhook_relay_redis_round_trips_total',
+      help: 'Commands sent to Redis.',
+      registers: [registry],
+    }),
+    redisErrors: new Counter({
+      name: 'clockhook_relay_redis_errors_total',
+      help: 'Commands to Redis that failed.',
+      registers: [registry],
+    }),
+  };
+}
+
+export type RelayMetrics = Awaited<ReturnType<typeof relayMetrics>>;
+
+type Prom = typeof import('prom-client');
+
+/** The gauges: channels and requests in flight as they are when scraped, and the heartbeat's lag. */
+function gaugesOf(
+  Gauge: Prom['Gauge'],
+  registry: InstanceType<Prom['Registry']>,
+  gauges: { channels: () => number; inFlight: () => number },
+) {
+  return {
     channels: new Gauge({
       name: 'clockhook_relay_channels',
       help: 'Channels whose listener is connected to this instance.',
@@ -44,20 +84,13 @@ export async function relayMetrics(gauges: { channels: () => number; inFlight: (
         this.set(gauges.inFlight());
       },
     }),
-    redisRoundTrips: new Counter({
-      name: 'clockhook_relay_redis_round_trips_total',
-      help: 'Commands sent to Redis.',
-      registers: [registry],
-    }),
-    redisErrors: new Counter({
-      name: 'clockhook_relay_redis_errors_total',
-      help: 'Commands to Redis that failed.',
+    heartbeatLag: new Gauge({
+      name: 'clockhook_relay_heartbeat_lag_seconds',
+      help: 'How late the latest heartbeat tick ran: the event loop was held that long.',
       registers: [registry],
     }),
   };
 }
-
-export type RelayMetrics = Awaited<ReturnType<typeof relayMetrics>>;
 
 /** The outcome label of a status the sender got. */
 export function requestOutcomeOf(status: number, relayed: boolean): RequestOutcome {

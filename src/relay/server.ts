@@ -4,11 +4,20 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { WebSocketServer } from 'ws';
-import { answerClientError, answerError, answerOnSocket, ByteBudget, hardenedServerOptions } from '../http/index.js';
+import {
+  answerClientError,
+  answerEarly,
+  answerError,
+  answerOnSocket,
+  ByteBudget,
+  hardenedServerOptions,
+} from '../http/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { closeNow, isEveryInterface, listenOn } from '../http/index.js';
-import { type BusHandlers, CLAIM_MS, REDIS_KEYS, RelayBus } from './bus.js';
+import { type BusHandlers, RelayBus } from './bus.js';
+import { CLAIM_MS } from './claims.js';
 import { Channels } from './channels.js';
+import { ConnectionGuard, lowLimitWords, openFileLimit } from './descriptors.js';
 import { KeyGate } from './gate.js';
 import { handle, handleRemote, type RelayContext, type RelayRequestLog } from './handle.js';
 import { FileKeyStore, RedisKeyStore } from './keys.js';
@@ -102,6 +111,16 @@ function channelOfUpgrade(req: IncomingMessage): { id: string } | { status: numb
   return { id };
 }
 
+const AT_LIMIT = 'The relay is at its open-file limit; retry in a moment.';
+
+/** A request the relay has no descriptor to spare for: 503 with Retry-After, and the connection closed. */
+function refuseForDescriptors(relay: RelayContext, guard: ConnectionGuard, req: IncomingMessage, res: ServerResponse) {
+  relay.metrics.refusals.labels('descriptors').inc();
+  guard.say('a sender was answered 503');
+  res.shouldKeepAlive = false;
+  answerEarly(req, res, 503, 'relay_at_limit', AT_LIMIT, { headers: { 'retry-after': relay.retryAfter } });
+}
+
 const REVOKED = 'The access key of this listener was revoked on the relay. Ask its operator for a new one.';
 
 /** The relay's limits and what it shares with each request, from its options. */
@@ -115,7 +134,7 @@ async function relayContext(options: RelayServerOptions, logger: Logger): Promis
   const bus = options.redis ? await RelayBus.open(options.redis, logger, metrics) : null;
   const limits = { maxChannels, maxInFlight, maxInFlightPerKey, maxBufferedPerChannel: Math.floor(budget.limit / 4) };
   const channels = new Channels(limits, (channel) => {
-    bus?.release(channel.id, channel.keyId).catch(() => {});
+    bus?.release([{ channel: channel.id, keyId: channel.keyId }]).catch(() => {});
   });
   const store = bus ? new RedisKeyStore(bus) : options.keysFile ? new FileKeyStore(options.keysFile) : null;
   const gate = new KeyGate(store, logger, (valid) => channels.letGoUnless(valid, REVOKED));
@@ -149,48 +168,63 @@ async function admitListener(
   const admission = relay.gate.admit(typeof header === 'string' ? header : undefined);
   if ('status' in admission) return admission;
   const { bus, channels } = relay;
-  if (bus && !bus.up) return { status: 503, message: 'The relay cannot reach Redis now; retry in a moment.' };
-  if (!channels.makeRoomFor(claim.id))
+  const refused = relay.metrics.refusals;
+  if (bus && !bus.up) {
+    refused.labels('redis').inc();
+    return { status: 503, message: 'The relay cannot reach Redis now; retry in a moment.' };
+  }
+  if (!channels.makeRoomFor(claim.id)) {
+    refused.labels('channels').inc();
     return { status: 503, message: `The relay holds its maximum of ${relay.maxChannels} channels.` };
+  }
   const { keyId } = admission;
   if (keyId !== null) {
-    const held = bus ? await keyChannelsOnRedis(bus, keyId, claim.id) : channels.heldBy(keyId);
-    if (held >= maxChannelsPerKey)
+    const held = bus ? await bus.claims.keyChannels(keyId, claim.id) : channels.heldBy(keyId);
+    if (held >= maxChannelsPerKey) {
+      refused.labels('key-channels').inc();
       return {
         status: 429,
         message: `This access key holds its ${maxChannelsPerKey} channels already; stop one of its listens, or ask the relay's operator for a key of your own.`,
       };
+    }
   }
   await bus?.claim(claim.id, keyId);
   return { id: claim.id, keyId };
 }
 
-/** Channels key `keyId` holds on every instance now, besides `except`. */
-async function keyChannelsOnRedis(bus: RelayBus, keyId: string, except: string): Promise<number> {
-  const held = await bus.call((c) => c.zRangeByScore(REDIS_KEYS.keyChannels(keyId), Date.now(), '+inf'));
-  return held.filter((channel) => String(channel) !== except).length;
-}
+/** How often a relay checks on Redis that it still holds its channels (another instance took them meanwhile). */
+const HOLD_MS = 20_000;
+/** A heartbeat tick: each pings its share of the channels, so that none blocks the loop for long. */
+const BEAT_TICK_MS = 25;
 
-/** The timers of a relay: claims renewed on Redis, keys read again, key use written. */
+/** The timers of a relay: heartbeats, liveness and claims on Redis, keys read again, key use written. */
 function startTimers(
   relay: RelayContext,
   { heartbeatMs, keysMs }: { heartbeatMs: number; keysMs: number },
 ): () => void {
   const { bus, channels, gate } = relay;
-  const renew = async () => {
+  const message = 'Another clockhook listen connected with this channel token.';
+  const renew = async (all = false) => {
     if (!bus?.up) return;
-    const lost = await bus.renew(channels.held()).catch(() => []);
-    const message = 'Another clockhook listen connected with this channel token.';
+    const lost = await bus.renew(all ? channels.held() : undefined).catch(() => []);
     for (const channel of lost) channels.letGo(channel, { type: 'replaced', message }, 4001);
   };
+  const tick = Math.min(BEAT_TICK_MS, heartbeatMs);
+  let last = performance.now();
   const timers = [
-    setInterval(() => channels.beat(), heartbeatMs),
+    setInterval(() => {
+      const now = performance.now();
+      relay.metrics.heartbeatLag.set(Math.max(0, now - last - tick) / 1000);
+      last = now;
+      channels.beat(tick / heartbeatMs);
+    }, tick),
     setInterval(() => void renew(), CLAIM_MS / 3),
+    setInterval(() => void renew(true), HOLD_MS),
     setInterval(() => void gate.refresh(), keysMs),
     setInterval(() => void gate.flush(bus, (keyId) => channels.heldBy(keyId)).catch(() => {}), keysMs),
   ];
   for (const timer of timers) timer.unref();
-  relay.renew = renew;
+  relay.renew = () => renew(true);
   return () => timers.forEach(clearInterval);
 }
 
@@ -213,10 +247,16 @@ function acceptListeners(
   server: Server,
   wss: WebSocketServer,
   relay: RelayContext,
+  guard: ConnectionGuard,
   maxChannelsPerKey: number,
   publicUrl: () => string,
 ): void {
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (guard.full) {
+      relay.metrics.refusals.labels('descriptors').inc();
+      guard.say('a listener was refused (503)');
+      return answerOnSocket(socket, 503, AT_LIMIT);
+    }
     admitListener(relay, req, maxChannelsPerKey).then(
       (admitted) => {
         if ('status' in admitted) return answerOnSocket(socket, admitted.status, admitted.message);
@@ -245,14 +285,20 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
   const { channels, maxBody, bus } = relay;
   await bus?.start(busHandlers(relay));
   await relay.gate.refresh();
+  const limit = await openFileLimit();
+  const guard = new ConnectionGuard(limit, logger);
   const { server, tls } = await createRelayHttpServer(options, (req, res) => {
+    if (guard.full) return refuseForDescriptors(relay, guard, req, res);
     handle(relay, req, res).catch((error) => {
       logger.error(`relay: ${error instanceof Error ? error.message : error}`);
       answerError(res, 500, 'internal_error', 'The relay failed unexpectedly.');
     });
   });
   const wss = new Server({ noServer: true, maxPayload: Math.ceil(maxBody * 1.4) + 1024 * 1024 });
-  acceptListeners(server, wss, relay, options.maxChannelsPerKey ?? 20, () => publicUrl);
+  guard.watch(server);
+  const low = limit === null ? null : lowLimitWords(limit, relay.maxChannels);
+  if (low) logger.warn(low);
+  acceptListeners(server, wss, relay, guard, options.maxChannelsPerKey ?? 20, () => publicUrl);
   const stopTimers = startTimers(relay, {
     heartbeatMs: options.heartbeatMs ?? 15_000,
     keysMs: options.keysRefreshMs ?? 2000,
@@ -282,8 +328,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       closing ??= (async () => {
         stopTimers();
         // Let this instance's channels go on Redis first: the other instances then say 503, not route here.
-        if (bus?.up)
-          await Promise.all(channels.held().map(({ channel, keyId }) => bus.release(channel, keyId))).catch(() => {});
+        if (bus?.up) await bus.release(channels.held()).catch(() => {});
         channels.closeAll();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
         await closeNow(server);
