@@ -14,6 +14,8 @@ type HeaderMap = Record<string, string | string[]>;
  * channel URLs), instance ids and key ids, never a token, an access key or a body. The claims' keys: claims.ts.
  */
 const PREFIX = 'clockhook:relay:';
+/** How long a stopping relay waits for Redis, per step. */
+const STOP_MS = 1000;
 export const REDIS_KEYS = {
   ...CLAIM_KEYS,
   /** Pub/sub: requests and answers for one instance. */
@@ -272,6 +274,16 @@ export class RelayBus {
       .catch(() => {});
   }
 
+  /**
+   * Lets every channel of this instance go as it stops, in at most STOP_MS: a Redis that stopped answering
+   * (gone a moment ago, or cut off) leaves commands unanswered, and the relay stops all the same; the claims
+   * it could not let go run out by themselves.
+   */
+  async stopping(held: { channel: string; keyId: string | null }[]): Promise<void> {
+    if (this.#up) await atMost(this.release(held), STOP_MS);
+  }
+
+  /** Closes both connections, each in at most STOP_MS (see stopping). */
   async close(): Promise<void> {
     clearInterval(this.#watchdog);
     this.#handlers = null;
@@ -279,16 +291,27 @@ export class RelayBus {
       client.removeAllListeners('end');
       client.removeAllListeners('error');
       client.on('error', () => {});
-      // A client still trying to connect is stopped too; one that never opened has nothing to close.
-      if (client.isOpen) await client.close().catch(() => client.destroy());
-      else
-        try {
-          client.destroy();
-        } catch {
-          // not open: nothing to stop
-        }
+      // close() waits for the answers to commands sent; a client still trying to connect is stopped at once.
+      if (client.isReady) await atMost(client.close(), STOP_MS);
+      try {
+        if (client.isOpen) client.destroy();
+      } catch {
+        // closed meanwhile: nothing to stop
+      }
     }
   }
+}
+
+/** Waits for `work` to settle, at most `ms`. */
+function atMost(work: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    work.then(done, done);
+  });
 }
 
 /** A Redis URL as it may be logged: without its password. */

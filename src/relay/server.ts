@@ -328,7 +328,7 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
       closing ??= (async () => {
         stopTimers();
         // Let this instance's channels go on Redis first: the other instances then say 503, not route here.
-        if (bus?.up) await bus.release(channels.held()).catch(() => {});
+        await bus?.stopping(channels.held());
         channels.closeAll();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
         await closeNow(server);

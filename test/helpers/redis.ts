@@ -13,6 +13,8 @@ export async function startRedis(): Promise<{
   port: number;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Stops (SIGSTOP) or resumes (SIGCONT) the server: its connections stay open, unanswered. */
+  freeze(frozen: boolean): void;
 }> {
   const port = await portForRestarts();
   let child: ChildProcess | null = null;
@@ -44,8 +46,11 @@ export async function startRedis(): Promise<{
       proc.kill('SIGKILL');
     });
   };
+  const freeze = (frozen: boolean) => {
+    (child as ChildProcess | null)?.kill(frozen ? 'SIGSTOP' : 'SIGCONT');
+  };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, port, start, stop };
+  return { url: `redis://127.0.0.1:${port}`, port, start, stop, freeze };
 }
 
 /**

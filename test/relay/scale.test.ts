@@ -72,6 +72,22 @@ describe('the relay at scale', () => {
     expect(many / 10, 'commands a second').toBeLessThan(50);
   }, 60_000);
 
+  it('stops within seconds while its Redis holds commands unanswered, and when Redis has just gone away', async () => {
+    for (const away of ['frozen', 'gone'] as const) {
+      const redis = await startRedis();
+      cleanups.push(redis.stop);
+      const relay = await startRelayServer({ port: 0, host: '127.0.0.1', logger: silentLogger, redis: redis.url });
+      const fake = await connectFakeListeners(relay.url, 200);
+      cleanups.push(fake.close);
+      if (away === 'frozen') redis.freeze(true);
+      else await redis.stop();
+      const started = Date.now();
+      await relay.close();
+      expect(Date.now() - started, `ms to stop with Redis ${away}`).toBeLessThan(5_000);
+      redis.freeze(false);
+    }
+  }, 60_000);
+
   it('says a low open-file limit at start, and answers a sender beyond it 503 with Retry-After', async () => {
     const child = spawn(
       'sh',
