@@ -1,6 +1,6 @@
 // What the page does to a capture, its event and the endpoint: replay, redeliver, ping, copy, download, re-enable.
 import { curlCommand } from './curl.js';
-import { el } from './render.js';
+import { download, el } from './render.js';
 import { errorText, scheduleRender, serviceEvent, state, $ } from './state.js';
 import { act } from './connection.js';
 import { canReenable } from './endpoint.js';
@@ -85,17 +85,7 @@ export async function copyCurl(capture) {
 }
 
 export function downloadJson(capture) {
-  saveFile(`${capture.id}.json`, JSON.stringify(capture, null, 2), 'application/json');
-}
-
-/** Hands `text` to the browser as a download named `name`. */
-function saveFile(name, text, type) {
-  const blob = new Blob([text], { type });
-  const link = el('a', { href: URL.createObjectURL(blob), download: name });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+  download(`${capture.id}.json`, JSON.stringify(capture, null, 2), 'application/json');
 }
 
 /** The detail's buttons; those that need the whole body of a large capture wait for it (`whole` null). */
@@ -122,6 +112,11 @@ export function captureActions(capture, whole) {
     el('button', { type: 'button', onclick: () => copyCurl(whole), ...waiting }, 'Copy as curl'),
     el('button', { type: 'button', onclick: () => downloadJson(whole), ...waiting }, 'Download JSON'),
     el('button', { type: 'button', onclick: () => downloadHar(capture) }, 'Download HAR'),
+    el(
+      'button',
+      { type: 'button', onclick: () => downloadScenario(capture), title: scenarioTitle(capture) },
+      'Save as scenario',
+    ),
     el(
       'button',
       { type: 'button', onclick: () => act({ type: 'pin', captureId: capture.id, pinned: !capture.pinned }) },
@@ -158,7 +153,21 @@ export function endpointActions() {
 async function downloadHar(capture) {
   const result = await act({ type: 'har', captureId: capture.id });
   if (!result.ok) return showResult(capture.id, false, errorText(result.error));
-  saveFile(`${capture.id}.har`, JSON.stringify(result.data, null, 2), 'application/json');
+  download(`${capture.id}.har`, JSON.stringify(result.data, null, 2), 'application/json');
+}
+
+const scenarioTitle = (capture) =>
+  capture.envelope
+    ? `every delivery of ${capture.envelope.id} held, in order: play it with clockhook replay --scenario`
+    : 'this capture, to play with clockhook replay --scenario';
+
+/** The event's deliveries (or this capture) as a scenario, as `captures export --format scenario` writes it. */
+async function downloadScenario(capture) {
+  const message = capture.envelope ? { eventId: capture.envelope.id } : { captureIds: [capture.id] };
+  const result = await act({ type: 'scenario', ...message });
+  if (!result.ok) return showResult(capture.id, false, errorText(result.error));
+  const name = capture.envelope ? capture.envelope.id : capture.id;
+  download(`${name}.scenario.json`, JSON.stringify(result.data, null, 2), 'application/json');
 }
 
 export async function reenable() {

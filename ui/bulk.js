@@ -4,7 +4,7 @@
 // offered only on a narrowed list, and asks first, naming the count and the app, so that one click cannot
 // send the whole store again.
 import { ActionBar } from './bar.js';
-import { clear, el } from './render.js';
+import { clear, download, el } from './render.js';
 
 /** Errors after which nothing more can be replayed; the others concern one capture (gone, its body unreadable). */
 const STOPS = new Set(['disconnected', 'no_forward_target', 'no_secret', 'listener_closing']);
@@ -25,11 +25,15 @@ export class BulkReplay extends ActionBar {
   render(node, { shown, forwardTo }) {
     this.#shown = shown;
     const run = this.#run;
-    const offer = !run && shown !== null && shown.length > 0 && Boolean(forwardTo);
-    const said = JSON.stringify([run, offer && shown.length, forwardTo]);
+    const some = !run && shown !== null && shown.length > 0;
+    const offer = some && Boolean(forwardTo);
+    const said = JSON.stringify([run, some && shown.length, forwardTo, this.#saveError]);
     if (!this.saysSomethingNew(said)) return;
     clear(node);
-    node.hidden = !run && !offer;
+    node.hidden = !run && !some;
+    // What the list shows, as one scenario to play again (clockhook replay --scenario), in capture-only mode too.
+    if (some) node.append(el('button', { type: 'button', onclick: () => this.#save() }, 'Save as scenario'));
+    if (this.#saveError) node.append(el('span', { role: 'alert' }, `Not saved: ${this.#saveError}`));
     if (offer) {
       const ask = () => {
         const ids = (this.#shown ?? []).map((c) => c.id).reverse(); // the list is newest first
@@ -61,6 +65,18 @@ export class BulkReplay extends ActionBar {
         el('button', { type: 'button', onclick: () => this.#update(null) }, 'OK'),
       );
     }
+  }
+
+  /** Why the last Save as scenario did not save; null when it did. */
+  #saveError = null;
+
+  async #save() {
+    const ids = (this.#shown ?? []).map((c) => c.id).reverse(); // oldest first, as they came
+    const result = await this.act({ type: 'scenario', captureIds: ids });
+    this.#saveError = result.ok ? null : this.errorText(result.error);
+    if (result.ok)
+      download(`clockhook-${ids.length}.scenario.json`, JSON.stringify(result.data, null, 2), 'application/json');
+    this.changed();
   }
 
   #update(run) {

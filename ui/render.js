@@ -63,3 +63,13 @@ export function jsonTree(value, key = null, depth = 0) {
   }
   return details;
 }
+
+/** Hands `text` to the browser as a download named `name`. */
+export function download(name, text, type) {
+  const blob = new Blob([text], { type });
+  const link = el('a', { href: URL.createObjectURL(blob), download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}

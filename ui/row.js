@@ -116,6 +116,11 @@ function marksOf(capture, count) {
     const title = 'a fault injected on purpose by listen --faults';
     marks.push(el('span', { class: 'badge warn', title }, `injected: ${capture.injected.join(', ')}`));
   }
+  if (capture.drift) {
+    // Its data came shaped otherwise than the earlier deliveries of its type (see ShapeBook).
+    const title = `shaped otherwise than the earlier ${capture.envelope?.type} deliveries:\n${capture.drift.join('\n')}`;
+    marks.push(el('span', { class: 'badge warn drift', title }, 'shape changed'));
+  }
   if (capture.pinned) marks.push(el('span', { class: 'badge plain' }, 'pinned'));
   return marks.filter(Boolean);
 }

@@ -5,3 +5,6 @@ export { connectToListen, replayDirect, type ReplayOutcome } from './replay.js';
 export { type CaptureFilter, parseSince, selectCaptures } from './select.js';
 export { type Outcome, OUTCOMES, outcomeOf, statusOf } from '../story/index.js';
 export { wholeCapture, withBody, type WithBody } from './whole.js';
+export { loadScenario, type PlayedDelivery, type PlayOptions, type PlayResult, playScenario } from './play.js';
+export { type Scenario, type ScenarioDelivery, SCENARIO_SCHEMA, scenarioOf, scenarioProblem } from './scenario.js';
+export { provenance, type TypeSource, typeName, typeSources, typesJsonSchema, typesTs } from './types.js';

@@ -6,6 +6,7 @@ import {
   curlScript,
   fixtureOf,
   harOf,
+  scenarioOf,
   selectCaptures,
   wholeCapture,
   withBody,
@@ -20,7 +21,7 @@ import { captureFacts, deliveryLine } from './delivery-line.js';
 import { packageVersion } from './version.js';
 
 interface ExportFlags extends CaptureFlags {
-  format: 'har' | 'curl' | 'fixture' | 'ndjson';
+  format: 'har' | 'curl' | 'fixture' | 'ndjson' | 'scenario';
   output?: string;
   to?: string;
   asIs?: boolean;
@@ -93,6 +94,30 @@ async function withBodies(reading: StoreReading, captures: Capture[]): Promise<W
   return all;
 }
 
+/** The export as one text, in `flags.format`. */
+function exportText(
+  flags: ExportFlags,
+  captures: WithBody[],
+  whole: WithBody[],
+  stories: ReadonlyMap<string, EventStory>,
+): string {
+  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+  switch (flags.format) {
+    case 'har':
+      return json(harOf(captures, packageVersion, stories));
+    case 'curl':
+      return curlScript(captures, { to: flags.to, asIs: Boolean(flags.asIs) });
+    case 'fixture':
+      return json(whole.map(({ capture, body }) => fixtureOf(capture, body)));
+    case 'scenario':
+      return json(scenarioOf(whole, stories));
+    case 'ndjson':
+      return captures
+        .map(({ capture, body, missing }) => `${JSON.stringify(wholeCapture(capture, body, stories, missing))}\n`)
+        .join('');
+  }
+}
+
 async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> {
   const filter = filterOf(flags, ids);
   const reading = await readStore(flags);
@@ -111,20 +136,9 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
     console.error(`Wrote ${counted(whole.length, 'fixture')} to ${join(out, sep)}.`);
     return;
   }
-  const text =
-    flags.format === 'har'
-      ? `${JSON.stringify(harOf(captures, packageVersion, stories), null, 2)}\n`
-      : flags.format === 'curl'
-        ? curlScript(captures, { to: flags.to, asIs: Boolean(flags.asIs) })
-        : flags.format === 'fixture'
-          ? `${JSON.stringify(
-              whole.map(({ capture, body }) => fixtureOf(capture, body)),
-              null,
-              2,
-            )}\n`
-          : captures
-              .map(({ capture, body, missing }) => `${JSON.stringify(wholeCapture(capture, body, stories, missing))}\n`)
-              .join('');
+  if (flags.format === 'scenario' && whole.length === 0)
+    throw new UsageError('No captures with their whole body to put in a scenario: choose others (captures list).');
+  const text = exportText(flags, captures, whole, stories);
   if (out) {
     await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined);
     console.error(`Wrote ${counted(captures.length, 'capture')} to ${out}.`);
@@ -160,11 +174,13 @@ export function registerCaptures(program: Command): void {
       printJson(wholeCapture(capture, body, storiesOf(reading.captures), missing));
     });
   withCaptureFilters(
-    captures.command('export [capture-ids...]').description('export captures as HAR, curl, fixtures or NDJSON'),
+    captures
+      .command('export [capture-ids...]')
+      .description('export captures as HAR, curl, fixtures, NDJSON or a scenario to play'),
   )
     .addOption(
-      new Option('--format <format>', 'required: har, curl, fixture or ndjson')
-        .choices(['har', 'curl', 'fixture', 'ndjson'])
+      new Option('--format <format>', 'required: har, curl, fixture, ndjson or scenario')
+        .choices(['har', 'curl', 'fixture', 'ndjson', 'scenario'])
         .makeOptionMandatory(),
     )
     .option('-o, --output <file>', 'write to this file (a folder for one fixture file per capture) instead of stdout')

@@ -146,6 +146,14 @@ const EXAMPLES: Record<string, [string, string][]> = {
       'a script that sends them again with curl',
       'npx clockhook captures export --since 10m --format curl -o replay.sh',
     ],
+    [
+      'the last two hours as a scenario, to play in a test',
+      'npx clockhook captures export --since 2h --format scenario -o test/morning.scenario.json',
+    ],
+  ],
+  types: [
+    ['TypeScript types of every event type, from what arrived', 'npx clockhook types -o src/webhook-events.ts'],
+    ['as JSON Schema, for a validator', 'npx clockhook types --format json-schema -o webhook-events.schema.json'],
   ],
   replay: [
     ['once the handler is fixed: every event whose latest delivery failed', 'npx clockhook replay --failed'],
@@ -153,6 +161,10 @@ const EXAMPLES: Record<string, [string, string][]> = {
     [
       'in CI, against the app, with no listen running',
       'npx clockhook replay --failed --to http://localhost:3000/hooks --secret "$WEBHOOK_SECRET"',
+    ],
+    [
+      'a recorded scenario against the app, without waits',
+      'npx clockhook replay --scenario test/morning.scenario.json --to http://localhost:3000/hooks --speed max',
     ],
   ],
   endpoints: [

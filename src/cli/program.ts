@@ -15,6 +15,7 @@ import { registerRelay } from './relay.js';
 import { registerSandbox } from './sandbox.js';
 import { registerSecret } from './secret.js';
 import { registerTrigger } from './trigger.js';
+import { registerTypes } from './types.js';
 
 /** The commander program with every command registered; commands only map flags to library calls. */
 export function buildProgram(): Command {
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerEvents(program);
   registerCaptures(program);
   registerReplay(program);
+  registerTypes(program);
   registerMcp(program);
   registerCompletion(program);
   registerInit(program);

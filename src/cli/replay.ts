@@ -20,8 +20,10 @@ import { fromEnv } from './process.js';
 import { describeRecord, recordsOnFile } from './secret.js';
 import { isTaken } from '../contract/index.js';
 import { folderFiles, readListenDiscovery } from '../folder/index.js';
+import { runScenario, type ScenarioFlags } from './play-scenario.js';
+import { withFaults } from './listen-faults.js';
 
-interface ReplayFlags extends CaptureFlags {
+interface ReplayFlags extends CaptureFlags, Partial<ScenarioFlags> {
   failed?: boolean;
   dryRun?: boolean;
   asIs?: boolean;
@@ -79,9 +81,27 @@ function outcomeLine(capture: Capture, outcome: ReplayOutcome): string {
   return `replayed ${capture.id} ${what}${recorded}  <-- ${status} ${outcome.target} (${outcome.durationMs} ms)${error}`;
 }
 
+/** A scenario plays on its own: captures chosen beside it would be sent in no order with it. */
+function playOfScenario(ids: string[], flags: ReplayFlags): Promise<void> {
+  const beside = [
+    ids.length > 0 && 'capture ids',
+    flags.failed && '--failed',
+    flags.type !== undefined && '--type',
+    flags.since !== undefined && '--since',
+    flags.dryRun && '--dry-run',
+    flags.asIs && '--as-is',
+  ].filter(Boolean);
+  if (beside.length > 0)
+    throw new UsageError(`--scenario plays a recorded file on its own: leave out ${beside.join(', ')}.`);
+  return runScenario(flags as ScenarioFlags, () => secretForDirect(flags));
+}
+
 async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
+  if (flags.scenario === undefined && (flags.speed !== undefined || flags.faults !== undefined))
+    throw new UsageError('--speed and --faults are for a scenario: replay --scenario <file> --speed max.');
   if (flags.to !== undefined && !/^https?:$/.test(URL.canParse(flags.to) ? new URL(flags.to).protocol : ''))
     throw new UsageError(`--to ${flags.to} is not an http(s) URL, e.g. http://localhost:3000/hooks`);
+  if (flags.scenario !== undefined) return playOfScenario(ids, flags);
   const reading = await readStore(flags);
   const stories = storiesOf(reading.captures);
   const captures = capturesToReplay(reading, ids, flags, stories);
@@ -134,7 +154,7 @@ async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
 
 /** `clockhook replay`: sends captures to the app again, through a running listen or straight to it. */
 export function registerReplay(program: Command): void {
-  withCaptureFilters(
+  const command = withCaptureFilters(
     program
       .command('replay [capture-ids...]')
       .description('send captures to your app again (through a running listen, else straight to it)'),
@@ -146,5 +166,7 @@ export function registerReplay(program: Command): void {
     .option('--to <url>', 'send here instead (default: through listen, else where each was forwarded)')
     .option('--secret <whsec>', "re-sign with this secret (default: $CLOCKHOOK_SECRET, else the endpoint's on file)")
     .option('--json', 'one JSON line per replay')
-    .action((ids: string[], flags: ReplayFlags) => runReplay(ids, flags));
+    .option('--scenario <file>', 'play a recorded scenario (captures export --format scenario) in its order and pace')
+    .option('--speed <n|max>', 'scenario: 1 as recorded, 10 ten times faster, max without waits');
+  withFaults(command).action((ids: string[], flags: ReplayFlags) => runReplay(ids, flags));
 }

@@ -5,3 +5,4 @@ export * from './samples.js';
 export * from './resources.js';
 export * from './errors.js';
 export * from './data-path.js';
+export * from './shape.js';

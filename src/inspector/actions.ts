@@ -13,6 +13,7 @@ import {
 } from './protocol.js';
 import { searchCaptures } from './search.js';
 import { harOf } from '../captures/har.js';
+import { scenarioOf } from '../captures/scenario.js';
 import { packageVersion } from '../version.js';
 
 function requireApi(ctx: ActionContext): ApiClient {
@@ -96,6 +97,27 @@ const ACTIONS: Record<string, Action> = {
       throw new ActionError('body_unavailable', error.message);
     });
     return harOf([{ capture, body }], packageVersion, ctx.listener.stories.storiesOf([capture]));
+  },
+  async scenario(message, ctx) {
+    // What `clockhook captures export --format scenario` writes: the captures named, or every one of an event.
+    const ids = message.captureIds;
+    const eventId = typeof message.eventId === 'string' ? message.eventId : null;
+    if (!eventId && !(Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === 'string')))
+      throw new ActionError('parameter_invalid', 'give captureIds (a list of capture ids) or eventId.');
+    const captures = eventId
+      ? ctx.store.all().filter((capture) => capture.envelope?.id === eventId)
+      : (ids as string[]).map((id) => ctx.store.get(id) ?? null);
+    if (captures.length === 0 || captures.includes(null)) throw gone();
+    const chosen = captures as NonNullable<(typeof captures)[number]>[];
+    const withBodies = await Promise.all(
+      chosen.map(async (capture) => ({
+        capture,
+        body: await ctx.store.body(capture).catch((error: Error) => {
+          throw new ActionError('body_unavailable', error.message);
+        }),
+      })),
+    );
+    return scenarioOf(withBodies, ctx.listener.stories.storiesOf(chosen));
   },
   async search(message, ctx) {
     const query = requireString(message, 'query');

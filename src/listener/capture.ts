@@ -12,7 +12,7 @@ export interface Body {
 }
 
 /** `text`: the body decoded as UTF-8 (invalid bytes replaced). */
-function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProblems'> {
+function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProblems'> & { data?: unknown } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -27,7 +27,7 @@ function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProble
     typeof value.id === 'string'
       ? { id: value.id, type: string(value.type), api_version: string(value.api_version), created }
       : null;
-  return { envelope, contractProblems };
+  return { envelope, contractProblems, ...('data' in value ? { data: value.data } : {}) };
 }
 
 /** Why the listener answers a capture itself instead of forwarding it; null when it forwards. */
@@ -50,6 +50,8 @@ export interface CaptureContext {
   refuseUnsigned: boolean;
   /** Whether there is an app to forward to. */
   forwarding: boolean;
+  /** How a delivery's data differs from the earlier deliveries of its type (see ShapeBook). */
+  drift?: (type: string, data: unknown, captureId: string) => string[];
   /** With routes by event type: the route a type goes by (null: none); undefined without them. */
   routeFor?: (type: string | null) => string | null | undefined;
   now: number;
@@ -73,8 +75,14 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
   const route = context.routeFor?.(parsed.envelope?.type ?? null);
   // A delivery no route takes is answered 200 by clockhook, as in capture-only mode.
   const forwarding = context.forwarding && route !== null;
+  const id = newCaptureId(context.now);
+  const { data, ...envelope } = parsed;
+  // Only what the service signed teaches the shapes: a forged or unsigned request is someone else's.
+  const signed = signature.status === 'valid' || signature.status === 'unchecked';
+  const type = envelope.envelope?.type;
+  const drift = isDelivery && signed && type && 'data' in parsed ? (context.drift?.(type, data, id) ?? []) : [];
   return {
-    id: newCaptureId(context.now),
+    id,
     receivedAt,
     source,
     ...(isDelivery ? {} : { replayOf }),
@@ -85,7 +93,8 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
     bodySize: body.size,
     ...(body.truncated ? { bodyTruncated: true } : {}),
     signature,
-    ...parsed,
+    ...envelope,
+    ...(drift.length > 0 ? { drift } : {}),
     kind,
     ...(retry === undefined ? {} : { retry }),
     ...(repeatOf === undefined ? {} : { repeatOf }),

@@ -25,6 +25,7 @@ import { Hold } from './hold.js';
 import { Injector } from './injector.js';
 import { type Read, readFromSocket, wholeBody } from './read.js';
 import { Reporter } from './report.js';
+import { ShapeBook } from './shapes.js';
 import { type ListenerConfig, listenerConfig, type ListenerOptions } from './options.js';
 import {
   replayable,
@@ -60,6 +61,8 @@ export class Listener {
   /** Faults on purpose (--faults): what they are, and what was injected; null without. */
   readonly injector: Injector | null;
   readonly #reporter: Reporter;
+  /** The shapes of each type's deliveries, to tell one that drifted. */
+  readonly #shapes: ShapeBook;
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
@@ -79,6 +82,10 @@ export class Listener {
     this.#hold = new Hold(config.held);
     this.injector = config.faults ? new Injector(config.faults, config.logger) : null;
     this.#reporter = new Reporter(config.store, config.stories, config.onDelivery);
+    this.#shapes = new ShapeBook(
+      () => config.store.all(),
+      (line) => config.logger.warn(line),
+    );
   }
 
   /** The stories of the store's events, kept as captures come (the page reads the same ones). */
@@ -306,6 +313,7 @@ export class Listener {
       refuseUnsigned: !skipVerify,
       routeFor: (type) => (this.#routed ? (chooseRoute(this.#routes, type)?.name ?? null) : undefined),
       forwarding: this.#routes.length > 0,
+      drift: (type, data, id) => this.#shapes.drift(type, data, id),
       now: now(),
     });
   }

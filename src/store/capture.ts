@@ -94,6 +94,11 @@ export interface Capture {
   duplicateOf: string | null;
   /** Set when the listener answered itself instead of forwarding. */
   rejected: { statusCode: number; code: string } | null;
+  /**
+   * How its data differed from the earlier deliveries of its type when it came (`data.note: new field`,
+   * `data.hours: string, was number`): the drift listen says once and the page marks.
+   */
+  drift?: string[];
   /** Faults injected on purpose (`listen --faults`): "delay 120 ms", "fail 503", "duplicate", … */
   injected?: string[];
   /** With tracing on (`listen --otlp`): the trace and server span of its delivery. */

@@ -11,3 +11,12 @@ export {
 } from './send.js';
 export type { Fixture } from '../captures/index.js';
 export type { CheckReport } from '../check/index.js';
+export {
+  loadScenario,
+  type PlayedDelivery,
+  type PlayOptions,
+  type PlayResult,
+  playScenario,
+  type Scenario,
+  type ScenarioDelivery,
+} from '../captures/index.js';

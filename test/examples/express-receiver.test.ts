@@ -23,13 +23,13 @@ beforeAll(async () => {
 describe('examples/express-receiver', () => {
   it('passes its tests under node:test', async () => {
     const { stdout } = await run(process.execPath, ['--test', 'test/receiver.node.test.mjs'], { cwd: EXAMPLE });
-    expect(stdout).toMatch(/^# pass 5$/m);
+    expect(stdout).toMatch(/^# pass 6$/m);
     expect(stdout).toMatch(/^# fail 0$/m);
   }, 60_000);
 
   it('passes its tests under vitest', async () => {
     const vitest = join(ROOT, 'node_modules', '.bin', 'vitest');
     const { stdout } = await run(vitest, ['run', '--root', EXAMPLE, '--reporter', 'verbose'], { cwd: EXAMPLE });
-    expect(stdout).toMatch(/Tests\s+.*5 passed/);
+    expect(stdout).toMatch(/Tests\s+.*6 passed/);
   }, 60_000);
 });

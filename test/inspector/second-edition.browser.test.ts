@@ -174,6 +174,7 @@ describe('the inspector, second edition', () => {
       'Copy as curl',
       'Download JSON',
       'Download HAR',
+      'Save as scenario',
       'Pin',
     ]);
     expect(await group('The endpoint')).toEqual(['Ping endpoint']);

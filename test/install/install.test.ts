@@ -66,7 +66,7 @@ exports.createReceiver = (secret) =>
 /** Its tests, for node:test (with \`test\` required first) and for jest (whose \`test\` is a global). */
 const CJS_TEST = `const assert = require('node:assert');
 const { createReceiver } = require('./receiver.js');
-const { sendDelivery, startSandbox } = require('clockhook/testing');
+const { playScenario, sendDelivery, startSandbox } = require('clockhook/testing');
 
 async function listening(secret) {
   const server = createReceiver(secret);
@@ -79,6 +79,17 @@ test('takes a signed delivery and refuses a forged one', async () => {
   try {
     await sendDelivery(url, { secret: 'whsec_test', type: 'punch.created', expect: 'accepted' });
     await sendDelivery(url, { secret: 'whsec_forged', type: 'punch.created', expect: 'refused' });
+  } finally {
+    server.close();
+  }
+});
+
+test('answers a recorded scenario as it was answered', async () => {
+  const { server, url } = await listening(() => 'whsec_test');
+  try {
+    const result = await playScenario('./recorded.scenario.json', url, { secret: 'whsec_test', speed: 'max' });
+    assert.deepStrictEqual(result.differences, []);
+    assert.deepStrictEqual(result.deliveries.map((d) => d.played.status), [200, 200]);
   } finally {
     server.close();
   }
@@ -99,6 +110,35 @@ test('takes what the sandbox delivers', async () => {
   }
 });
 `;
+
+/** A scenario as captures export --format scenario writes one: a delivery and its retry, both taken. */
+const SCENARIO = (() => {
+  const body = JSON.stringify({
+    id: 'evt_1',
+    object: 'event',
+    type: 'punch.created',
+    api_version: '2026-11-01',
+    created: 1_790_000_000,
+    data: {},
+  });
+  const delivery = (at: number, kind: string) => ({
+    at,
+    method: 'POST',
+    path: '/',
+    headers: { 'content-type': 'application/json' },
+    body,
+    bodyEncoding: 'utf8',
+    event: { id: 'evt_1', type: 'punch.created', api_version: '2026-11-01', created: 1_790_000_000 },
+    kind,
+    recorded: { status: 200, outcome: '2xx' },
+    capture: `cap_${at}`,
+  });
+  return JSON.stringify({
+    clockhookScenario: 1,
+    recordedAt: '2026-11-28T10:00:00.000Z',
+    deliveries: [delivery(0, 'first'), delivery(300, 'duplicate')],
+  });
+})();
 
 /** Starts a program and resolves with the first line `match` accepts, keeping every line. */
 function startLines(command: string, args: string[], cwd: string) {
@@ -242,13 +282,14 @@ async function newApp(name: string): Promise<string> {
 }
 
 describe('the packed package', () => {
-  it('carries only what it runs: bin, dist, ui, the config schema, README, LICENSE, CHANGELOG and package.json', () => {
+  it('carries only what it runs: bin, dist, ui, the config and scenario schemas, README, LICENSE, CHANGELOG and package.json', () => {
     const outside = packed.filter((path) => !/^(bin|dist|ui)\//.test(path));
     expect(outside.sort()).toEqual([
       'CHANGELOG.md',
       'LICENSE',
       'README.md',
       'clockhook.config.schema.json',
+      'clockhook.scenario.schema.json',
       'package.json',
     ]);
     expect(packed).toContain('bin/clockhook.js');
@@ -276,22 +317,25 @@ describe('the packed package', () => {
     await writeFile(join(appDir, 'receiver.js'), CJS_RECEIVER);
     await writeFile(join(appDir, 'receiver.node.test.js'), `const { test } = require('node:test');\n${CJS_TEST}`);
     await writeFile(join(appDir, 'receiver.jest.test.js'), CJS_TEST);
+    await writeFile(join(appDir, 'recorded.scenario.json'), SCENARIO);
     const node = await run(process.execPath, ['--test', 'receiver.node.test.js'], { cwd: appDir });
-    expect(node.stdout).toMatch(/^# pass 2$/m);
+    expect(node.stdout).toMatch(/^# pass 3$/m);
     // jest from clockhook's own dev dependencies, run in the app's folder with its defaults (no config).
     const jest = await run(join(ROOT, 'node_modules', '.bin', 'jest'), ['--ci', 'receiver.jest.test.js'], {
       cwd: appDir,
     }).catch((error: { stdout: string; stderr: string }) => error);
-    expect(jest.stderr).toMatch(/Tests: +2 passed, 2 total/);
+    expect(jest.stderr).toMatch(/Tests: +3 passed, 3 total/);
     // Types for require too: a TypeScript file of this CommonJS package checks against them.
     await writeFile(
       join(appDir, 'typed.ts'),
-      `import { signDelivery, startSandbox, type TestSandbox } from 'clockhook/testing';
+      `import { playScenario, type PlayResult, signDelivery, startSandbox, type TestSandbox } from 'clockhook/testing';
 import { verifySignature } from 'clockhook';
 export async function typed(): Promise<boolean> {
   const sandbox: TestSandbox = await startSandbox();
   await sandbox.close();
   const signed = signDelivery({ body: '{}', secret: 'whsec_x' });
+  const played: PlayResult = await playScenario('recorded.scenario.json', 'http://127.0.0.1:1/', { secret: 'whsec_x' });
+  if (!played.ok) return false;
   return verifySignature({ header: signed.headers['x-service-signature'], payload: signed.body, secret: 'whsec_x' }).ok;
 }
 `,

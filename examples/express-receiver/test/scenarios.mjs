@@ -1,7 +1,8 @@
 // What both test files check, written once: each scenario throws, saying what the handler did, when it
 // does not hold. The runners only name them.
 import assert from 'node:assert/strict';
-import { sendDelivery, signDelivery, startSandbox } from 'clockhook/testing';
+import { fileURLToPath } from 'node:url';
+import { playScenario, sendDelivery, signDelivery, startSandbox } from 'clockhook/testing';
 import { createApp } from '../app.mjs';
 
 export const SECRET = 'whsec_example_0123456789abcdef';
@@ -74,4 +75,15 @@ export async function aSlowHandlerIsAFailedAttempt() {
     await app.close();
     await sandbox.close();
   }
+}
+
+/**
+ * A morning's deliveries as clockhook recorded them (captures export --format scenario), checked in: played
+ * again, each is answered as it was then, and the duplicate in it is acted on once.
+ */
+export async function answersTheRecordedMorningAsBefore(app) {
+  const recorded = fileURLToPath(new URL('./morning.scenario.json', import.meta.url));
+  const result = await playScenario(recorded, app.url, { secret: SECRET, speed: 'max' });
+  assert.deepEqual(result.differences, [], result.summary);
+  assert.equal(app.handled.filter((id) => id === 'evt_morning_punch').length, 1);
 }

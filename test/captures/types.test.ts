@@ -1,0 +1,137 @@
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { typeName } from '../../src/captures/index.js';
+import { addToShape, emptyShape, EVENT_TYPES, PING_EVENT_TYPE } from '../../src/contract/index.js';
+import { launchChromium } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
+import { SECRET, envelopeBody } from '../helpers/delivery.js';
+import { postSigned, startListenProcess } from '../helpers/listen.js';
+import { tempDir } from '../helpers/sandbox.js';
+
+// One listen (capture-only) for the file: punch.created deliveries whose data drifts (a new field, then a field
+// of another kind), an employee.created, then the types written from them and checked by tsc --strict.
+const TSC = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let listen: Awaited<ReturnType<typeof startListenProcess>>;
+const cli = (...args: string[]) => runCli(args, { cwd: dir.path });
+const punch = (n: number, data: Record<string, unknown>) =>
+  envelopeBody(`evt_types_${n}`, { data: { id: n, employeeId: 7, ...data } });
+
+const DELIVERIES = [
+  punch(1, { hours: 8 }),
+  punch(2, { hours: 7.5 }),
+  envelopeBody('evt_types_e', { type: 'employee.created', data: { id: 7, firstName: 'Zoë', managerId: null } }),
+  punch(3, { hours: 6, breakMinutes: 30 }), // a new field
+  punch(4, { hours: 5, breakMinutes: 15 }),
+  punch(5, { hours: '6.5', breakMinutes: 0 }), // hours of another kind
+];
+
+beforeAll(async () => {
+  dir = await tempDir();
+  listen = await startListenProcess(['--secret', SECRET], dir.path);
+  for (const body of DELIVERIES) expect((await postSigned(listen.ready.listener, body, SECRET)).status).toBe(200);
+}, 30_000);
+
+afterAll(async () => {
+  await listen?.stop('SIGKILL');
+  await dir?.remove();
+});
+
+describe('a delivery shaped otherwise than the earlier ones of its type', () => {
+  it('is said once by listen for each change, and marked on the page', async () => {
+    const said = () => listen.stderr + JSON.stringify(listen.lines);
+    await expect.poll(said).toContain('data.hours: string, was number');
+    expect(said().match(/data\.breakMinutes: new field/g)).toHaveLength(1);
+    expect(said().match(/data\.hours: string, was number/g)).toHaveLength(1);
+    expect(said()).toContain('npx clockhook types');
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(listen.ready.inspector as string);
+      await page
+        .locator('#captures .capture')
+        .nth(DELIVERIES.length - 1)
+        .waitFor();
+      const marked = page.locator('#captures .capture', { has: page.locator('.badge.drift') });
+      await expect.poll(() => marked.count()).toBe(2);
+      expect(await marked.first().locator('.badge.drift').getAttribute('title')).toContain(
+        'data.hours: string, was number',
+      );
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe('clockhook types', () => {
+  it('writes TypeScript that tsc --strict compiles, narrowing on type for every type, widened by what came', async () => {
+    const written = await cli('types', '-o', 'webhook-events.ts');
+    expect(written.code, written.stderr).toBe(0);
+    const ts = await readFile(join(dir.path, 'webhook-events.ts'), 'utf8');
+    expect(ts).toContain('/** punch.created: from 5 captures of punch.created. */');
+    expect(ts).toMatch(/hours: number \| string;\n\s+breakMinutes\?: number;/);
+    expect(ts).toContain('managerId: null;');
+    expect(ts).toMatch(
+      /\/\*\* shift\.published: never captured: shaped after clockhook's sandbox sample; the service does not document these fields/,
+    );
+    // A handler that narrows on type for each of the 38 and the ping, and uses the fields as they came.
+    const cases = [...EVENT_TYPES, PING_EVENT_TYPE].map(
+      (type) =>
+        `    case '${type}': {\n      const narrowed: ${typeName(type)} = event;\n      return narrowed.type;\n    }`,
+    );
+    await writeFile(
+      join(dir.path, 'handler.ts'),
+      `import type { ${[...EVENT_TYPES, PING_EVENT_TYPE].map(typeName).join(', ')}, WebhookEvent } from './webhook-events.js';
+export function hoursOf(event: WebhookEvent): number {
+  if (event.type !== 'punch.created') return 0;
+  const { hours, breakMinutes } = event.data;
+  return (typeof hours === 'string' ? Number(hours) : hours) - (breakMinutes ?? 0) / 60;
+}
+export function handle(event: WebhookEvent): string {
+  switch (event.type) {
+${cases.join('\n')}
+    default: {
+      const none: never = event;
+      return none;
+    }
+  }
+}
+`,
+    );
+    const args = ['--strict', '--noEmit', '--module', 'nodenext', '--target', 'es2022', 'handler.ts'];
+    const compiled = await new Promise<{ code: number; out: string }>((resolve) =>
+      execFile(process.execPath, [TSC, ...args], { cwd: dir.path }, (error, stdout, stderr) =>
+        resolve({ code: error ? 1 : 0, out: stdout + stderr }),
+      ),
+    );
+    expect(compiled, compiled.out).toEqual({ code: 0, out: '' });
+  }, 60_000);
+
+  it('writes JSON Schema that takes each delivery that came, told apart by type', async () => {
+    const written = await cli('types', '--format', 'json-schema');
+    expect(written.code, written.stderr).toBe(0);
+    const schema = JSON.parse(written.stdout);
+    expect(schema.oneOf).toHaveLength(39);
+    const validate = new Ajv({ strict: false }).compile(schema);
+    for (const body of DELIVERIES) expect(validate(JSON.parse(body)), JSON.stringify(validate.errors)).toBe(true);
+    const punchData = schema.definitions.PunchCreatedEvent.properties.data;
+    expect(punchData.properties.hours).toEqual({ type: ['number', 'string'] });
+    expect(punchData.required).not.toContain('breakMinutes');
+    expect(validate(JSON.parse(punch(9, { hours: true })))).toBe(false);
+  });
+});
+
+describe('the shape of a type', () => {
+  it('keeps at most 200 fields of an object keyed by ids, so that a map does not grow it without end', () => {
+    const shape = emptyShape();
+    const byId = (from: number) => Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`emp_${from + i}`, i]));
+    addToShape(shape, { byEmployee: byId(0) });
+    const changes = addToShape(shape, { byEmployee: byId(150) });
+    expect(shape.fields.get('byEmployee')?.fields.size).toBe(200);
+    expect(changes.filter((change) => change.endsWith('new field'))).toHaveLength(50);
+  });
+});
