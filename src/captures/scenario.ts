@@ -1,8 +1,8 @@
 // A scenario: deliveries as they really came (an event, its retries, a duplicate, in their order and at their
 // pace), recorded from the captures to play again in a test (`replay --scenario`, `playScenario`). Versioned,
 // with a JSON Schema shipped in the package (clockhook.scenario.schema.json).
-import { withoutHopByHop } from '../http/index.js';
-import { type Capture, type DeliveryKind, encodeBody } from '../store/index.js';
+import type { Capture, DeliveryKind } from '../store/index.js';
+import { fixtureOf } from './fixture.js';
 import { type EventStory, type Outcome, outcomeOf, statusOf, withStory } from '../story/index.js';
 
 /** One delivery of a scenario: what was sent (no signature: made anew when it is played) and what it got. */
@@ -49,20 +49,12 @@ export function scenarioOf(
     recordedAt: new Date(first).toISOString(),
     deliveries: ordered.map(({ capture, body }) => {
       const { story } = withStory(capture, stories);
-      // Left out: the signature (made anew at each send), and what belongs to one connection.
-      const {
-        'x-service-signature': _signature,
-        host: _host,
-        'content-length': _length,
-        ...headers
-      } = withoutHopByHop(capture.headers);
+      // What was sent, as a fixture keeps it: without the signature (made anew at each send).
+      const { clockhookFixture: _fixture, envelope, ...sent } = fixtureOf(capture, body);
       return {
         at: Date.parse(capture.receivedAt) - first,
-        method: capture.method,
-        path: capture.path,
-        headers,
-        ...encodeBody(body),
-        event: capture.envelope,
+        ...sent,
+        event: envelope,
         kind: story.kind,
         ...(story.retry === undefined ? {} : { retry: story.retry }),
         recorded: { status: statusOf(capture), outcome: outcomeOf(capture) },
