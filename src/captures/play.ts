@@ -103,6 +103,10 @@ export async function playScenario(
   options: PlayOptions,
 ): Promise<PlayResult> {
   const played = await loadScenario(scenario);
+  if (!/^https?:$/.test(URL.canParse(url) ? new URL(url).protocol : ''))
+    throw new OptionError(
+      `playScenario: ${JSON.stringify(url)} is not an http(s) URL, e.g. http://127.0.0.1:3000/webhooks.`,
+    );
   if (typeof options?.secret !== 'string' || options.secret === '')
     throw new OptionError('playScenario: give the endpoint secret the app verifies with: { secret: "whsec_…" }.');
   const speed = options.speed ?? 1;

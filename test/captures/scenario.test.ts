@@ -175,6 +175,7 @@ describe('a scenario', () => {
       expect(played.stderr).toContain(`the scenario ${bad} cannot be played: ${words}`);
       await expect(playScenario(value as unknown as Scenario, app.url, { secret })).rejects.toThrow(words);
     }
+    await expect(playScenario(scenario, 'localhost:3000', { secret })).rejects.toThrow('is not an http(s) URL');
     const mixed = await cli('replay', 'cap_0abc', '--scenario', file, '--to', app.url);
     expect(mixed).toMatchObject({ code: 2, stderr: expect.stringContaining('leave out capture ids') });
   });
