@@ -2,7 +2,7 @@
 // is sent again: narrow the list (Failed forwards, a type, a search) and replay what it shows, one capture
 // after the other, oldest first (the order the service sent them in), each re-signed as Replay does. It is
 // offered only on a narrowed list, and asks first, naming the count and the app, so that one click cannot
-// send the whole store again.
+// send the whole store again. Beside it, Save as scenario downloads what the list shows as one scenario.
 import { ActionBar } from './bar.js';
 import { clear, download, el } from './render.js';
 
