@@ -3,7 +3,7 @@ import type { ApiClient, MissedEvent } from '../api/index.js';
 import type { ErrorBody, WebhookEndpoint } from '../contract/index.js';
 import type { Listener } from '../listener/index.js';
 import type { Capture, CaptureStore } from '../store/index.js';
-import { endpointProblem, type EventStory, missedWords, type OutlookWords } from '../story/index.js';
+import { endpointProblem, type EventStory, missedWords, type OutlookWords, storyKey } from '../story/index.js';
 
 /** Everything the hub acts on. The API key stays inside `client`; the secret never enters here. */
 export interface ActionContext {
@@ -90,6 +90,33 @@ export function publicEndpoint(
  * the listener's throughput; docs/performance.md).
  */
 export const RECENT_DELIVERIES = 4;
+
+/**
+ * The texts of the capture messages of one flush, as JSON.stringify would make them: each with the capture's
+ * text as the journal wrote it (`json`) and its event's story telling what it was and what the event's newest
+ * RECENT_DELIVERIES were. Each event's story is serialized once a flush: a burst of one event id (a flush of
+ * a hundred of its captures) costs each message the same, not the whole burst's deliveries each.
+ */
+export function captureTexts(
+  captures: readonly Capture[],
+  stories: ReadonlyMap<string, EventStory>,
+  json: (capture: Capture) => string,
+): string[] {
+  const told = new Map<string, { head: string; deliveries: EventStory['deliveries']; newest: string[] }>();
+  return captures.map((capture) => {
+    const key = storyKey(capture);
+    let event = told.get(key);
+    if (!event) {
+      const { deliveries, ...story } = stories.get(key) as EventStory;
+      const newest = Object.keys(deliveries).sort().slice(-RECENT_DELIVERIES);
+      event = { head: JSON.stringify(story).slice(0, -1), deliveries, newest };
+      told.set(key, event);
+    }
+    const deliveries: EventStory['deliveries'] = {};
+    for (const id of [...event.newest, capture.id]) deliveries[id] = event.deliveries[id];
+    return `{"type":"capture","capture":${json(capture)},"story":${event.head},"deliveries":${JSON.stringify(deliveries)}}}`;
+  });
+}
 
 /** The stories of the events of `captures` as the listener keeps them, with what each of those captures was. */
 export function storiesFor(ctx: Pick<ActionContext, 'listener'>, captures: readonly Capture[]): EventStory[] {

@@ -8,11 +8,11 @@ import { answerOnSocket } from '../http/index.js';
 import type { MissedEvent } from '../api/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { Capture } from '../store/index.js';
-import { storyKey } from '../story/index.js';
 import { handleAction } from './actions.js';
 import {
   type ActionContext,
   BEAT_MS,
+  captureTexts,
   RECENT_DELIVERIES,
   type InspectorMessage,
   missedForPage,
@@ -258,10 +258,8 @@ class PageHub {
     // Each with its event's story as the store tells it now: a later capture can change the event's state.
     const { store, listener } = this.#options;
     const stories = listener.stories.storiesOf(captures, { recent: RECENT_DELIVERIES });
-    // A capture message as JSON.stringify would make it, with the capture's text the journal wrote (store.json).
-    const text = (capture: Capture) =>
-      `{"type":"capture","capture":${store.json(capture)},"story":${JSON.stringify(stories.get(storyKey(capture)))}}`;
-    this.#broadcastTexts(captures.map((capture) => ({ capture: true, text: text(capture) })));
+    const texts = captureTexts(captures, stories, (capture) => store.json(capture));
+    this.#broadcastTexts(texts.map((text) => ({ capture: true, text })));
   }
 
   #heartbeat(): void {

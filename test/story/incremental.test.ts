@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { captureTexts, RECENT_DELIVERIES } from '../../src/inspector/protocol.js';
 import { type Capture, CaptureStore } from '../../src/store/index.js';
 import { decideKind, StoryBook, storiesOf } from '../../src/story/index.js';
 import { sampleCapture } from '../helpers/capture.js';
@@ -69,6 +70,30 @@ describe('the story of a store, kept as captures come', () => {
       expect(last?.kind).toBe(status === 200 ? 'duplicate' : 'retry');
       if (status === 500) expect(last?.retry).toBe(9_999);
     }
+  });
+
+  it("tells a page a burst of one event's captures in messages that each cost the same", () => {
+    const { book, deliver } = countedBook();
+    const burst: Capture[] = [];
+    for (let i = 0; i < 400; i++) burst.push(deliver(arriving('evt_burst', i * 10), 200));
+    // One flush of the page's messages (listen's inspector sends what changed every few ms): a hundred, then all.
+    const sizes = [100, 400].map((count) => {
+      const flushed = burst.slice(-count);
+      const stories = book.storiesOf(flushed, { now: T0, recent: RECENT_DELIVERIES });
+      const texts = captureTexts(flushed, stories, (capture) => JSON.stringify(capture));
+      const messages = texts.map((text) => JSON.parse(text));
+      // Each message tells its own capture and the event's newest few, as JSON.
+      for (const [i, message] of messages.entries()) {
+        expect(message.capture).toEqual(flushed[i]);
+        expect(message.story.deliveries[flushed[i].id].words).toBe(
+          i === 0 && count === 400 ? 'first delivery' : 'duplicate (the app had taken it)',
+        );
+        expect(Object.keys(message.story.deliveries).length).toBeLessThanOrEqual(RECENT_DELIVERIES + 1);
+      }
+      return texts.reduce((sum, text) => sum + text.length, 0) / texts.length;
+    });
+    // The same bytes a message, whether the flush held a hundred captures of the event or four hundred.
+    expect(Math.abs(sizes[1] - sizes[0])).toBeLessThan(sizes[0] * 0.05);
   });
 
   it('tells every event as the captures read whole do, through retention, answers, replays and Clear', async () => {
