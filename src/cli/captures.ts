@@ -141,7 +141,8 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
   const text = exportText(flags, captures, whole, stories);
   if (out) {
     await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined);
-    console.error(`Wrote ${counted(captures.length, 'capture')} to ${out}.`);
+    const written = flags.format === 'fixture' || flags.format === 'scenario' ? whole : captures;
+    console.error(`Wrote ${counted(written.length, 'capture')} to ${out}.`);
   } else process.stdout.write(text);
 }
 

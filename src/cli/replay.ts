@@ -97,7 +97,7 @@ function playOfScenario(ids: string[], flags: ReplayFlags): Promise<void> {
 }
 
 async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
-  if (flags.scenario === undefined && (flags.speed !== undefined || flags.faults !== undefined))
+  if (flags.scenario === undefined && [flags.speed, flags.faults, flags.faultsSeed].some((v) => v !== undefined))
     throw new UsageError('--speed and --faults are for a scenario: replay --scenario <file> --speed max.');
   if (flags.to !== undefined && !/^https?:$/.test(URL.canParse(flags.to) ? new URL(flags.to).protocol : ''))
     throw new UsageError(`--to ${flags.to} is not an http(s) URL, e.g. http://localhost:3000/hooks`);
