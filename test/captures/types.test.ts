@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { typeName } from '../../src/captures/index.js';
+import { type Scenario, scenarioProblem, typeName } from '../../src/captures/index.js';
 import { addToShape, emptyShape, EVENT_TYPES, PING_EVENT_TYPE } from '../../src/contract/index.js';
 import { launchChromium } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 describe('a delivery shaped otherwise than the earlier ones of its type', () => {
-  it('is said once by listen for each change, and marked on the page', async () => {
+  it('is said once by listen for each change, and marked on the page, which saves an event or a list as a scenario', async () => {
     const said = () => listen.stderr + JSON.stringify(listen.lines);
     await expect.poll(said).toContain('data.hours: string, was number');
     expect(said().match(/data\.breakMinutes: new field/g)).toHaveLength(1);
@@ -61,6 +61,19 @@ describe('a delivery shaped otherwise than the earlier ones of its type', () => 
       expect(await marked.first().locator('.badge.drift').getAttribute('title')).toContain(
         'data.hours: string, was number',
       );
+      // Saved as scenarios from the page: one event's deliveries, and what a narrowed list shows.
+      const saved = async (button: import('playwright-core').Locator) => {
+        const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+        return JSON.parse(await readFile(await download.path(), 'utf8')) as Scenario;
+      };
+      await page.locator('#captures .capture', { hasText: 'evt_types_e' }).click();
+      const event = await saved(page.getByRole('button', { name: 'Save as scenario' }).first());
+      expect(event.deliveries.map((d) => [d.event?.id, d.kind])).toEqual([['evt_types_e', 'first']]);
+      await page.locator('#search').fill('evt_types_');
+      await page.locator('#bulk').getByRole('button', { name: 'Save as scenario' }).waitFor();
+      const shown = await saved(page.locator('#bulk').getByRole('button', { name: 'Save as scenario' }));
+      expect(shown.deliveries.map((d) => d.event?.id)).toEqual(DELIVERIES.map((body) => JSON.parse(body).id));
+      expect(scenarioProblem(shown)).toBeNull();
     } finally {
       await browser.close();
     }
