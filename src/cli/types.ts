@@ -13,7 +13,9 @@ interface TypesFlags {
 
 async function writeTypes(flags: TypesFlags): Promise<void> {
   const reading = await readStore(flags);
-  const captures = await Promise.all(reading.captures.map((capture) => withBody(reading, capture)));
+  // One after the other: a store of large bodies holds thousands of files, more than may be open at once.
+  const captures = [];
+  for (const capture of reading.captures) captures.push(await withBody(reading, capture));
   const sources = typeSources(captures);
   const derived = sources.filter((source) => source.captures > 0);
   const count = derived.reduce((sum, source) => sum + source.captures, 0);
