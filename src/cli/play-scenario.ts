@@ -79,6 +79,12 @@ export async function runScenario(flags: ScenarioFlags, secretOf: () => Promise<
       durationMs: result.durationMs,
       ...(faults ? { faultsSeed: faults.seed } : {}),
     });
-  else writeLine(result.ok ? colour.green(result.summary) : colour.red(result.summary));
+  else {
+    if (faults)
+      writeLine(
+        colour.yellow(`Faults: ${flags.faults} (seed ${faults.seed}: --faults-seed ${faults.seed} repeats them).`),
+      );
+    writeLine(result.ok ? colour.green(result.summary) : colour.red(result.summary));
+  }
   if (!result.ok) process.exitCode = 1;
 }

@@ -21,7 +21,6 @@ import { describeRecord, recordsOnFile } from './secret.js';
 import { isTaken } from '../contract/index.js';
 import { folderFiles, readListenDiscovery } from '../folder/index.js';
 import { runScenario, type ScenarioFlags } from './play-scenario.js';
-import { withFaults } from './listen-faults.js';
 
 interface ReplayFlags extends CaptureFlags, Partial<ScenarioFlags> {
   failed?: boolean;
@@ -154,7 +153,7 @@ async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
 
 /** `clockhook replay`: sends captures to the app again, through a running listen or straight to it. */
 export function registerReplay(program: Command): void {
-  const command = withCaptureFilters(
+  withCaptureFilters(
     program
       .command('replay [capture-ids...]')
       .description('send captures to your app again (through a running listen, else straight to it)'),
@@ -167,6 +166,8 @@ export function registerReplay(program: Command): void {
     .option('--secret <whsec>', "re-sign with this secret (default: $CLOCKHOOK_SECRET, else the endpoint's on file)")
     .option('--json', 'one JSON line per replay')
     .option('--scenario <file>', 'play a recorded scenario (captures export --format scenario) in its order and pace')
-    .option('--speed <n|max>', 'scenario: 1 as recorded, 10 ten times faster, max without waits');
-  withFaults(command).action((ids: string[], flags: ReplayFlags) => runReplay(ids, flags));
+    .option('--speed <n|max>', 'scenario: 1 as recorded, 10 ten times faster, max without waits')
+    .option('--faults <spec>', 'scenario: faults on purpose, e.g. duplicate=10%,delay=100-500,fail=5%')
+    .option('--faults-seed <n>', 'scenario: repeat the faults of an earlier play (its summary says its seed)')
+    .action((ids: string[], flags: ReplayFlags) => runReplay(ids, flags));
 }

@@ -118,6 +118,23 @@ describe('a scenario', () => {
       expect(fixed.received.map((r) => r.body.toString('base64'))).toEqual(
         scenario.deliveries.map((d) => Buffer.from(d.body, d.bodyEncoding).toString('base64')),
       );
+      const faulted = await cli(
+        'replay',
+        '--scenario',
+        file,
+        '--to',
+        fixed.url,
+        '--speed',
+        'max',
+        '--faults',
+        'fail=100%',
+        '--faults-seed',
+        '7',
+      );
+      expect(faulted.stdout).toContain('Faults: fail=100% (seed 7: --faults-seed 7 repeats them).');
+      expect(faulted.stdout).toMatch(
+        /#1 punch\.created \[evt_\w+\], first delivery: recorded \[500\], now not sent faults: fail 503/,
+      );
       const json = await cli('replay', '--scenario', file, '--to', fixed.url, '--speed', 'max', '--json');
       const lines = json.stdout
         .trim()
