@@ -39,13 +39,25 @@ describe('the relay at scale', () => {
     const silent = fake.listeners[0].ws as unknown as { _socket: Socket };
     silent._socket.pause();
     const stoppedAt = Date.now();
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
-    await sleep(2 * heartbeatMs);
-    delay.disable();
-    expect(delay.max / 1e6, 'the longest the loop was held, in ms').toBeLessThan(20);
-    await expect.poll(() => relay.connected, { timeout: 3 * heartbeatMs }).toBe(1_999);
-    expect(Date.now() - stoppedAt).toBeLessThan(2 * heartbeatMs + 500);
+    const dropped = (async () => {
+      await expect.poll(() => relay.connected, { timeout: 4 * heartbeatMs, interval: 20 }).toBe(1_999);
+      return Date.now();
+    })();
+    // The longest the loop was held in each of three heartbeat periods. A stall of the heartbeat's making comes
+    // in every period (one tick for all 2,000 held it ~60 ms); a pause of the machine's (the process not run
+    // for a while on a loaded core) comes in one: the least of the three is the heartbeat's.
+    const held: number[] = [];
+    for (let period = 0; period < 3; period++) {
+      const delay = monitorEventLoopDelay({ resolution: 5 });
+      delay.enable();
+      await sleep(heartbeatMs);
+      delay.disable();
+      held.push(Math.round(delay.max / 1e5) / 10);
+    }
+    expect(Math.min(...held), `the longest the loop was held in each period, in ms: ${held.join(', ')}`).toBeLessThan(
+      20,
+    );
+    expect((await dropped) - stoppedAt).toBeLessThan(2 * heartbeatMs + 500);
   }, 60_000);
 
   it('sends Redis as many commands while idle with 500 channels as with 50, two instances each', async () => {
