@@ -169,7 +169,7 @@ describe('a scenario', () => {
       // Each waits for its recorded offset, halved, from the start of the play.
       expect(waits).toHaveLength(5);
       expect(waits[1]).toBeLessThanOrEqual(scenario.deliveries[1].at / 2);
-      expect(waits[1]).toBeGreaterThan(scenario.deliveries[1].at / 2 - 200);
+      expect(waits[1]).toBeGreaterThan(0); // the retry came 0.3 s after the first: half of that, less the first's send
       fixed.received.length = 0;
       const faulted = await playScenario(scenario, fixed.url, { secret, speed: 'max', faults: 'duplicate=100%' });
       expect(faulted.deliveries.every((d) => d.injected?.includes('duplicated'))).toBe(true);
