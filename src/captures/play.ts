@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { isTaken, signPayload } from '../contract/index.js';
 import { OptionError } from '../errors.js';
-import { postBytes } from '../http/index.js';
+import { isHttpUrl, postBytes } from '../http/index.js';
 import { faultWords, parseFaults, planOf, seededRandom, type FaultSpec } from '../listener/faults.js';
 import { realSleep } from '../sleep.js';
 import { type Scenario, type ScenarioDelivery, scenarioProblem } from './scenario.js';
@@ -103,7 +103,7 @@ export async function playScenario(
   options: PlayOptions,
 ): Promise<PlayResult> {
   const played = await loadScenario(scenario);
-  if (!/^https?:$/.test(URL.canParse(url) ? new URL(url).protocol : ''))
+  if (!isHttpUrl(url))
     throw new OptionError(
       `playScenario: ${JSON.stringify(url)} is not an http(s) URL, e.g. http://127.0.0.1:3000/webhooks.`,
     );
@@ -144,14 +144,13 @@ export async function playScenario(
     differences,
     ok: differences.length === 0,
     durationMs,
-    summary: summaryOf(deliveries, durationMs),
+    summary: summaryOf(deliveries, differences, durationMs),
   };
 }
 
-function summaryOf(deliveries: PlayedDelivery[], durationMs: number): string {
+function summaryOf(deliveries: PlayedDelivery[], differences: PlayedDelivery[], durationMs: number): string {
   const took = durationMs < 1000 ? `${durationMs} ms` : `${(durationMs / 1000).toFixed(1)} s`;
   const played = `Played ${deliveries.length} ${deliveries.length === 1 ? 'delivery' : 'deliveries'} in ${took}`;
-  const differences = deliveries.filter((d) => d.differs);
   if (differences.length === 0) return `${played}: each answered as when it was recorded.`;
   const which = differences.map(
     (d) => `#${d.index} ${d.recorded.status ?? 'no answer'} → ${d.played.status ?? 'no answer'}`,

@@ -11,6 +11,7 @@ import {
   sampleData,
   type Shape,
 } from '../contract/index.js';
+import { deliveryData } from '../listener/shapes.js';
 import type { WithBody } from './whole.js';
 
 /** What one event type's data looks like, and where that comes from. */
@@ -27,16 +28,11 @@ export function typeSources(captures: readonly WithBody[]): TypeSource[] {
   const seen = new Map<string, TypeSource>();
   for (const { capture, body, missing } of captures) {
     const type = capture.envelope?.type;
-    if (!type || !isKnownEventType(type) || capture.source !== 'delivery' || capture.rejected || missing) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(body.toString('utf8'));
-    } catch {
-      continue;
-    }
-    if (typeof value !== 'object' || value === null || !('data' in value)) continue;
+    if (!type || !isKnownEventType(type) || missing) continue;
+    const delivered = deliveryData(capture, body.toString('utf8'));
+    if (!delivered) continue;
     const source = seen.get(type) ?? { type, shape: emptyShape(), captures: 0 };
-    addToShape(source.shape as Shape, value.data);
+    addToShape(source.shape as Shape, delivered.data);
     source.captures += 1;
     seen.set(type, source);
   }

@@ -1,10 +1,9 @@
 // `clockhook replay --scenario`: plays a recorded scenario to the app (--to), or through a running listen so
 // that the page shows it, and says of each delivery what it got beside what it got when it was recorded.
-import { resolve } from 'node:path';
 import { type PlayedDelivery, playScenario, loadScenario } from '../captures/index.js';
 import { isTaken } from '../contract/index.js';
 import { UsageError } from '../errors.js';
-import { folderFiles, readListenDiscovery } from '../folder/index.js';
+import { readListenDiscovery } from '../folder/index.js';
 import { faultsOption, type FaultFlags } from './listen-faults.js';
 import { colour, printLine, writeLine } from './output.js';
 
@@ -44,7 +43,7 @@ function playedLine(d: PlayedDelivery): string {
 /** Where the deliveries go: --to, else the running listen's listener at each one's recorded path. */
 async function destination(flags: ScenarioFlags): Promise<{ url: string; throughListen: boolean }> {
   if (flags.to !== undefined) return { url: flags.to, throughListen: false };
-  const listen = await readListenDiscovery(resolve(folderFiles().listen));
+  const listen = await readListenDiscovery();
   if (!listen)
     throw new UsageError(
       'no listen runs here to play the scenario through: start npx clockhook listen, or send it straight to your app with --to <url>.',

@@ -19,7 +19,8 @@ import { colour, printLine, writeLine } from './output.js';
 import { fromEnv } from './process.js';
 import { describeRecord, recordsOnFile } from './secret.js';
 import { isTaken } from '../contract/index.js';
-import { folderFiles, readListenDiscovery } from '../folder/index.js';
+import { readListenDiscovery } from '../folder/index.js';
+import { isHttpUrl } from '../http/index.js';
 import { runScenario, type ScenarioFlags } from './play-scenario.js';
 
 interface ReplayFlags extends CaptureFlags, Partial<ScenarioFlags> {
@@ -98,7 +99,7 @@ function playOfScenario(ids: string[], flags: ReplayFlags): Promise<void> {
 async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
   if (flags.scenario === undefined && [flags.speed, flags.faults, flags.faultsSeed].some((v) => v !== undefined))
     throw new UsageError('--speed and --faults are for a scenario: replay --scenario <file> --speed max.');
-  if (flags.to !== undefined && !/^https?:$/.test(URL.canParse(flags.to) ? new URL(flags.to).protocol : ''))
+  if (flags.to !== undefined && !isHttpUrl(flags.to))
     throw new UsageError(`--to ${flags.to} is not an http(s) URL, e.g. http://localhost:3000/hooks`);
   if (flags.scenario !== undefined) return playOfScenario(ids, flags);
   const reading = await readStore(flags);
@@ -119,7 +120,7 @@ async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
       else writeLine(captureLine(capture, stories));
     return;
   }
-  const listen = flags.to ? null : await readListenDiscovery(resolve(folderFiles().listen));
+  const listen = flags.to ? null : await readListenDiscovery();
   const through =
     listen?.inspector && listen.db === resolve(storePathOf(flags)) ? await connectToListen(listen.inspector) : null;
   const secret = through ? null : await secretForDirect(flags);

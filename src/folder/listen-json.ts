@@ -1,5 +1,6 @@
 import { readFile, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { folderFiles } from './files.js';
 import { isProcessAlive } from './lock.js';
 import { writePrivateFile } from './private-files.js';
 
@@ -29,8 +30,8 @@ export async function writeListenDiscovery(
   };
 }
 
-/** The running listen the file names, or null (none, or one that is gone). */
-export async function readListenDiscovery(path: string): Promise<ListenDiscovery | null> {
+/** The running listen the file names (by default, the one of the folder run from), or null (none, or one that is gone). */
+export async function readListenDiscovery(path = folderFiles().listen): Promise<ListenDiscovery | null> {
   try {
     const info = JSON.parse(await readFile(path, 'utf8')) as ListenDiscovery;
     const valid = Number.isInteger(info.pid) && typeof info.listener === 'string' && typeof info.db === 'string';

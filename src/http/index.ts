@@ -15,5 +15,5 @@ export {
   listenOn,
   onPortOrFree,
 } from './ports.js';
-export { shownUrl } from './urls.js';
+export { isHttpUrl, shownUrl } from './urls.js';
 export { sendInTurn } from './ws-send.js';

@@ -2,7 +2,7 @@ import { type ApiClient, ApiError, readDeliveryOutlook } from '../api/index.js';
 import { type ErrorBody, isTaken, type WebhookEndpoint } from '../contract/index.js';
 import { outlookWords } from '../story/index.js';
 import { ActionError } from '../errors.js';
-import { encodeBody } from '../store/index.js';
+import { type Capture, encodeBody } from '../store/index.js';
 import {
   type ActionContext,
   type InspectorMessage,
@@ -44,6 +44,12 @@ type Action = (message: Record<string, unknown>, ctx: ActionContext, broadcast: 
 
 const gone = () => new ActionError('capture_not_found', 'That capture is gone (cleared or rotated out).');
 
+/** A capture's whole body, or the action's error saying why it cannot be read. */
+const bodyOf = (ctx: ActionContext, capture: Capture): Promise<Buffer> =>
+  ctx.store.body(capture).catch((error: Error) => {
+    throw new ActionError('body_unavailable', error.message);
+  });
+
 /** The page's actions, by message type. */
 const ACTIONS: Record<string, Action> = {
   async replay(message, ctx) {
@@ -84,18 +90,13 @@ const ACTIONS: Record<string, Action> = {
     // Captures reach pages with at most INLINE_BODY_CHARS of body; the page asks for the rest.
     const capture = ctx.store.get(requireString(message, 'captureId'));
     if (!capture) throw gone();
-    const bytes = await ctx.store.body(capture).catch((error: Error) => {
-      throw new ActionError('body_unavailable', error.message);
-    });
-    return { captureId: capture.id, ...encodeBody(bytes) };
+    return { captureId: capture.id, ...encodeBody(await bodyOf(ctx, capture)) };
   },
   async har(message, ctx) {
     // What `clockhook captures export --format har` writes for this capture.
     const capture = ctx.store.get(requireString(message, 'captureId'));
     if (!capture) throw gone();
-    const body = await ctx.store.body(capture).catch((error: Error) => {
-      throw new ActionError('body_unavailable', error.message);
-    });
+    const body = await bodyOf(ctx, capture);
     return harOf([{ capture, body }], packageVersion, ctx.listener.stories.storiesOf([capture]));
   },
   async scenario(message, ctx) {
@@ -104,18 +105,11 @@ const ACTIONS: Record<string, Action> = {
     const eventId = typeof message.eventId === 'string' ? message.eventId : null;
     if (!eventId && !(Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === 'string')))
       throw new ActionError('parameter_invalid', 'give captureIds (a list of capture ids) or eventId.');
-    const captures = eventId
-      ? ctx.store.all().filter((capture) => capture.envelope?.id === eventId)
-      : (ids as string[]).map((id) => ctx.store.get(id) ?? null);
-    if (captures.length === 0 || captures.includes(null)) throw gone();
-    const chosen = captures as NonNullable<(typeof captures)[number]>[];
+    const captures = eventId ? ctx.store.ofEvent(eventId) : (ids as string[]).map((id) => ctx.store.get(id));
+    if (captures.length === 0 || captures.includes(undefined)) throw gone();
+    const chosen = captures as Capture[];
     const withBodies = await Promise.all(
-      chosen.map(async (capture) => ({
-        capture,
-        body: await ctx.store.body(capture).catch((error: Error) => {
-          throw new ActionError('body_unavailable', error.message);
-        }),
-      })),
+      chosen.map(async (capture) => ({ capture, body: await bodyOf(ctx, capture) })),
     );
     return scenarioOf(withBodies, ctx.listener.stories.storiesOf(chosen));
   },

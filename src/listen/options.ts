@@ -13,6 +13,7 @@ import {
   MAX_BODY_BYTES,
   normalizeBasePath,
 } from '../listener/index.js';
+import { isHttpUrl } from '../http/index.js';
 import { silentLogger } from '../logger.js';
 import { type Targets, targetsOf } from './targets.js';
 
@@ -171,8 +172,6 @@ export function listenConfig(options: ListenOptions): ListenConfig {
   const { forwardTo: _given, ...rest } = merged;
   return { ...rest, mode, targets: targetsOf(given.forwardTo), basePath: normalizeBasePath(merged.path) };
 }
-
-const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
 
 /** The public URL's options, checked alone: a relay's origin, or a tunnel's URL, not both. */
 function checkPublicUrl(options: ListenOptions): void {

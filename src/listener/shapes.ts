@@ -4,6 +4,21 @@
 import { addToShape, emptyShape, type Shape } from '../contract/index.js';
 import type { Capture } from '../store/index.js';
 
+/**
+ * The `data` of a delivery the service sent (not a replay, not one clockhook refused), from its body's text;
+ * undefined when it has none to learn a shape from (not JSON, no `data`). Listen's drift and `clockhook types`
+ * learn a type's shape from the same deliveries.
+ */
+export function deliveryData(capture: Capture, text: string): { data: unknown } | undefined {
+  if (capture.source !== 'delivery' || capture.rejected) return undefined;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && 'data' in value ? { data: value.data } : undefined;
+  } catch {
+    return undefined; // not JSON: nothing to learn
+  }
+}
+
 /** Changes a capture carries at most (a payload of another kind altogether would list every field). */
 const MOST_CHANGES = 10;
 
@@ -49,14 +64,9 @@ export class ShapeBook {
   #learnt(type: string): Shape {
     const shape = emptyShape();
     for (const capture of this.held()) {
-      if (capture.source !== 'delivery' || capture.envelope?.type !== type || capture.bodyFile) continue;
-      if (capture.bodyEncoding !== 'utf8' || capture.rejected) continue;
-      try {
-        const value = JSON.parse(capture.body) as { data?: unknown };
-        if (typeof value === 'object' && value !== null && 'data' in value) addToShape(shape, value.data, 'data');
-      } catch {
-        // not JSON: nothing to learn
-      }
+      if (capture.envelope?.type !== type || capture.bodyFile || capture.bodyEncoding !== 'utf8') continue;
+      const delivered = deliveryData(capture, capture.body);
+      if (delivered) addToShape(shape, delivered.data, 'data');
     }
     return shape;
   }

@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { runChecks } from '../check/index.js';
+import { isHttpUrl } from '../http/index.js';
 import { endpointOnFile, type McpContext } from './context.js';
 import { result } from './present.js';
 import { checkResult } from './schemas.js';
@@ -8,7 +9,7 @@ import { checkResult } from './schemas.js';
 const httpUrl = z
   .string()
   .max(2000)
-  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+  .refine(isHttpUrl, {
     message: 'give an http:// or https:// URL of the receiver, e.g. http://localhost:3000/webhooks',
   })
   .describe('the receiver, an http(s) URL: http://localhost:3000/webhooks');

@@ -1,4 +1,5 @@
 import { OptionError } from '../errors.js';
+import { isHttpUrl } from '../http/index.js';
 /** Where spans go and under what service name; null: tracing is off (nothing of OpenTelemetry is loaded). */
 export interface TracingConfig {
   /** The OTLP/HTTP traces endpoint, `/v1/traces` included. */
@@ -10,7 +11,7 @@ export interface TracingConfig {
 const tracesUrl = (base: string) => `${base.replace(/\/+$/, '')}/v1/traces`;
 
 function checked(url: string, from: string): string {
-  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+  if (!isHttpUrl(url))
     throw new OptionError(`${from} must be an http(s) URL, such as http://localhost:4318 (got ${url}).`);
   return url;
 }
