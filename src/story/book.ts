@@ -2,7 +2,8 @@
 // in O(1) when a capture is added, answered or let go, so that deciding what a new capture is and telling an
 // event's state never reads the event's other captures again (issue 52).
 import type { Capture, CaptureObserver, CaptureStore } from '../store/index.js';
-import { deliveryStoryOf, type EventStory, storyKey, tellStory } from './event-story.js';
+import { deliveryStoryOf, eventState, type EventStory, storyKey, tellStory } from './event-story.js';
+import { kindWords } from './words.js';
 import { byArrival, type Decided, EventSummary, type Lookup, summaryOf } from './summary.js';
 
 /** A capture's story as it travels with the capture: its kind and words, and its event's state. */
@@ -115,7 +116,20 @@ export class StoryBook implements CaptureObserver {
 
   /** The story of one capture: what it was, and its event's state. */
   captureStory(capture: Capture, now = this.#now()): CaptureStory {
-    return captureStoryIn(capture, this.story(storyKey(capture), [capture], now));
+    const key = storyKey(capture);
+    const summary = this.#events.get(key);
+    if (!summary) return captureStoryIn(capture, this.story(key, [capture], now));
+    // Told from the summary alone, as the event's story would tell it, without the rest of that story (the
+    // listener tells one for every delivery it answers).
+    const { kind, retry } = summary.kindOf(capture);
+    const { state, words, failed } = eventState(summary, {}, now);
+    const latest = summary.latestCapture()?.id === capture.id;
+    return {
+      kind,
+      ...(retry === undefined ? {} : { retry }),
+      words: kindWords(kind, retry),
+      event: { state, words, failed, latest },
+    };
   }
 }
 

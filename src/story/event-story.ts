@@ -117,6 +117,17 @@ export function deliveryStoryOf(summary: EventSummary, capture: Capture): Delive
   };
 }
 
+/** An event's state, in words, and whether it is failed, from its summary and what the service says. */
+export function eventState(
+  summary: EventSummary | undefined,
+  service: ServiceView,
+  now: number,
+): { state: EventState; next: NextAttempt | null; words: string; failed: boolean } {
+  const { state, next } = stateOf(summary, service);
+  const failed = state === 'failing' || state === 'given-up' || state === 'disabled';
+  return { state, next, words: stateWords(state, next, now), failed };
+}
+
 /**
  * The story of the event `key` from its summary (none: no capture of it is held) and, where it was asked,
  * the service's view, with what each of `captures` (held ones of it) was.
@@ -127,7 +138,7 @@ export function tellStory(
   { now, service = {}, captures = [] }: { now: number; service?: ServiceView; captures?: readonly Capture[] },
 ): EventStory {
   const latest = summary?.latestCapture();
-  const { state, next } = stateOf(summary, service);
+  const { state, next, words, failed } = eventState(summary, service, now);
   const deliveries: Record<string, DeliveryStory> = {};
   if (summary) for (const capture of captures) deliveries[capture.id] = deliveryStoryOf(summary, capture);
   return {
@@ -135,10 +146,10 @@ export function tellStory(
     eventId: latest?.envelope?.id ?? (service.missed ? key : null),
     type: latest?.envelope?.type ?? null,
     state,
-    words: stateWords(state, next, now),
+    words,
     tone: stateTone(state),
     next,
-    failed: state === 'failing' || state === 'given-up' || state === 'disabled',
+    failed,
     latest: latest?.id ?? null,
     resend: summary?.resend ?? null,
     deliveries,

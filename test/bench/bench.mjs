@@ -13,7 +13,7 @@ import {
 } from './figures.mjs';
 import { CONNECTIONS, DURATION, figures, interleaved, load, ROUNDS } from './load.mjs';
 import { machineLine, resultTable, targetsOf } from './report.mjs';
-import { listenSubject, proxySubject, redisRelaySubject, relaySubject, startApp } from './subjects.mjs';
+import { floorSubject, listenSubject, proxySubject, redisRelaySubject, relaySubject, startApp } from './subjects.mjs';
 import { SECRET } from './traffic.mjs';
 
 const RESULTS = fileURLToPath(new URL('../../bench-results.json', import.meta.url));
@@ -29,13 +29,20 @@ const rows = {};
 say('A  direct to the app');
 rows.A = figures(await load(app.url, { secret: SECRET, duration: DURATION }));
 say(
-  `B, C, D, E in turns (${ROUNDS} rounds): bare http-proxy with a keep-alive agent; clockhook listen (verify, capture to disk, forward, one inspector connected); relay + listen --relay; two relays on Redis, the request entering the one the listener is not on`,
+  `B, F, C, D, E in turns (${ROUNDS} rounds): bare http-proxy with a keep-alive agent; the floor (verify, journal and fsync, http-proxy, nothing else); clockhook listen (verify, capture to disk, forward, one inspector connected); relay + listen --relay; two relays on Redis, the request entering the one the listener is not on`,
 );
-[rows.B, rows.C, rows.D, rows.E] = await interleaved([
+[rows.B, rows.F, rows.C, rows.D, rows.E] = await interleaved([
   await proxySubject(app, 'keepalive'),
+  await floorSubject(app),
   await listenSubject(app),
   await relaySubject(app),
   await redisRelaySubject(app),
+]);
+say(
+  `B again, paced at C's throughput (${rows.C.requestsPerSecond} req/s): its CPU per request at the same load (reference)`,
+);
+[rows.Bpaced] = await interleaved([
+  { ...(await proxySubject(app, 'keepalive')), overallRate: rows.C.requestsPerSecond },
 ]);
 say(`C with an event id each and with one id repeated (into the store capped at 1,000), in turns (${ROUNDS} rounds)`);
 [rows.Cunique, rows.Crepeated] = await interleaved([

@@ -65,6 +65,8 @@ async function measuredLoad(subject, connections) {
       secret: subject.secret,
       duration: DURATION / ROUNDS,
       connections,
+      // A subject loaded at a set pace (requests a second over all connections) rather than as fast as it goes.
+      ...(subject.overallRate ? { overallRate: subject.overallRate } : {}),
     }),
   );
   const [forwarder1, self, machine1] = [await forwarderCpu(), process.cpuUsage(self0), await machineCpu()];

@@ -34,9 +34,9 @@ export async function startApp() {
   };
 }
 
-/** The bare proxy runs in a process of its own, as the listener does: the same footing for both. */
-async function startBareProxy(target, mode) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-proxy.mjs', import.meta.url)), target, mode], {
+/** The bare proxy (and the floor) run in a process of their own, as the listener does: the same footing for all. */
+async function startProxyScript(script, args) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL(script, import.meta.url)), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise((resolve) =>
@@ -137,13 +137,29 @@ export async function folder() {
 
 /** B: a bare http-proxy in its own process. */
 export async function proxySubject(app, mode) {
-  const proxy = await startBareProxy(app.url, mode);
+  const proxy = await startProxyScript('./bare-proxy.mjs', [app.url, mode]);
   return {
     url: proxy.url,
     secret: SECRET,
     pids: [proxy.pid],
     report: async (result) => ({ ...result, listenerPeakRssMiB: mib(await procStatus(proxy.pid, 'VmHWM')) }),
     close: () => proxy.close(),
+  };
+}
+
+/** F: the floor, the least that keeps listen's promise (see floor-proxy.mjs), its journal in a folder of its own. */
+export async function floorSubject(app) {
+  const dir = await folder();
+  const proxy = await startProxyScript('./floor-proxy.mjs', [app.url, join(dir, 'journal.ndjson'), SECRET]);
+  return {
+    url: proxy.url,
+    secret: SECRET,
+    pids: [proxy.pid],
+    report: async (result) => ({ ...result, listenerPeakRssMiB: mib(await procStatus(proxy.pid, 'VmHWM')) }),
+    async close() {
+      await proxy.close();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }
 
