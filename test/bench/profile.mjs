@@ -1,13 +1,14 @@
 // npm run bench:profile: where the listener's CPU goes under the bench's load (C: an inspector page connected,
 // each request its own event id, or `--repeated` for one id). Runs listen with --cpu-prof, loads it for
 // BENCH_DURATION seconds, and prints the functions and files with the most self time. docs/performance.md
-// keeps the top entries before and after each change to the hot path.
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+// keeps the top entries before and after each change to the hot path. `--relay` profiles the relay of D
+// instead; PROFILE_KEEP=<file> keeps the .cpuprofile (for Chrome's DevTools, or a closer look).
+import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DURATION, figures, load } from './load.mjs';
-import { listenSubject, startApp } from './subjects.mjs';
+import { listenSubject, relaySubject, startApp } from './subjects.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const traffic = process.argv.includes('--repeated') ? 'repeated' : 'unique';
@@ -55,16 +56,22 @@ function selfTimes(profile) {
 
 const profiles = await mkdtemp(join(tmpdir(), 'clockhook-profile-'));
 const app = await startApp();
-const subject = await listenSubject(app, { traffic, page, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profiles}`] });
+const profiled = ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
+// --relay: the relay of D (relay + listen --relay, one page connected) is profiled instead of listen.
+const relay = process.argv.includes('--relay');
+const subject = relay
+  ? await relaySubject(app, { nodeArgs: profiled })
+  : await listenSubject(app, { traffic, page, nodeArgs: profiled });
 const result = figures(await load(subject.url, { traffic, secret: subject.secret, duration: DURATION }));
 await subject.close();
 await app.close();
 const [file] = (await readdir(profiles)).filter((name) => name.endsWith('.cpuprofile'));
 const { total, functions, files, inclusive } = selfTimes(JSON.parse(await readFile(join(profiles, file), 'utf8')));
 console.log(
-  `listen under ${traffic} traffic: ${result.requestsPerSecond} req/s, ${result.total} deliveries, ${total} samples`,
+  `${relay ? 'the relay of D' : 'listen'} under ${traffic} traffic: ${result.requestsPerSecond} req/s, ${result.total} deliveries, ${total} samples`,
 );
 console.log(`\nSelf time by function (top ${TOP}):\n${functions.join('\n')}`);
 console.log(`\nSelf time by file (top ${TOP}):\n${files.join('\n')}`);
 console.log(`\nTotal time of clockhook's own functions, with all they call (top ${TOP}):\n${inclusive.join('\n')}`);
+if (process.env.PROFILE_KEEP) await copyFile(join(profiles, file), process.env.PROFILE_KEEP);
 await rm(profiles, { recursive: true, force: true });

@@ -270,10 +270,10 @@ async function relayedListen(app, dir, relayUrl, { pids, entry, stop }) {
   };
 }
 
-/** D: clockhook relay + listen --relay (embedded sandbox, inspector page connected). */
-export async function relaySubject(app) {
+/** D: clockhook relay + listen --relay (embedded sandbox, inspector page connected); `nodeArgs`, the relay's. */
+export async function relaySubject(app, { nodeArgs = [] } = {}) {
   const dir = await folder();
-  const relay = spawnClockhook(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir);
+  const relay = spawnClockhook(['relay', '--json', '--port', '0', '--host', '127.0.0.1'], dir, nodeArgs);
   const relayReady = await relay.ready;
   return relayedListen(app, dir, relayReady.url, { pids: [relay.child.pid], stop: () => relay.stop() });
 }
