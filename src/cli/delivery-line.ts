@@ -37,12 +37,23 @@ function signatureText(facts: LineFacts): string {
   }
 }
 
+/**
+ * A status in brackets (`[200]`, `[502 cut]`, `[no answer]`) in the colour of its outcome (see answerOutcome):
+ * listen's line, `replay` and `replay --scenario` paint an answer alike. `pending`: the app may still answer.
+ */
+export function statusWords(
+  status: number | null,
+  { cut = false, refused = false, pending = false }: { cut?: boolean; refused?: boolean; pending?: boolean } = {},
+): string {
+  const outcome = pending ? 'pending' : answerOutcome(status, { cut, refused });
+  return PAINT[outcomeTone(outcome)](`[${status ?? 'no answer'}${cut ? ' cut' : ''}]`);
+}
+
 /** The status the sender got, `cut` when the app's answer was cut short, in the colour of its outcome. */
 function statusText(facts: LineFacts): string {
   // clockhook answered it itself (no target) with anything but a 2xx: a refused signature, a full budget.
   const refused = facts.target === null && facts.status !== null && answerOutcome(facts.status) !== '2xx';
-  const outcome = facts.status === null ? 'pending' : answerOutcome(facts.status, { cut: facts.cut, refused });
-  return PAINT[outcomeTone(outcome)](`[${facts.status ?? 'no answer'}${facts.cut ? ' cut' : ''}]`);
+  return statusWords(facts.status, { cut: facts.cut, refused, pending: facts.status === null });
 }
 
 /** What a capture was, before the arrow; nothing for a first delivery, the usual case. */

@@ -1,9 +1,9 @@
 // `clockhook replay --scenario`: plays a recorded scenario to the app (--to), or through a running listen so
 // that the page shows it, and says of each delivery what it got beside what it got when it was recorded.
 import { type PlayedDelivery, playScenario, loadScenario } from '../captures/index.js';
-import { isTaken } from '../contract/index.js';
 import { UsageError } from '../errors.js';
 import { readListenDiscovery } from '../folder/index.js';
+import { statusWords } from './delivery-line.js';
 import { faultsOption, type FaultFlags } from './listen-faults.js';
 import { colour, printLine, writeLine } from './output.js';
 
@@ -24,20 +24,15 @@ function speedOf(text: string | undefined): number | 'max' {
   return speed;
 }
 
-function answerWords(status: number | null): string {
-  const words = `[${status ?? 'no answer'}]`;
-  return isTaken(status) ? colour.green(words) : colour.red(words);
-}
-
 /** One delivery played, for people: what it is, the recorded answer, the one it got now. */
 function playedLine(d: PlayedDelivery): string {
   const kind = d.kind === 'first' ? 'first delivery' : `a ${d.kind}`;
   const what = d.type ? `${d.type} [${d.eventId}], ${kind}` : 'not an event';
-  const now = d.played.sent ? `${answerWords(d.played.status)} (${d.played.durationMs} ms)` : 'not sent';
+  const now = d.played.sent ? `${statusWords(d.played.status)} (${d.played.durationMs} ms)` : 'not sent';
   const injected = d.injected?.length ? colour.yellow(` faults: ${d.injected.join(', ')}`) : '';
   const error = d.played.error ? colour.red(` ${d.played.error}`) : '';
   const differs = d.differs ? colour.red('  differs from the recording') : '';
-  return `#${d.index} ${what}: recorded ${answerWords(d.recorded.status)}, now ${now}${error}${injected}${differs}`;
+  return `#${d.index} ${what}: recorded ${statusWords(d.recorded.status)}, now ${now}${error}${injected}${differs}`;
 }
 
 /** Where the deliveries go: --to, else the running listen's listener at each one's recorded path. */

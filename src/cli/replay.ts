@@ -14,6 +14,7 @@ import {
 } from './capture-options.js';
 import { UsageError } from '../errors.js';
 import { captureLine } from './captures.js';
+import { statusWords } from './delivery-line.js';
 import { type EventStory, failedToResend, storiesOf } from '../story/index.js';
 import { colour, printLine, writeLine } from './output.js';
 import { fromEnv } from './process.js';
@@ -74,8 +75,7 @@ async function secretForDirect(flags: ReplayFlags): Promise<string | null> {
 
 function outcomeLine(capture: Capture, outcome: ReplayOutcome): string {
   const what = capture.envelope?.type ? `${capture.envelope.type} [${capture.envelope.id}]` : capture.method;
-  const ok = isTaken(outcome.status);
-  const status = ok ? colour.green(`[${outcome.status}]`) : colour.red(`[${outcome.status ?? 'no answer'}]`);
+  const status = statusWords(outcome.status);
   const recorded = outcome.replayId ? ` as ${outcome.replayId}` : '';
   const error = outcome.error ? colour.red(` ${outcome.error}`) : '';
   return `replayed ${capture.id} ${what}${recorded}  <-- ${status} ${outcome.target} (${outcome.durationMs} ms)${error}`;

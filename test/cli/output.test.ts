@@ -2,7 +2,7 @@ import type { NetworkInterfaceInfo } from 'node:os';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { formatAdvice, formatChecks } from '../../src/cli/check.js';
-import { deliveryLine } from '../../src/cli/delivery-line.js';
+import { deliveryLine, statusWords } from '../../src/cli/delivery-line.js';
 import { networkUrls } from '../../src/cli/listen-ready.js';
 import { formatTable, wrapText } from '../../src/cli/output.js';
 import type { CheckResult } from '../../src/check/index.js';
@@ -189,6 +189,23 @@ describe('the delivery line', () => {
     expect(deliveryLine({ ...as('duplicate', 'duplicate (the app had taken it)'), duplicateOf: 'cap_0' })).toMatch(
       /^\d\d:\d\d:\d\d duplicate \(the app had taken it\) --> punch\.created \[evt_1\] signature valid {2}<-- \[200\] /,
     );
+  });
+
+  it("paints an answer's status by its outcome, one way for listen's line, replay and replay --scenario", () => {
+    const before = process.env.FORCE_COLOR;
+    process.env.FORCE_COLOR = '1';
+    try {
+      expect(statusWords(200)).toBe('\x1b[32m[200]\x1b[39m');
+      // A 200 the app cut short is no 2xx: the story counts it failed.
+      expect(statusWords(200, { cut: true })).toBe('\x1b[31m[200 cut]\x1b[39m');
+      expect(statusWords(null)).toBe('\x1b[31m[no answer]\x1b[39m');
+      expect(statusWords(null, { pending: true })).toBe('\x1b[90m[no answer]\x1b[39m');
+      expect(statusWords(400, { refused: true })).toBe('\x1b[90m[400]\x1b[39m');
+      expect(deliveryLine({ ...report, status: 502 })).toContain(statusWords(502));
+    } finally {
+      if (before === undefined) delete process.env.FORCE_COLOR;
+      else process.env.FORCE_COLOR = before;
+    }
   });
 
   it('ends with what the app said when it did not answer 2xx', () => {
