@@ -26,9 +26,9 @@ export function faultsOption(flags: FaultFlags): FaultsOption | null {
 }
 
 /** The faults line after the ready line, for people. */
-export function faultsReadyLine(faults: { spec: string; seed: number }): string {
+export function faultsReadyLine(faults: { spec: string; seed: number }, lead = 'Injecting faults'): string {
   return colour.yellow(
-    `Injecting faults: ${faults.spec} (seed ${faults.seed}: --faults-seed ${faults.seed} repeats them). See docs/faults.md.`,
+    `${lead}: ${faults.spec} (seed ${faults.seed}: --faults-seed ${faults.seed} repeats them). See docs/faults.md.`,
   );
 }
 

@@ -3,8 +3,9 @@
 import { type PlayedDelivery, playScenario, loadScenario } from '../captures/index.js';
 import { UsageError } from '../errors.js';
 import { readListenDiscovery } from '../folder/index.js';
+import { faultsText } from '../listener/index.js';
 import { statusWords } from './delivery-line.js';
-import { faultsOption, type FaultFlags } from './listen-faults.js';
+import { faultsOption, type FaultFlags, faultsReadyLine } from './listen-faults.js';
 import { colour, printLine, writeLine } from './output.js';
 
 export interface ScenarioFlags extends FaultFlags {
@@ -74,10 +75,7 @@ export async function runScenario(flags: ScenarioFlags, secretOf: () => Promise<
       ...(faults ? { faultsSeed: faults.seed } : {}),
     });
   else {
-    if (faults)
-      writeLine(
-        colour.yellow(`Faults: ${flags.faults} (seed ${faults.seed}: --faults-seed ${faults.seed} repeats them).`),
-      );
+    if (faults) writeLine(faultsReadyLine({ spec: faultsText(faults.spec), seed: faults.seed }, 'Faults'));
     writeLine(result.ok ? colour.green(result.summary) : colour.red(result.summary));
   }
   if (!result.ok) process.exitCode = 1;

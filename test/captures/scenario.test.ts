@@ -131,7 +131,9 @@ describe('a scenario', () => {
         '--faults-seed',
         '7',
       );
-      expect(faulted.stdout).toContain('Faults: fail=100% (seed 7: --faults-seed 7 repeats them).');
+      expect(faulted.stdout).toContain(
+        'Faults: fail=100%:503 (seed 7: --faults-seed 7 repeats them). See docs/faults.md.',
+      );
       expect(faulted.stdout).toMatch(
         /#1 punch\.created \[evt_\w+\], first delivery: recorded \[500\], now not sent faults: fail 503/,
       );
