@@ -1,6 +1,6 @@
 // What the page does to a capture, its event and the endpoint: replay, redeliver, ping, copy, download, re-enable.
 import { curlCommand } from './curl.js';
-import { download, el } from './render.js';
+import { download, el, saveScenario } from './render.js';
 import { errorText, scheduleRender, serviceEvent, state, $ } from './state.js';
 import { act } from './connection.js';
 import { canReenable } from './endpoint.js';
@@ -163,11 +163,9 @@ const scenarioTitle = (capture) =>
 
 /** The event's deliveries (or this capture) as a scenario, as `captures export --format scenario` writes it. */
 async function downloadScenario(capture) {
-  const message = capture.envelope ? { eventId: capture.envelope.id } : { captureIds: [capture.id] };
-  const result = await act({ type: 'scenario', ...message });
-  if (!result.ok) return showResult(capture.id, false, errorText(result.error));
-  const name = capture.envelope ? capture.envelope.id : capture.id;
-  download(`${name}.scenario.json`, JSON.stringify(result.data, null, 2), 'application/json');
+  const request = capture.envelope ? { eventId: capture.envelope.id } : { captureIds: [capture.id] };
+  const result = await saveScenario(act, request, capture.envelope ? capture.envelope.id : capture.id);
+  if (!result.ok) showResult(capture.id, false, errorText(result.error));
 }
 
 export async function reenable() {

@@ -4,7 +4,7 @@
 // offered only on a narrowed list, and asks first, naming the count and the app, so that one click cannot
 // send the whole store again. Beside it, Save as scenario downloads what the list shows as one scenario.
 import { ActionBar } from './bar.js';
-import { clear, download, el } from './render.js';
+import { clear, el, saveScenario } from './render.js';
 
 /** Errors after which nothing more can be replayed; the others concern one capture (gone, its body unreadable). */
 const STOPS = new Set(['disconnected', 'no_forward_target', 'no_secret', 'listener_closing']);
@@ -72,10 +72,8 @@ export class BulkReplay extends ActionBar {
 
   async #save() {
     const ids = (this.#shown ?? []).map((c) => c.id).reverse(); // oldest first, as they came
-    const result = await this.act({ type: 'scenario', captureIds: ids });
+    const result = await saveScenario(this.act, { captureIds: ids }, `clockhook-${ids.length}`);
     this.#saveError = result.ok ? null : this.errorText(result.error);
-    if (result.ok)
-      download(`clockhook-${ids.length}.scenario.json`, JSON.stringify(result.data, null, 2), 'application/json');
     this.changed();
   }
 

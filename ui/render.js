@@ -65,6 +65,16 @@ export function jsonTree(value, key = null, depth = 0) {
 }
 
 /** Hands `text` to the browser as a download named `name`. */
+/**
+ * Asks listen (`act`) for a scenario of `request` (its captures, or an event) and saves it as
+ * `<name>.scenario.json`, as `captures export --format scenario` writes it; resolves with the action's result.
+ */
+export async function saveScenario(act, request, name) {
+  const result = await act({ type: 'scenario', ...request });
+  if (result.ok) download(`${name}.scenario.json`, JSON.stringify(result.data, null, 2), 'application/json');
+  return result;
+}
+
 export function download(name, text, type) {
   const blob = new Blob([text], { type });
   const link = el('a', { href: URL.createObjectURL(blob), download: name });
