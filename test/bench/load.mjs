@@ -7,6 +7,8 @@ import { trafficRequests } from './traffic.mjs';
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 export const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+/** Seconds each subject is loaded, unmeasured, before its rounds. */
+export const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 
 /** `options.amount` requests, or `options.duration` seconds of them, of `traffic` signed with `secret`. */
 export function load(url, { traffic = 'unique', secret, connections = CONNECTIONS, ...options }) {
@@ -63,7 +65,7 @@ async function measuredLoad(subject, connections) {
     await load(subject.url, {
       traffic: subject.traffic,
       secret: subject.secret,
-      duration: DURATION / ROUNDS,
+      duration: subject.duration ?? DURATION / ROUNDS,
       connections,
       // A subject loaded at a set pace (requests a second over all connections) rather than as fast as it goes.
       ...(subject.overallRate ? { overallRate: subject.overallRate } : {}),
@@ -87,6 +89,9 @@ async function measuredLoad(subject, connections) {
 export async function interleaved(subjects, connections = CONNECTIONS) {
   const rounds = subjects.map(() => []);
   try {
+    // Each subject is warmed up first, unmeasured: a process's first seconds compile its code (JIT), and the
+    // worst round's p99 would otherwise be that.
+    for (const subject of subjects) if (WARMUP > 0) await measuredLoad({ ...subject, duration: WARMUP }, connections);
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, subject] of subjects.entries()) {
         await subject.beforeRound?.();
