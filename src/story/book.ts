@@ -122,25 +122,22 @@ export class StoryBook implements CaptureObserver {
     // Told from the summary alone, as the event's story would tell it, without the rest of that story (the
     // listener tells one for every delivery it answers).
     const { kind, retry } = summary.kindOf(capture);
-    const { state, words, failed } = eventState(summary, {}, now);
     const latest = summary.latestCapture()?.id === capture.id;
-    return {
-      kind,
-      ...(retry === undefined ? {} : { retry }),
-      words: kindWords(kind, retry),
-      event: { state, words, failed, latest },
-    };
+    return storyOf({ kind, retry, words: kindWords(kind, retry) }, eventState(summary, {}, now), latest);
   }
+}
+
+/** A capture's story: what it was, in words, and its event's state (`latest`: its newest capture is this one). */
+function storyOf(
+  { kind, retry, words }: Pick<CaptureStory, 'kind' | 'retry' | 'words'>,
+  { state, words: said, failed }: Omit<CaptureStory['event'], 'latest'>,
+  latest: boolean,
+): CaptureStory {
+  return { kind, ...(retry === undefined ? {} : { retry }), words, event: { state, words: said, failed, latest } };
 }
 
 /** A capture's story from its event's story (which carries the capture's delivery, when it is held). */
 export function captureStoryIn(capture: Capture, story: EventStory): CaptureStory {
-  const { state, words, failed, latest } = story;
-  const {
-    kind,
-    retry,
-    words: said,
-  } = story.deliveries[capture.id] ?? deliveryStoryOf(summaryOf(story.key, [capture]), capture);
-  const delivery = { kind, ...(retry === undefined ? {} : { retry }), words: said };
-  return { ...delivery, event: { state, words, failed, latest: latest === capture.id } };
+  const delivery = story.deliveries[capture.id] ?? deliveryStoryOf(summaryOf(story.key, [capture]), capture);
+  return storyOf(delivery, story, story.latest === capture.id);
 }
