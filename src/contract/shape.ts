@@ -41,25 +41,27 @@ export const isOptional = (field: Shape, parent: Shape) => field.seen < parent.o
  * `data.hours: string, was number`, `data.project: gone (every earlier one had it)`.
  */
 export function addToShape(shape: Shape, value: unknown, path = ''): string[] {
-  return addAt(shape, value, path, shape.seen > 0, 0);
+  const changes: string[] = [];
+  addAt(shape, value, path, shape.seen > 0, 0, changes);
+  return changes;
 }
 
-function addAt(shape: Shape, value: unknown, path: string, compare: boolean, depth: number): string[] {
-  const changes: string[] = [];
+// One list of changes for a whole value, passed down, not a list per field spread into its parent's: listen
+// walks every delivery's data.
+function addAt(shape: Shape, value: unknown, path: string, compare: boolean, depth: number, changes: string[]): void {
   const kind = kindOf(value);
   if (compare && !shape.kinds.has(kind))
     changes.push(`${path || '(the value)'}: ${kind}, was ${[...shape.kinds].join(' | ')}`);
   shape.seen += 1;
   shape.kinds.add(kind);
   // Deeper than MOST_DEPTH, only the kind is kept: a payload nested 10,000 levels must not exhaust the stack.
-  if (depth >= MOST_DEPTH) return changes;
-  if (kind === 'object') changes.push(...addObject(shape, value as Record<string, unknown>, path, compare, depth));
+  if (depth >= MOST_DEPTH) return;
+  if (kind === 'object') addObject(shape, value as Record<string, unknown>, path, compare, depth, changes);
   if (kind === 'array') {
     const before = compare && shape.items !== null && shape.items.seen > 0;
     shape.items ??= emptyShape();
-    for (const item of value as unknown[]) changes.push(...addAt(shape.items, item, `${path}[]`, before, depth + 1));
+    for (const item of value as unknown[]) addAt(shape.items, item, `${path}[]`, before, depth + 1, changes);
   }
-  return changes;
 }
 
 function addObject(
@@ -68,15 +70,16 @@ function addObject(
   path: string,
   compare: boolean,
   depth: number,
-): string[] {
-  const changes: string[] = [];
+  changes: string[],
+): void {
   const before = compare && shape.objects > 0;
   if (before)
     for (const [name, field] of shape.fields)
       if (!(name in object) && field.seen === shape.objects)
         changes.push(`${join(path, name)}: gone (every earlier one had it)`);
   shape.objects += 1;
-  for (const [name, fieldValue] of Object.entries(object)) {
+  for (const name in object) {
+    if (!Object.hasOwn(object, name)) continue;
     const known = shape.fields.get(name);
     // An object keyed by ids (a map, not a record) would grow without end: past MOST_FIELDS, no more are kept.
     if (!known && shape.fields.size >= MOST_FIELDS) continue;
@@ -84,9 +87,8 @@ function addObject(
     const field = known ?? emptyShape();
     if (!known) shape.fields.set(name, field);
     // Inside a new field, nothing more to say: the field is the news.
-    changes.push(...addAt(field, fieldValue, join(path, name), before && known !== undefined, depth + 1));
+    addAt(field, object[name], join(path, name), before && known !== undefined, depth + 1, changes);
   }
-  return changes;
 }
 
 const join = (path: string, name: string) => (path ? `${path}.${name}` : name);
