@@ -39,10 +39,11 @@ say(
   await redisRelaySubject(app),
 ]);
 say(
-  `B again, paced at C's throughput (${rows.C.requestsPerSecond} req/s): its CPU per request at the same load (reference)`,
+  `B and F again, paced at C's throughput (${rows.C.requestsPerSecond} req/s), in turns: their CPU per request at the same load (reference)`,
 );
-[rows.Bpaced] = await interleaved([
+[rows.Bpaced, rows.Fpaced] = await interleaved([
   { ...(await proxySubject(app, 'keepalive')), overallRate: rows.C.requestsPerSecond },
+  { ...(await floorSubject(app)), overallRate: rows.C.requestsPerSecond },
 ]);
 say(`C with an event id each and with one id repeated (into the store capped at 1,000), in turns (${ROUNDS} rounds)`);
 [rows.Cunique, rows.Crepeated] = await interleaved([
