@@ -290,8 +290,9 @@ export class JournalAdapter implements Adapter<StoreData> {
       if (fd !== null) closeQuietly(fd);
     }
     // Only now: had it failed before the fsync, the lines of the folded journal would have gone unsynced.
-    // Should it fail, the next append opens it.
-    this.#fd = openSync(this.journalPath, 'a', 0o600);
+    // Should it fail, the next append opens it. One appended meanwhile (they go on during the fsync) has opened
+    // it already: a second would be left open, and go on holding the file's space after the next fold deleted it.
+    this.#fd ??= openSync(this.journalPath, 'a', 0o600);
     await syncDir(dirname(this.path)); // the rename and the new journal's name
     this.#folding = this.#writeFoldedSnapshot(pieces).finally(() => {
       this.#folding = null;

@@ -1,4 +1,4 @@
-import { access, readFile } from 'node:fs/promises';
+import { access, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
@@ -206,6 +206,33 @@ describe('GroupCommit folding the journal into a snapshot', () => {
         .map((l) => JSON.parse(l).capture.envelope.id),
     ).toEqual(['evt_99']);
     journal.close();
+  });
+
+  it('keeps one journal open when a capture is appended while the fold syncs the old one', async () => {
+    const journal = new JournalAdapter(join(dir.path, 'captures.json'), {
+      logger: silentLogger,
+      compactAfterBytes: 1024,
+      now: Date.now,
+    });
+    /** This process's open files that are the journal: a file left open would hold its disk space once deleted. */
+    const openJournals = async () => {
+      const fds = await readdir('/proc/self/fd');
+      const links = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+      return links.filter((link) => link.startsWith(journal.journalPath)).length;
+    };
+    const data: StoreData = { version: 1, captures: Array.from({ length: 20 }, (_, i) => capture(i)) };
+    for (const c of data.captures) journal.put(c);
+    const folding = journal.fold(data);
+    // While the fold waits for the old journal's fsync, the next batch is appended: it opens the new journal.
+    const late = capture(99);
+    data.captures.push(late);
+    journal.put(late);
+    journal.append();
+    await folding;
+    await journal.folded();
+    expect(await openJournals()).toBe(1);
+    journal.close();
+    expect(await openJournals()).toBe(0);
   });
 
   it('keeps the folded journal when the snapshot fails, and folds it in with the next, whole, compaction', async () => {
