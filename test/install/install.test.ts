@@ -10,7 +10,9 @@ import { tempDir } from '../helpers/sandbox.js';
 
 // Packs clockhook as `npm pack` does, installs it the ways the README says, and uses it there as a user
 // would: `npx clockhook` in an app's own folder, `clockhook` from a global install. Slow (npm installs):
-// one pack for the file, a minute or more per install on a busy machine.
+// one pack for the file, a minute or more per install on a busy machine. The installs run side by side, each
+// in a folder of its own: the git URL's alone (npm installs every dev dependency to run `prepare`) takes as
+// long as the others together.
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 const npm = (args: string[], cwd: string) =>
@@ -298,37 +300,43 @@ describe('the packed package', () => {
     expect(packed.some((path) => path.startsWith('dist/') && path.endsWith('.test.js'))).toBe(false);
   });
 
-  it('installs into an app as a dev dependency; npx clockhook listen and trigger work there', async () => {
-    const appDir = await newApp('app-tarball');
-    await npm(['install', '-D', tarball], appDir);
-    // No dev dependency of clockhook's came along: it runs on its five runtime dependencies.
-    expect(existsSync(join(appDir, 'node_modules', 'typescript'))).toBe(false);
-    const { stdout } = await run('npx', ['--no-install', 'clockhook', '--version'], { cwd: appDir });
-    expect(stdout.trim()).toBe(pkg.version);
-    await listenAndTrigger(appDir);
-    await usesTestingEntry(appDir);
-  }, 240_000);
+  it.concurrent(
+    'installs into an app as a dev dependency; npx clockhook listen and trigger work there',
+    async () => {
+      const appDir = await newApp('app-tarball');
+      await npm(['install', '-D', tarball], appDir);
+      // No dev dependency of clockhook's came along: it runs on its five runtime dependencies.
+      expect(existsSync(join(appDir, 'node_modules', 'typescript'))).toBe(false);
+      const { stdout } = await run('npx', ['--no-install', 'clockhook', '--version'], { cwd: appDir });
+      expect(stdout.trim()).toBe(pkg.version);
+      await listenAndTrigger(appDir);
+      await usesTestingEntry(appDir);
+    },
+    240_000,
+  );
 
-  it('loads from CommonJS: an npm init -y app requires clockhook/testing under node:test and jest', async () => {
-    const appDir = join(work.path, 'app-commonjs');
-    await run('mkdir', ['-p', appDir]);
-    await run('npm', ['init', '-y'], { cwd: appDir });
-    await npm(['install', '-D', tarball], appDir);
-    await writeFile(join(appDir, 'receiver.js'), CJS_RECEIVER);
-    await writeFile(join(appDir, 'receiver.node.test.js'), `const { test } = require('node:test');\n${CJS_TEST}`);
-    await writeFile(join(appDir, 'receiver.jest.test.js'), CJS_TEST);
-    await writeFile(join(appDir, 'recorded.scenario.json'), SCENARIO);
-    const node = await run(process.execPath, ['--test', 'receiver.node.test.js'], { cwd: appDir });
-    expect(node.stdout).toMatch(/^# pass 3$/m);
-    // jest from clockhook's own dev dependencies, run in the app's folder with its defaults (no config).
-    const jest = await run(join(ROOT, 'node_modules', '.bin', 'jest'), ['--ci', 'receiver.jest.test.js'], {
-      cwd: appDir,
-    }).catch((error: { stdout: string; stderr: string }) => error);
-    expect(jest.stderr).toMatch(/Tests: +3 passed, 3 total/);
-    // Types for require too: a TypeScript file of this CommonJS package checks against them.
-    await writeFile(
-      join(appDir, 'typed.ts'),
-      `import { playScenario, type PlayResult, signDelivery, startSandbox, type TestSandbox } from 'clockhook/testing';
+  it.concurrent(
+    'loads from CommonJS: an npm init -y app requires clockhook/testing under node:test and jest',
+    async () => {
+      const appDir = join(work.path, 'app-commonjs');
+      await run('mkdir', ['-p', appDir]);
+      await run('npm', ['init', '-y'], { cwd: appDir });
+      await npm(['install', '-D', tarball], appDir);
+      await writeFile(join(appDir, 'receiver.js'), CJS_RECEIVER);
+      await writeFile(join(appDir, 'receiver.node.test.js'), `const { test } = require('node:test');\n${CJS_TEST}`);
+      await writeFile(join(appDir, 'receiver.jest.test.js'), CJS_TEST);
+      await writeFile(join(appDir, 'recorded.scenario.json'), SCENARIO);
+      const node = await run(process.execPath, ['--test', 'receiver.node.test.js'], { cwd: appDir });
+      expect(node.stdout).toMatch(/^# pass 3$/m);
+      // jest from clockhook's own dev dependencies, run in the app's folder with its defaults (no config).
+      const jest = await run(join(ROOT, 'node_modules', '.bin', 'jest'), ['--ci', 'receiver.jest.test.js'], {
+        cwd: appDir,
+      }).catch((error: { stdout: string; stderr: string }) => error);
+      expect(jest.stderr).toMatch(/Tests: +3 passed, 3 total/);
+      // Types for require too: a TypeScript file of this CommonJS package checks against them.
+      await writeFile(
+        join(appDir, 'typed.ts'),
+        `import { playScenario, type PlayResult, signDelivery, startSandbox, type TestSandbox } from 'clockhook/testing';
 import { verifySignature } from 'clockhook';
 export async function typed(): Promise<boolean> {
   const sandbox: TestSandbox = await startSandbox();
@@ -339,22 +347,32 @@ export async function typed(): Promise<boolean> {
   return verifySignature({ header: signed.headers['x-service-signature'], payload: signed.body, secret: 'whsec_x' }).ok;
 }
 `,
-    );
-    await typechecks(appDir);
-  }, 240_000);
+      );
+      await typechecks(appDir);
+    },
+    240_000,
+  );
 
-  it('installs globally; clockhook runs from any folder', async () => {
-    const prefix = join(work.path, 'global');
-    await npm(['install', '-g', '--prefix', prefix, tarball], work.path);
-    const elsewhere = await newApp('elsewhere');
-    const { stdout } = await run(join(prefix, 'bin', 'clockhook'), ['--version'], { cwd: elsewhere });
-    expect(stdout.trim()).toBe(pkg.version);
-  }, 240_000);
+  it.concurrent(
+    'installs globally; clockhook runs from any folder',
+    async () => {
+      const prefix = join(work.path, 'global');
+      await npm(['install', '-g', '--prefix', prefix, tarball], work.path);
+      const elsewhere = await newApp('elsewhere');
+      const { stdout } = await run(join(prefix, 'bin', 'clockhook'), ['--version'], { cwd: elsewhere });
+      expect(stdout.trim()).toBe(pkg.version);
+    },
+    240_000,
+  );
 
-  it('installs from a git URL (npm builds it with prepare); npx clockhook listen and trigger work there', async () => {
-    const appDir = await newApp('app-git');
-    await npm(['install', '-D', `git+file://${ROOT}`], appDir);
-    expect(existsSync(join(appDir, 'node_modules', 'clockhook', 'dist', 'index.js'))).toBe(true);
-    await listenAndTrigger(appDir);
-  }, 420_000);
+  it.concurrent(
+    'installs from a git URL (npm builds it with prepare); npx clockhook listen and trigger work there',
+    async () => {
+      const appDir = await newApp('app-git');
+      await npm(['install', '-D', `git+file://${ROOT}`], appDir);
+      expect(existsSync(join(appDir, 'node_modules', 'clockhook', 'dist', 'index.js'))).toBe(true);
+      await listenAndTrigger(appDir);
+    },
+    420_000,
+  );
 });
