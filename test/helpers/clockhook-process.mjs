@@ -1,6 +1,6 @@
 // For the plain-ESM scripts over dist/ (npm run bench, npm run soak): clockhook as a child process.
 import { spawn } from 'node:child_process';
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
@@ -54,13 +54,6 @@ export function spawnJson(args, cwd, onLine = () => {}, { nodeArgs = [] } = {}) 
 export async function procStatus(pid, field) {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-}
-
-/** The files a process holds open (`/proc/<pid>/fd`), sockets and pipes left out: what each one is linked to. */
-export async function openFiles(pid) {
-  const fds = await readdir(`/proc/${pid}/fd`);
-  const links = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
-  return links.filter((link) => link.startsWith('/'));
 }
 
 /**

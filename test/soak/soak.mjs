@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { signPayload } from '../../dist/index.js';
-import { openFiles, procStatus, spawnJson } from '../helpers/clockhook-process.mjs';
+import { procStatus, spawnJson } from '../helpers/clockhook-process.mjs';
+import { openFiles } from '../helpers/open-files.mjs';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const RATE = Number(process.env.SOAK_RATE ?? 200);

@@ -1,4 +1,4 @@
-import { access, readdir, readFile, readlink } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
@@ -8,6 +8,7 @@ import { JournalAdapter } from '../../src/store/journal.js';
 import type { StoreData } from '../../src/store/snapshot.js';
 import { tempDir } from '../helpers/sandbox.js';
 import { recordingLogger } from '../helpers/logger.js';
+import { openFiles } from '../helpers/open-files.mjs';
 
 let dir: { path: string; remove: () => Promise<void> };
 beforeEach(async () => {
@@ -215,11 +216,8 @@ describe('GroupCommit folding the journal into a snapshot', () => {
       now: Date.now,
     });
     /** This process's open files that are the journal: a file left open would hold its disk space once deleted. */
-    const openJournals = async () => {
-      const fds = await readdir('/proc/self/fd');
-      const links = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
-      return links.filter((link) => link.startsWith(journal.journalPath)).length;
-    };
+    const openJournals = async () =>
+      (await openFiles(process.pid)).filter((file) => file.startsWith(journal.journalPath)).length;
     const data: StoreData = { version: 1, captures: Array.from({ length: 20 }, (_, i) => capture(i)) };
     for (const c of data.captures) journal.put(c);
     const folding = journal.fold(data);

@@ -1,0 +1,1 @@
+export function openFiles(pid: number): Promise<string[]>;
