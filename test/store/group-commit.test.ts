@@ -180,7 +180,8 @@ describe('GroupCommit folding the journal into a snapshot', () => {
     journal.close();
   });
 
-  it('takes the snapshot when the fold begins: a capture stored a moment later goes to the new journal only', async () => {
+  /** A journal of 20 captures starting a fold (`folding`), and capture 99 stored the moment after. */
+  function foldingWithLate() {
     const journal = new JournalAdapter(join(dir.path, 'captures.json'), {
       logger: silentLogger,
       compactAfterBytes: 1024,
@@ -189,10 +190,15 @@ describe('GroupCommit folding the journal into a snapshot', () => {
     const data: StoreData = { version: 1, captures: Array.from({ length: 20 }, (_, i) => capture(i)) };
     for (const c of data.captures) journal.put(c);
     const folding = journal.fold(data);
-    // Its body file may not be written yet when the snapshot is: the snapshot must not name it.
     const late = capture(99);
     data.captures.push(late);
     journal.put(late);
+    return { journal, folding };
+  }
+
+  it('takes the snapshot when the fold begins: a capture stored a moment later goes to the new journal only', async () => {
+    // Its body file may not be written yet when the snapshot is: the snapshot must not name it.
+    const { journal, folding } = foldingWithLate();
     await folding;
     journal.append();
     await journal.sync();
@@ -210,21 +216,11 @@ describe('GroupCommit folding the journal into a snapshot', () => {
   });
 
   it('keeps one journal open when a capture is appended while the fold syncs the old one', async () => {
-    const journal = new JournalAdapter(join(dir.path, 'captures.json'), {
-      logger: silentLogger,
-      compactAfterBytes: 1024,
-      now: Date.now,
-    });
+    const { journal, folding } = foldingWithLate();
     /** This process's open files that are the journal: a file left open would hold its disk space once deleted. */
     const openJournals = async () =>
       (await openFiles(process.pid)).filter((file) => file.startsWith(journal.journalPath)).length;
-    const data: StoreData = { version: 1, captures: Array.from({ length: 20 }, (_, i) => capture(i)) };
-    for (const c of data.captures) journal.put(c);
-    const folding = journal.fold(data);
     // While the fold waits for the old journal's fsync, the next batch is appended: it opens the new journal.
-    const late = capture(99);
-    data.captures.push(late);
-    journal.put(late);
     journal.append();
     await folding;
     await journal.folded();
