@@ -122,7 +122,7 @@ export class StoryBook implements CaptureObserver {
     // Told from the summary alone, as the event's story would tell it, without the rest of that story (the
     // listener tells one for every delivery it answers).
     const { kind, retry } = summary.kindOf(capture);
-    const latest = summary.latestCapture()?.id === capture.id;
+    const latest = summary.latest === capture.id;
     return storyOf({ kind, retry, words: kindWords(kind, retry) }, eventState(summary, {}, now), latest);
   }
 }
