@@ -13,11 +13,10 @@ export function routeRequest(
 ): string | null {
   const requestPath = req.url ?? '/';
   const relative = pathUnderBase(requestPath, basePath);
-  const requestId = newCaptureId();
   if (relative === null) {
     const path = requestPath.split('?')[0];
     const message = `clockhook listens for deliveries under ${basePath}; ${path} is outside it.`;
-    answerError(res, 404, 'not_found', message, { requestId });
+    answerError(res, 404, 'not_found', message, { requestId: newCaptureId() });
     req.resume();
     if (req.method === 'POST') advisor.outsidePath(path);
     return null;
@@ -25,7 +24,7 @@ export function routeRequest(
   if (req.method !== 'POST') {
     // The service only ever POSTs; anything else is a browser or a scanner, not a delivery.
     const message = `Webhook deliveries are POSTs; ${req.method} is not captured.`;
-    answerError(res, 405, 'method_not_allowed', message, { requestId, headers: { allow: 'POST' } });
+    answerError(res, 405, 'method_not_allowed', message, { requestId: newCaptureId(), headers: { allow: 'POST' } });
     req.resume();
     return null;
   }
