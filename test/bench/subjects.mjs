@@ -53,8 +53,8 @@ async function startProxyScript(script, args) {
   };
 }
 
-/** A clockhook command with --json, counting the deliveries it answered 2xx. */
-export function spawnClockhook(args, cwd, nodeArgs = []) {
+/** A clockhook command with --json, counting the deliveries it answered 2xx (`bin`: see spawnJson). */
+export function spawnClockhook(args, cwd, nodeArgs = [], bin = undefined) {
   let deliveries = 0;
   const proc = spawnJson(
     args,
@@ -62,7 +62,7 @@ export function spawnClockhook(args, cwd, nodeArgs = []) {
     (line) => {
       if (line.event === 'delivery' && line.status >= 200 && line.status < 300) deliveries += 1;
     },
-    { nodeArgs },
+    { nodeArgs, bin },
   );
   return {
     ...proc,
@@ -179,6 +179,7 @@ export async function listenSubject(
     traffic = 'unique',
     nodeArgs = [],
     page = true,
+    bin = undefined,
   } = {},
 ) {
   const dir = await folder();
@@ -203,6 +204,7 @@ export async function listenSubject(
     ],
     dir,
     nodeArgs,
+    bin,
   );
   const ready = await listenProc.ready;
   const inspector = page ? await connectInspector(ready.inspector) : { socket: { close() {} }, captures: Infinity };

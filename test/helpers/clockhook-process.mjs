@@ -7,10 +7,11 @@ const BIN = fileURLToPath(new URL('../../bin/clockhook.js', import.meta.url));
 
 /**
  * A clockhook command with --json as a child process: `ready` resolves with its ready line (and
- * rejects if it exits first); every later NDJSON line goes to `onLine`. `nodeArgs`: Node's own flags (--cpu-prof).
+ * rejects if it exits first); every later NDJSON line goes to `onLine`. `nodeArgs`: Node's own flags (--cpu-prof);
+ * `bin`: another checkout's bin/clockhook.js (npm run bench:compare), this one's by default.
  */
-export function spawnJson(args, cwd, onLine = () => {}, { nodeArgs = [] } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
+export function spawnJson(args, cwd, onLine = () => {}, { nodeArgs = [], bin = BIN } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
     cwd,
     env: { ...process.env, CI: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],
