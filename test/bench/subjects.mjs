@@ -167,7 +167,8 @@ export async function floorSubject(app) {
  * C: clockhook listen with one inspector page connected, receiving every capture; `traffic`, what it is sent
  * (see trafficRequests). `emptyEachRound`:
  * the store is cleared (the page's Clear) before each round, so that an "empty" store is one, and not
- * full from its third round on (10,000 captures is two rounds' worth).
+ * full from its third round on (10,000 captures is two rounds' worth). `bin`: another checkout's listen (see
+ * spawnJson).
  */
 export async function listenSubject(
   app,
