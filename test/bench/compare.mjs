@@ -12,9 +12,8 @@ import { listenSubject, startApp } from './subjects.mjs';
 const [other] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const otherBin = other && resolve(other, 'bin/clockhook.js');
 if (!otherBin || !existsSync(resolve(other, 'dist/cli/main.js'))) {
-  console.error(
-    `usage: npm run bench:compare -- <checkout of another commit, built>${other ? ` (no dist/ in ${other}: build it there first)` : ''}`,
-  );
+  const why = !other ? '' : existsSync(other) ? ` (no dist/ in ${other}: npm run build there first)` : ` (no ${other})`;
+  console.error(`usage: npm run bench:compare -- <checkout of another commit, built>${why}`);
   process.exit(2);
 }
 const options = {
