@@ -1,12 +1,13 @@
 // The selected capture in detail: the request, the signature, the app's response, the service's attempts, the editor.
 import { textExcerpt } from './shared/excerpt.js';
 import { clear, el, jsonTree } from './render.js';
-import { errorText, heldCapture, scheduleRender, serviceEvent, state, $ } from './state.js';
+import { errorText, heldCapture, state, $ } from './state.js';
 import { captureLink, loadWholeBody, select, withWholeBody } from './selection.js';
 import { captureActions, eventActions } from './actions.js';
 import { diffSection } from './diff.js';
 import { openTab, tabbed } from './tabs.js';
 import { timelineSection } from './timeline.js';
+import { attemptsSection, forgetDue } from './attempts.js';
 import { storyOf } from './list.js';
 import { deliveryStoryOf } from './story.js';
 
@@ -150,103 +151,11 @@ export function keyValueTable(entries) {
   );
 }
 
-export function attemptsSection(capture) {
-  const eventId = capture.envelope?.id;
-  if (!eventId) return el('p', { class: 'muted' }, 'Not an event envelope.');
-  if (!serviceEvent(capture))
-    return el(
-      'p',
-      { class: 'muted' },
-      'Not signed by the service (sent by hand?): the service knows no such event, so it has no attempts to show and none to redeliver.',
-    );
-  if (state.mode === 'offline') return el('p', { class: 'muted' }, 'Offline: no API to ask.');
-  const record = state.attempts.get(eventId);
-  if (!record) return el('p', { class: 'muted' }, 'Loading…');
-  if (record.error) return el('div', {}, el('div', { class: 'result error' }, errorText(record.error)));
-  renderAgainWhenDue(record.outlook);
-  // Numbered in the order the service lists them: a redelivery's attempts start again at 1 per delivery.
-  // The API client has read the fields whatever the service names them (see normalizeAttempt).
-  const rows = record.delivery_attempts.map((a, i) => {
-    const status = a.statusCode === null ? '–' : el('span', { class: a.taken ? 'ok-text' : 'bad-text' }, a.statusCode);
-    const at = a.createdAt ? new Date(a.createdAt) : null;
-    return el(
-      'tr',
-      {},
-      // data-label: each cell's heading, shown beside it where the table turns into cards (narrow windows).
-      el('td', { 'data-label': '#' }, i + 1),
-      el('td', { 'data-label': 'Endpoint' }, a.endpointId === undefined ? '–' : `#${a.endpointId}`),
-      el('td', { 'data-label': 'Status' }, status),
-      el('td', { 'data-label': 'Duration' }, a.durationMs === undefined ? '–' : `${a.durationMs} ms`),
-      el('td', { 'data-label': 'At' }, at && !Number.isNaN(at.getTime()) ? at.toLocaleTimeString() : '–'),
-      el(
-        'td',
-        { class: 'answer', 'data-label': 'Answer' },
-        a.error ? el('div', { class: 'bad-text' }, a.error) : null,
-        a.responseBody ? answerPreview(a.responseBody) : null,
-      ),
-    );
-  });
-  return el(
-    'div',
-    {},
-    rows.length === 0
-      ? el('p', { class: 'muted' }, 'No completed attempts yet (the service lists an attempt once it is complete).')
-      : el(
-          'table',
-          { class: 'attempts' },
-          el(
-            'tr',
-            {},
-            ['#', 'Endpoint', 'Status', 'Duration', 'At', 'Answer'].map((h) => el('th', {}, h)),
-          ),
-          rows,
-        ),
-    (record.outlook ?? []).map((o) => el('p', { class: 'outlook' }, outlookText(o))),
-  );
-}
-
-let dueTimer = 0;
-/** Shows the detail again when the soonest attempt it says "is due" falls due, to say "was due" from then on. */
-export function renderAgainWhenDue(outlook) {
-  clearTimeout(dueTimer);
-  const now = Date.now();
-  const soonest = Math.min(...(outlook ?? []).filter((o) => o.next !== 'none' && o.dueAt > now).map((o) => o.dueAt));
-  // setTimeout takes at most 2^31 - 1 ms (~24.8 days); a later due time is looked at again after that.
-  if (Number.isFinite(soonest))
-    dueTimer = setTimeout(() => scheduleRender({ detail: true }), Math.min(soonest - now, 2 ** 31 - 1));
-}
-
-/**
- * What comes next for an endpoint whose latest attempt failed, in the story's words (the server says them:
- * see outlookWords), with the time put in as this page's clock reads it, and what the page can do about it.
- */
-export function outlookText(o) {
-  const now = Date.now();
-  const dueAt = o.next === 'attempt' ? o.dueAt : null;
-  const text = dueAt !== null && dueAt <= now && o.words.due ? o.words.due : o.words.text;
-  const said = dueAt === null ? text : text.replace('{at}', new Date(dueAt).toLocaleTimeString());
-  if (o.next === 'none') return o.reason === 'gave-up' ? `${said} Redeliver sends the event again.` : said;
-  return dueAt !== null && dueAt > now ? `${said} Redeliver sends the event again now.` : said;
-}
-
-/** What the receiver answered: its first line, with the whole of it (the service keeps 4000 characters) a click away. */
-export function answerPreview(body) {
-  const text = String(body);
-  const line = text.split('\n', 1)[0];
-  if (line.length <= 60 && line === text) return el('code', {}, text);
-  return el(
-    'details',
-    {},
-    el('summary', {}, el('code', {}, line.length > 60 ? `${line.slice(0, 60)}…` : `${line}…`)),
-    el('pre', {}, text),
-  );
-}
-
 export function renderDetail() {
   const pane = $('detail');
   const restoreEditorPlace = keepEditorPlace();
   clear(pane);
-  clearTimeout(dueTimer); // the attempts shown, if any, set it again
+  forgetDue();
   const capture = state.selected ? heldCapture(state.selected) : null;
   // On a narrow screen the detail is a view of its own, over the list, while a capture is open.
   document.body.classList.toggle('detail-open', Boolean(capture));
