@@ -6,6 +6,7 @@ import { type CaptureListener, type CaptureObserver, HeldCaptures } from './held
 import { JournalAdapter } from './journal.js';
 import type { StoreData } from './snapshot.js';
 import { StoreGuard } from './guard.js';
+import { CaptureTexts } from './texts.js';
 import { isDiskFull, DiskFullError, spaceNeeded } from './disk-full.js';
 import { OptionError } from '../errors.js';
 import { claimStateFile, folderFiles, FolderKeeper } from '../folder/index.js';
@@ -38,9 +39,6 @@ export interface CaptureStoreOptions {
   guardIntervalMs?: number;
 }
 
-/** How many of the newest captures' texts are kept (see CaptureStore.json): a page's next message's worth. */
-const JSON_KEPT = 256;
-
 /** How long a lazy update may wait for a write to ride along with. */
 const LAZY_WRITE_MS = 50;
 
@@ -56,12 +54,8 @@ export class CaptureStore {
   readonly #commit: GroupCommit;
   readonly #guard: StoreGuard;
   readonly #held = new HeldCaptures();
-  /**
-   * The newest captures serialized, once: the journal writes each, and the page's message, a few ms later,
-   * carries the same text (see json). Only the newest JSON_KEPT: keeping every held capture's text cost the
-   * listener ~12 MiB of memory at the default retention (docs/performance.md).
-   */
-  readonly #json = new Map<Capture, string>();
+  /** The newest captures' texts, shared by the journal and the page's messages (see json). */
+  readonly #texts = new CaptureTexts();
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
   readonly #logger: Logger;
@@ -230,7 +224,7 @@ export class CaptureStore {
     this.#db.data.captures.push(capture);
     this.#held.add(capture);
     const json = JSON.stringify(capture);
-    this.#keepJson(capture, json);
+    this.#texts.keep(capture, json);
     this.#adapter.put(capture, json);
     this.#trim();
     this.#held.emit(capture);
@@ -274,7 +268,7 @@ export class CaptureStore {
     this.#held.replace(current, next);
     const json = JSON.stringify(patch);
     this.#adapter.patch(id, patch, json);
-    this.#jsonOfChanged(current, next, patch, json);
+    this.#texts.changed(current, next, patch, json);
     this.#held.emit(next);
     if (lazy) this.#persistSoon();
     else await this.#persist();
@@ -286,24 +280,7 @@ export class CaptureStore {
    * carry it, so that a capture is not serialized again for them.
    */
   json(capture: Capture): string {
-    return this.#json.get(capture) ?? JSON.stringify(capture);
-  }
-
-  /**
-   * The text of a changed capture without a second serialization, when the patch only adds fields (a forward
-   * result): `{...current, ...patch}` keeps the current fields in order and puts the new ones after them, so
-   * its JSON is the current one with the patch's fields appended, the very text JSON.stringify would make.
-   */
-  #jsonOfChanged(current: Capture, next: Capture, patch: Partial<Capture>, patchJson: string): void {
-    const base = this.#json.get(current);
-    if (base === undefined || patchJson === '{}' || Object.keys(patch).some((key) => key in current)) return;
-    this.#keepJson(next, `${base.slice(0, -1)},${patchJson.slice(1)}`);
-  }
-
-  #keepJson(capture: Capture, json: string): void {
-    this.#json.set(capture, json);
-    // A Map keeps its keys in the order they were set: the first is the oldest.
-    if (this.#json.size > JSON_KEPT) this.#json.delete(this.#json.keys().next().value as Capture);
+    return this.#texts.of(capture);
   }
 
   #persistSoon(): void {
