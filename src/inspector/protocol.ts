@@ -93,17 +93,17 @@ export const RECENT_DELIVERIES = 4;
 
 /**
  * The texts of the capture messages of one flush, as JSON.stringify would make them: each with the capture's
- * text as the journal wrote it (`json`) and its event's story telling what it was and what the event's newest
+ * text as the journal wrote it (`json`, given the capture and its index) and its event's story telling what it was and what the event's newest
  * RECENT_DELIVERIES were. Each event's story is serialized once a flush: a burst of one event id (a flush of
  * a hundred of its captures) costs each message the same, not the whole burst's deliveries each.
  */
 export function captureTexts(
   captures: readonly Capture[],
   stories: ReadonlyMap<string, EventStory>,
-  json: (capture: Capture) => string,
+  json: (capture: Capture, index: number) => string,
 ): string[] {
   const told = new Map<string, { head: string; deliveries: EventStory['deliveries']; newest: string[] }>();
-  return captures.map((capture) => {
+  return captures.map((capture, index) => {
     const key = storyKey(capture);
     let event = told.get(key);
     if (!event) {
@@ -114,7 +114,7 @@ export function captureTexts(
     }
     const deliveries: EventStory['deliveries'] = {};
     for (const id of [...event.newest, capture.id]) deliveries[id] = event.deliveries[id];
-    return `{"type":"capture","capture":${json(capture)},"story":${event.head},"deliveries":${JSON.stringify(deliveries)}}}`;
+    return `{"type":"capture","capture":${json(capture, index)},"story":${event.head},"deliveries":${JSON.stringify(deliveries)}}}`;
   });
 }
 

@@ -150,8 +150,8 @@ class PageHub {
   readonly #logger: Logger;
   readonly #maxBuffered: number;
   readonly #clients = new Set<Client>();
-  /** Changes to one capture within BROADCAST_MS go out once, in their latest state. */
-  readonly #changed = new Map<string, Capture>();
+  /** Changes to one capture within BROADCAST_MS go out once, in their latest state (with its text: see CaptureListener). */
+  readonly #changed = new Map<string, { capture: Capture; text: string | undefined }>();
   #flushTimer: NodeJS.Timeout | null = null;
   readonly #timers: NodeJS.Timeout[];
   readonly #unsubscribe: () => void;
@@ -164,7 +164,7 @@ class PageHub {
     this.#logger = options.logger ?? silentLogger;
     this.#maxBuffered = options.maxBufferedBytes ?? 4 * 1024 * 1024;
     this.#lastEndpoint = JSON.stringify(this.#currentEndpoint());
-    this.#unsubscribe = options.store.subscribe((capture) => this.#captureChanged(capture));
+    this.#unsubscribe = options.store.subscribe((capture, text) => this.#captureChanged(capture, text));
     this.#timers = [
       setInterval(() => this.#heartbeat(), options.heartbeatMs ?? 15_000),
       // A page cannot see WebSocket pings: this says "still here" to it, so that a listen that is frozen (SIGSTOP,
@@ -244,21 +244,22 @@ class PageHub {
   }
 
   // A delivery and its forward result a few ms later cost one message, not two, in a burst.
-  #captureChanged(capture: Capture): void {
+  #captureChanged(capture: Capture, text: string | undefined): void {
     if (this.#clients.size === 0) return;
     this.#changed.delete(capture.id); // re-inserted last: pages get captures in the order they last changed
-    this.#changed.set(capture.id, capture);
+    this.#changed.set(capture.id, { capture, text });
     this.#flushTimer ??= setTimeout(() => this.#flushChanges(), BROADCAST_MS);
   }
 
   #flushChanges(): void {
     this.#flushTimer = null;
-    const captures = [...this.#changed.values()];
+    const changed = [...this.#changed.values()];
     this.#changed.clear();
+    const captures = changed.map((c) => c.capture);
     // Each with its event's story as the store tells it now: a later capture can change the event's state.
-    const { store, listener } = this.#options;
+    const { listener } = this.#options;
     const stories = listener.stories.storiesOf(captures, { recent: RECENT_DELIVERIES });
-    const texts = captureTexts(captures, stories, (capture) => store.json(capture));
+    const texts = captureTexts(captures, stories, (capture, i) => changed[i].text ?? JSON.stringify(capture));
     this.#broadcastTexts(texts.map((text) => ({ capture: true, text })));
   }
 

@@ -54,7 +54,7 @@ export class CaptureStore {
   readonly #commit: GroupCommit;
   readonly #guard: StoreGuard;
   readonly #held = new HeldCaptures();
-  /** The newest captures' texts, shared by the journal and the page's messages (see json). */
+  /** The texts of the captures not answered yet, shared by the journal and the page's messages (see texts.ts). */
   readonly #texts = new CaptureTexts();
   #closed: Promise<void> | undefined;
   #lazyTimer: NodeJS.Timeout | null = null;
@@ -227,7 +227,7 @@ export class CaptureStore {
     this.#texts.keep(capture, json);
     this.#adapter.put(capture, json);
     this.#trim();
-    this.#held.emit(capture);
+    this.#held.emit(capture, json);
     const staged = this.#commit.stage();
     // Before the caller learns it (promise reactions run in order): its 503 is what the capture then says.
     staged.durable.catch(() => this.#refused(capture));
@@ -268,19 +268,10 @@ export class CaptureStore {
     this.#held.replace(current, next);
     const json = JSON.stringify(patch);
     this.#adapter.patch(id, patch, json);
-    this.#texts.changed(current, next, patch, json);
-    this.#held.emit(next);
+    this.#held.emit(next, this.#texts.changed(current, patch, json));
     if (lazy) this.#persistSoon();
     else await this.#persist();
     return next;
-  }
-
-  /**
-   * A held capture serialized, as the journal wrote it: JSON.stringify(capture), made once. The page's messages
-   * carry it, so that a capture is not serialized again for them.
-   */
-  json(capture: Capture): string {
-    return this.#texts.of(capture);
   }
 
   #persistSoon(): void {

@@ -1,6 +1,10 @@
 import type { Capture } from './capture.js';
 
-export type CaptureListener = (capture: Capture) => void;
+/**
+ * Told of a new or changed capture; `text`, its JSON.stringify when the store has it at hand (made once for the
+ * journal: the page's messages carry it rather than serialize the capture again).
+ */
+export type CaptureListener = (capture: Capture, text?: string) => void;
 
 /**
  * Told of every change to the held captures as it is made, in order (src/story/'s StoryBook keeps each
@@ -83,8 +87,8 @@ export class HeldCaptures {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Tells the listeners of a new or changed capture. */
-  emit(capture: Capture): void {
-    for (const listener of this.#listeners) listener(capture);
+  /** Tells the listeners of a new or changed capture, with its text when there is one (see CaptureListener). */
+  emit(capture: Capture, text?: string): void {
+    for (const listener of this.#listeners) listener(capture, text);
   }
 }

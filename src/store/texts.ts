@@ -1,20 +1,16 @@
 import type { Capture } from './capture.js';
 
-/** How many of the newest captures' texts are kept: a page's next message's worth. */
+/** At most this many captures' texts are kept: those not answered yet, the newest first. */
 const KEPT = 256;
 
 /**
- * The newest captures serialized, once: the journal writes each, and the page's message, a few ms later,
- * carries the same text. Only the newest KEPT: keeping every held capture's text cost the listener ~12 MiB of
- * memory at the default retention (docs/performance.md).
+ * The text of each capture not answered yet (JSON.stringify's, made once for the journal), from which its answered
+ * state's text is made without a second serialization. Each goes once its capture is answered: the page is handed
+ * the texts as the captures change (see HeldCaptures.emit), so that the store keeps none of them for it. Captures
+ * never answered (refused, or captured with no app) leave theirs until they are the oldest of KEPT.
  */
 export class CaptureTexts {
   readonly #texts = new Map<Capture, string>();
-
-  /** The capture's JSON.stringify, as the journal wrote it when it is among the newest; else made now. */
-  of(capture: Capture): string {
-    return this.#texts.get(capture) ?? JSON.stringify(capture);
-  }
 
   keep(capture: Capture, json: string): void {
     this.#texts.set(capture, json);
@@ -23,13 +19,15 @@ export class CaptureTexts {
   }
 
   /**
-   * The text of a changed capture without a second serialization, when the patch only adds fields (a forward
-   * result): `{...current, ...patch}` keeps the current fields in order and puts the new ones after them, so
-   * its JSON is the current one with the patch's fields appended, the very text JSON.stringify would make.
+   * The text of a changed capture, and the text of the capture as it was let go. Made without a second
+   * serialization when the patch only adds fields (a forward result): `{...current, ...patch}` keeps the current
+   * fields in order and puts the new ones after them, so its JSON is the current one with the patch's fields
+   * appended, the very text JSON.stringify would make. Undefined when it cannot be made so.
    */
-  changed(current: Capture, next: Capture, patch: Partial<Capture>, patchJson: string): void {
+  changed(current: Capture, patch: Partial<Capture>, patchJson: string): string | undefined {
     const base = this.#texts.get(current);
-    if (base === undefined || patchJson === '{}' || Object.keys(patch).some((key) => key in current)) return;
-    this.keep(next, `${base.slice(0, -1)},${patchJson.slice(1)}`);
+    this.#texts.delete(current);
+    if (base === undefined || patchJson === '{}' || Object.keys(patch).some((key) => key in current)) return undefined;
+    return `${base.slice(0, -1)},${patchJson.slice(1)}`;
   }
 }
