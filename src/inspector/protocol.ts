@@ -93,9 +93,10 @@ export const RECENT_DELIVERIES = 4;
 
 /**
  * The texts of the capture messages of one flush, as JSON.stringify would make them: each with the capture's
- * text as the journal wrote it (`json`, given the capture and its index) and its event's story telling what it was and what the event's newest
- * RECENT_DELIVERIES were. Each event's story is serialized once a flush: a burst of one event id (a flush of
- * a hundred of its captures) costs each message the same, not the whole burst's deliveries each.
+ * text as the journal wrote it (`json`, given the capture and its index) and its event's story telling what it
+ * was and what the event's newest RECENT_DELIVERIES were. Each event's story is serialized once a flush: a burst
+ * of one event id (a flush of a hundred of its captures) costs each message the same, not the whole burst's
+ * deliveries each.
  */
 export function captureTexts(
   captures: readonly Capture[],

@@ -150,7 +150,10 @@ class PageHub {
   readonly #logger: Logger;
   readonly #maxBuffered: number;
   readonly #clients = new Set<Client>();
-  /** Changes to one capture within BROADCAST_MS go out once, in their latest state (with its text: see CaptureListener). */
+  /**
+   * Changes to one capture within BROADCAST_MS go out once, in their latest state, with its text when the store
+   * handed one on (see CaptureListener).
+   */
   readonly #changed = new Map<string, { capture: Capture; text: string | undefined }>();
   #flushTimer: NodeJS.Timeout | null = null;
   readonly #timers: NodeJS.Timeout[];

@@ -19,7 +19,7 @@ export class CaptureTexts {
   }
 
   /**
-   * The text of a changed capture, and the text of the capture as it was let go. Made without a second
+   * The text of a changed capture (the text of the capture as it was is let go), made without a second
    * serialization when the patch only adds fields (a forward result): `{...current, ...patch}` keeps the current
    * fields in order and puts the new ones after them, so its JSON is the current one with the patch's fields
    * appended, the very text JSON.stringify would make. Undefined when it cannot be made so.
