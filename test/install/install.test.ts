@@ -298,6 +298,8 @@ describe('the packed package', () => {
     expect(packed).toContain('dist/index.js');
     expect(packed).toContain('ui/index.html');
     expect(packed.some((path) => path.startsWith('dist/') && path.endsWith('.test.js'))).toBe(false);
+    // The builds' incremental state (tsc -b) stays home.
+    expect(packed.filter((path) => path.endsWith('.tsbuildinfo'))).toEqual([]);
   });
 
   it.concurrent(
