@@ -8,6 +8,16 @@ export async function tempDir(prefix = 'clockhook-'): Promise<{ path: string; re
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
+/** A sandbox of `folder` on port 0, as `clockhook sandbox` run there makes one: the commands run there find it. */
+export function startFolderSandbox(folder: string, options: SandboxOptions = {}) {
+  return startSandbox({
+    port: 0,
+    dbPath: join(folder, '.clockhook', 'sandbox-db.json'),
+    discoveryPath: join(folder, '.clockhook', 'sandbox.json'),
+    ...options,
+  });
+}
+
 /** A sandbox on port 0 in its own temp folder, recording every attempt report. */
 export async function startTestSandbox(options: SandboxOptions = {}) {
   const dir = await tempDir('clockhook-sandbox-');

@@ -1,14 +1,13 @@
 // What the listen-in-a-folder test files share: each test gets a folder of its own, an app that answers
 // 202 "queued", and its listen processes and the folder's sandboxes stopped after it. `dir` and `app` are
 // live bindings, set anew before each test of a file that called useListenFolder().
-import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
 import type { SpawnedCli } from '../helpers/cli.js';
 import { startListenProcess } from '../helpers/listen.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { tempDir } from '../helpers/sandbox.js';
+import { startFolderSandbox, tempDir } from '../helpers/sandbox.js';
 
 export let dir: { path: string; remove: () => Promise<void> };
 export let app: Receiver;
@@ -41,12 +40,7 @@ export async function listen(...args: string[]) {
 
 /** A standalone sandbox in the test folder (listen finds it), with fast retries. */
 export async function folderSandbox(timeScale = 0.0005) {
-  const sandbox = await startSandbox({
-    port: 0,
-    timeScale,
-    dbPath: join(dir.path, '.clockhook', 'sandbox-db.json'),
-    discoveryPath: join(dir.path, '.clockhook', 'sandbox.json'),
-  });
+  const sandbox = await startFolderSandbox(dir.path, { timeScale });
   sandboxes.push(sandbox);
   return { sandbox, client: new ApiClient({ baseUrl: sandbox.apiBase, apiKey: sandbox.apiKey }) };
 }
