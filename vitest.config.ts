@@ -3,9 +3,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Test files run two at a time even on two cores, where vitest would run one (cores − 1): the suite mostly
- * waits (on child processes, servers, fsyncs and browsers), and one file at a time took 147–161 s of the
- * 3 minutes CI allows, two at a time 88–96 s, and 108 s with one core kept busy by another process, every
- * test passing each time.
+ * waits (on child processes, servers, fsyncs and browsers), so two at a time take little more than half as
+ * long, every test passing with one core kept busy by another process too.
  */
 const maxWorkers = Math.max(2, availableParallelism() - 1);
 
