@@ -6,7 +6,7 @@ import { outputDir } from '../helpers/browser.js';
 import { type Firefox, launchFirefox } from '../helpers/firefox.js';
 import { startInspectedSession } from '../helpers/inspector.js';
 
-// The page is tested in depth in Chromium (page.browser.test.ts); this is its live way in Firefox:
+// The page is tested in depth in Chromium (the page*.browser.test.ts files); this is its live way in Firefox:
 // the WebSocket with its token and Origin, live captures and their updates, and a control call.
 describe('the inspector page in Firefox', () => {
   let t: Awaited<ReturnType<typeof startInspectedSession>>;
