@@ -100,9 +100,9 @@ export function captureFacts(capture: Capture, story: CaptureStory): LineFacts {
   const status = statusOf(capture);
   const answer = forward && answerOutcome(status, { cut: forward.cut }) !== '2xx' ? answerExcerpt(forward) : null;
   const error = capture.rejected?.code ?? forward?.error;
-  const outcome = { status: status ?? 0, durationMs: forward?.durationMs ?? 0, error, target: forward?.target, answer };
-  const report = reportOf(capture, { ...outcome, waitedMs: forward?.waitedMs, cut: forward?.cut }, story);
-  return { ...report, status };
+  const { durationMs = 0, target, waitedMs, cut } = forward ?? {};
+  const outcome = { status: status ?? 0, durationMs, error, target, answer, waitedMs, cut };
+  return Object.assign(reportOf(capture, outcome, story), { status });
 }
 
 /** A delivery's `--json` line: the report's fields, those without a value left out. */

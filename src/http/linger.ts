@@ -61,7 +61,7 @@ export function answerEarly(
   const whole = !req?.socket || req.complete;
   answerError(res, status, code, message, {
     requestId,
-    headers: whole ? headers : { ...headers, connection: 'close' },
+    headers: whole ? headers : Object.assign({}, headers, { connection: 'close' }),
   });
   if (req && !whole) lingerAfterAnswer(req, linger);
 }

@@ -29,7 +29,7 @@ export function postBytes(
 ): Promise<{ status: number; body: string; headers: IncomingHttpHeaders; location?: string }> {
   return new Promise((resolve, reject) => {
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const sent = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    const sent = Object.assign({}, headers, { 'content-length': String(Buffer.byteLength(body)) });
     const req = request(
       target,
       {

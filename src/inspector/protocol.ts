@@ -113,7 +113,8 @@ export function captureTexts(
       event = { head: JSON.stringify(story).slice(0, -1), deliveries, newest };
       told.set(key, event);
     }
-    const deliveries: EventStory['deliveries'] = {};
+    // A dictionary from the start, as the story's own (see tellStory).
+    const deliveries: EventStory['deliveries'] = Object.create(null);
     for (const id of [...event.newest, capture.id]) deliveries[id] = event.deliveries[id];
     return `{"type":"capture","capture":${json(capture, index)},"story":${event.head},"deliveries":${JSON.stringify(deliveries)}}}`;
   });

@@ -54,7 +54,7 @@ export class Aside {
     const signature = verify();
     verified?.({ 'clockhook.signature': signature.status });
     const made = make(signature);
-    if (replay.injected) return { ...made, injected: replay.injected };
+    if (replay.injected) return Object.assign({}, made, { injected: replay.injected });
     if (!this.injector) return made;
     const decided = this.injector.decide(made);
     this.#plan = decided.plan;
@@ -64,7 +64,7 @@ export class Aside {
   /** Step "store" in the capture's span: the capture as stored (with its trace), and whether it is durable. */
   async store(made: Capture, keep: (capture: Capture) => Promise<{ stored: Capture; kept: boolean }>) {
     const captured = this.trace?.step('capture', { 'clockhook.capture.id': made.id });
-    const result = await keep(this.trace ? { ...made, trace: this.trace.ref } : made);
+    const result = await keep(this.trace ? Object.assign({}, made, { trace: this.trace.ref }) : made);
     captured?.(result.kept ? {} : { 'error.type': 'capture_failed' });
     return result;
   }

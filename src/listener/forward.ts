@@ -342,7 +342,7 @@ export class Forwarder {
           target: pending.target,
           statusCode,
           headers,
-          ...(size > keptBytes ? { ...encodeBodyHead(head), bodyTruncated: true } : encodeBody(head)),
+          ...(size > keptBytes ? Object.assign(encodeBodyHead(head), { bodyTruncated: true }) : encodeBody(head)),
           bodySize: size,
           durationMs: Math.round(performance.now() - pending.started),
           ...(error ? { error, cut: true } : {}),

@@ -49,7 +49,7 @@ export class Injector {
     if (!faults) return { capture, plan: null };
     const { fail } = faults.plan;
     const rejected = fail ? { rejected: { statusCode: fail, code: 'injected_fail' } } : {};
-    return { capture: { ...capture, injected: faults.injected, ...rejected }, plan: faults.plan };
+    return { capture: Object.assign({}, capture, { injected: faults.injected }, rejected), plan: faults.plan };
   }
 
   /** The plan of a delivery of this type, as it arrives (in order: see planOf), and its words for the capture. */

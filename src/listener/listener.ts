@@ -281,7 +281,7 @@ export class Listener {
     const { maxBufferedBytes, onDelivery } = this.#options;
     const source = replay.replayOf === undefined ? 'delivery' : 'replay';
     refuseBusy(req, res, { advisor: this.#advisor, maxBufferedBytes, started }, (report) =>
-      onDelivery({ ...report, source }),
+      onDelivery(Object.assign(report, { source })),
     );
     return null;
   }

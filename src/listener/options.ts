@@ -129,7 +129,7 @@ export type ListenerConfig = typeof DEFAULTS & Pick<ListenerOptions, 'store' | '
 /** The options over their defaults (an undefined field takes the default), checked. */
 export function listenerConfig(options: ListenerOptions): ListenerConfig {
   const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-  const config = { ...DEFAULTS, ...given } as ListenerConfig;
+  const config = Object.assign({}, DEFAULTS, given) as ListenerConfig;
   config.stories ??= StoryBook.watching(config.store, config.now);
   if (!Number.isInteger(config.timeoutMs) || config.timeoutMs < 1)
     throw new OptionError(`timeoutMs must be a positive integer (got ${config.timeoutMs}).`);

@@ -86,8 +86,13 @@ export class Reporter {
     const now = this.store.get(capture.id) ?? capture;
     const story = this.stories.captureStory(now);
     const outcome = {
-      ...{ status, durationMs, error, target: forward?.target, answer },
-      ...{ waitedMs: forward?.waitedMs, cut: forward?.cut },
+      status,
+      durationMs,
+      error,
+      target: forward?.target,
+      answer,
+      waitedMs: forward?.waitedMs,
+      cut: forward?.cut,
     };
     this.onDelivery(reportOf(capture, outcome, story));
     trace?.end(status, deliveryAttributes(now, story, forward?.statusCode));

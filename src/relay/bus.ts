@@ -17,7 +17,6 @@ const PREFIX = 'clockhook:relay:';
 /** How long a stopping relay waits for Redis, per step. */
 const STOP_MS = 1000;
 export const REDIS_KEYS = {
-  ...CLAIM_KEYS,
   /** Pub/sub: requests and answers for one instance. */
   inbox: (id: string) => `${PREFIX}inbox:${id}`,
   /** Pub/sub: the access keys changed. */
@@ -26,6 +25,7 @@ export const REDIS_KEYS = {
   keys: `${PREFIX}keys`,
   /** Counter: requests to an access key's channels in one minute. */
   keyRequests: (keyId: string, minute: number) => `${PREFIX}key-requests:${keyId}:${minute}`,
+  ...CLAIM_KEYS,
 };
 
 /** A request sent to the instance that holds its channel. */
@@ -268,7 +268,7 @@ export class RelayBus {
       .catch((): RemoteOutcome => ({ kind: 'gone' }))
       .then((outcome) => {
         const { body: answerBody = Buffer.alloc(0), ...rest } = outcome as RemoteOutcome & { body?: Buffer };
-        const answer = packBinary({ ...rest, type: 'answer', id }, answerBody);
+        const answer = packBinary(Object.assign(rest, { type: 'answer', id }), answerBody);
         return this.call((c) => c.publish(REDIS_KEYS.inbox(from), answer));
       })
       .catch(() => {});

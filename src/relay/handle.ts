@@ -59,7 +59,7 @@ function outgoing(
   trace: DeliveryTrace | null,
 ): Omit<RemoteRequest, 'channel' | 'body'> {
   // With tracing on, the listener's span becomes a child of the relay's (one trace covers both).
-  const headers = { ...headersWithout(req.headers), ...trace?.propagate() };
+  const headers = Object.assign(headersWithout(req.headers), trace?.propagate());
   const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
   if (forwardedFor) headers['x-forwarded-for'] = forwardedFor;
   return { method: req.method ?? 'GET', path, headers };
@@ -318,12 +318,13 @@ async function relayRequest(
     const refusal = refusalOf(relay, read);
     if (refusal || read === 'busy') return answer(refusal?.status ?? 503, refusal ?? undefined);
     const request = outgoing(req, path, trace);
-    const outcome = await relayTo(relay, route, { ...request, channel: id }, read.chunks);
+    const outcome = await relayTo(relay, route, Object.assign(request, { channel: id }), read.chunks);
     if (outcome.kind !== 'answered') {
       const failed = failedExchange(relay, outcome.kind);
       return answer(failed.status, failed);
     }
-    res.writeHead(outcome.status, { ...headersWithout(outcome.headers), 'content-length': outcome.body.length });
+    const headers = Object.assign(headersWithout(outcome.headers), { 'content-length': String(outcome.body.length) });
+    res.writeHead(outcome.status, headers);
     res.end(outcome.body);
     answer(outcome.status);
   } finally {

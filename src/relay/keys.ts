@@ -73,7 +73,7 @@ export async function revokeKey(store: KeyStore, name: string, now = new Date())
       `No key named ${name} in ${store.where}. ${names.length ? `Its keys: ${names.join(', ')}.` : 'It has no key in use.'}`,
     );
   }
-  const revoked = { ...key, revokedAt: now.toISOString() };
+  const revoked = Object.assign({}, key, { revokedAt: now.toISOString() });
   await store.put(revoked);
   return revoked;
 }

@@ -99,7 +99,7 @@ export function encodeFrame(frame: Unsent<RequestFrame> | Unsent<ResponseFrame>,
   const { body, ...fields } = frame;
   if (binary) return packBinary(fields, body);
   const bytes = Array.isArray(body) ? Buffer.concat(body) : body;
-  return JSON.stringify({ ...fields, body: bytes.toString('base64') });
+  return JSON.stringify(Object.assign(fields, { body: bytes.toString('base64') }));
 }
 
 /**
@@ -110,7 +110,7 @@ export function decodeFrame(data: WebSocket.RawData, isBinary: boolean): Record<
   const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
   if (isBinary) {
     const unpacked = unpackBinary(bytes);
-    return unpacked && { ...unpacked.fields, body: unpacked.body };
+    return unpacked && Object.assign(unpacked.fields, { body: unpacked.body });
   }
   let fields: unknown;
   try {
@@ -121,7 +121,7 @@ export function decodeFrame(data: WebSocket.RawData, isBinary: boolean): Record<
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return null;
   const text = (fields as { body?: unknown }).body;
   return typeof text === 'string'
-    ? { ...fields, body: Buffer.from(text, 'base64') }
+    ? Object.assign(fields, { body: Buffer.from(text, 'base64') })
     : (fields as Record<string, unknown>);
 }
 

@@ -92,7 +92,7 @@ async function createRelayHttpServer(
       : null;
   const limits = hardenedServerOptions(options.requestTimeoutMs ?? 60_000);
   const server: Server = tls
-    ? createHttpsServer({ ...tls, ...limits }, onRequest)
+    ? createHttpsServer(Object.assign({}, tls, limits), onRequest)
     : createHttpServer(limits, onRequest);
   server.on('clientError', answerClientError);
   return { server, tls: tls !== null };

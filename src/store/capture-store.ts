@@ -98,7 +98,10 @@ export class CaptureStore {
   /** The capture as stored when its body is large: its beginning in memory, the whole of it staged for a file. */
   #apart(capture: Capture, bytes: Buffer): Capture {
     this.#adapter.bodies.put(capture.id, bytes);
-    return { ...capture, body: bodyPreview(capture.body), bodyFile: this.#adapter.bodies.fileFor(capture.id) };
+    return Object.assign({}, capture, {
+      body: bodyPreview(capture.body),
+      bodyFile: this.#adapter.bodies.fileFor(capture.id),
+    });
   }
 
   /** Large bodies an earlier version kept inline go to files of their own (written by the compaction at open). */
@@ -231,7 +234,7 @@ export class CaptureStore {
     const staged = this.#commit.stage();
     // Before the caller learns it (promise reactions run in order): its 503 is what the capture then says.
     staged.durable.catch(() => this.#refused(capture));
-    return { ...staged, capture };
+    return { written: staged.written, durable: staged.durable, capture };
   }
 
   /**
@@ -257,7 +260,9 @@ export class CaptureStore {
     const captures = this.#db.data.captures;
     const current = this.#held.get(id);
     if (!current) return undefined;
-    const next = { ...current, ...patch, id };
+    // Object.assign, not `{ ...current, ...patch }`: see the lint rule on spreads in .ci/eslint.config.mjs.
+    const next: Capture = Object.assign({}, current, patch);
+    next.id = id;
     // Newest last: a recent capture is near the end, so search from there.
     for (let i = captures.length - 1; i >= 0; i--) {
       if (captures[i] === current) {

@@ -56,7 +56,8 @@ export function applyEntries(
       } else data.captures[index] = entry.capture;
     } else if (entry.op === 'patch') {
       const index = byId.get(entry.id);
-      if (index !== undefined) data.captures[index] = { ...data.captures[index], ...entry.patch, id: entry.id };
+      if (index !== undefined)
+        data.captures[index] = Object.assign({}, data.captures[index], entry.patch, { id: entry.id });
     } else {
       const gone = new Set(entry.ids);
       data.captures = data.captures.filter((c) => !gone.has(c.id));

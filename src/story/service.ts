@@ -34,5 +34,5 @@ export function serviceEventStory(
   { captures = [], endpointId, now = Date.now() }: { captures?: readonly Capture[]; endpointId?: number; now?: number },
 ): EventStory {
   const story = eventStoryOf(event.id, captures, { now, service: serviceViewOf(event, outlook, endpointId) });
-  return { ...story, eventId: event.id, type: event.type };
+  return Object.assign({}, story, { eventId: event.id, type: event.type });
 }

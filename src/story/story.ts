@@ -76,5 +76,5 @@ export function withStory(
 ): Capture & { story: CaptureStory } {
   const story = captureStoryOf(capture, stories);
   const duplicateOf = story.kind === 'duplicate' ? capture.duplicateOf : null;
-  return { ...capture, duplicateOf, story };
+  return Object.assign({}, capture, { duplicateOf, story });
 }
