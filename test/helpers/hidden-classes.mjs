@@ -50,8 +50,8 @@ async function deliver(url, key, prefix) {
   agent.destroy();
 }
 
-const base = { forwardTo, port: 0, inspector: false, onDelivery: () => {} };
-const direct = await startListen({ ...base, inspector: true, inspectorPort: 0, secret, stateDir: join(dir, 'direct') });
+const base = { forwardTo, port: 0, onDelivery: () => {} };
+const direct = await startListen({ ...base, inspectorPort: 0, secret, stateDir: join(dir, 'direct') });
 const page = new URL(direct.ready.inspector);
 const socket = new WebSocket(`ws://${page.host}/ws?token=${page.searchParams.get('token')}`);
 let messages = 0;
@@ -63,7 +63,13 @@ socket.close();
 await direct.close();
 
 const relay = await startRelayServer({ port: 0, host: '127.0.0.1' });
-const relayed = await startListen({ ...base, relay: relay.url, sandboxPort: 0, stateDir: join(dir, 'relayed') });
+const relayed = await startListen({
+  ...base,
+  inspector: false,
+  relay: relay.url,
+  sandboxPort: 0,
+  stateDir: join(dir, 'relayed'),
+});
 await deliver(relayed.ready.publicUrl, relayed.secret ?? '', 'r');
 await relayed.close();
 await relay.close();

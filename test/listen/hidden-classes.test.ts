@@ -14,11 +14,10 @@ const CHILD = fileURLToPath(new URL('../helpers/hidden-classes.mjs', import.meta
 const DELIVERIES = 200;
 
 /**
- * The hidden classes V8 made for a property added (its log's map events that name one), by property, with how
- * many of each: the ids of captures and events as one (`cap_*`), since an object keyed by them adds a new one each
- * time.
+ * How many hidden classes V8 made for each property added (its log's map events that name one): the ids of
+ * captures and events counted as one (`cap_*`), since an object keyed by them is given a new one for each id.
  */
-function transitions(log: string): Map<string, number> {
+function mapsByProperty(log: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const line of log.split('\n')) {
     const property = line.slice(line.lastIndexOf(',') + 1).replace(/^(cap|evt)_.*/, '$1_*');
@@ -36,9 +35,10 @@ describe('hidden classes', () => {
     dir = await tempDir();
     const logfile = join(dir.path, 'v8.log');
     const flags = ['--log-maps', '--no-log-maps-details', `--logfile=${logfile}`, '--no-logfile-per-isolate'];
-    const { stdout } = await promisify(execFile)(process.execPath, [...flags, CHILD, String(DELIVERIES)]);
+    const args = [...flags, CHILD, String(DELIVERIES)];
+    const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 50_000 });
     expect(stdout).toBe('done\n');
-    counts = transitions(await readFile(logfile, 'utf8'));
+    counts = mapsByProperty(await readFile(logfile, 'utf8'));
   }, 60_000);
   afterAll(() => dir?.remove());
 
