@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIMITS, verifySignature } from '../../src/contract/index.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -247,6 +249,23 @@ describe('sandbox delivery worker', () => {
     await emit('punch.created');
     const [report] = await t.waitForAttempts(1);
     expect(report).toMatchObject({ statusCode: null, outcome: 'retrying', error: 'timed out after 200 ms' });
+  });
+
+  it('stops an attempt in flight when it closes: no attempt recorded, the delivery left pending', async () => {
+    t = await startTestSandbox({ deliveryTimeoutMs: 60_000, timeScale: 1 });
+    let arrived = () => {};
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    const app = await receiver(() => arrived()); // never answers
+    await endpointFor(app.url);
+    const { body: event } = await emit('punch.created');
+    await reached;
+    // Within the test's time, not the attempt's 60 s limit.
+    await t.sandbox.close();
+    expect(t.attempts).toEqual([]);
+    const saved = JSON.parse(await readFile(join(t.dir, 'sandbox-db.json'), 'utf8'));
+    expect(saved.deliveries.filter((d: { eventId: string }) => d.eventId === event.id)).toMatchObject([
+      { state: 'pending' },
+    ]);
   });
 
   it('survives what a receiver does: refused, reset, redirect, huge and binary answers', async () => {
