@@ -6,7 +6,7 @@ import type { WebSocket } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { outputDir } from '../helpers/browser.js';
 import { answer200 } from '../helpers/receiver.js';
-import { api, openTab, page, rows, t, usePage } from './page-rig.js';
+import { api, attemptsFollowRedelivery, openTab, page, rows, t, usePage } from './page-rig.js';
 
 usePage();
 
@@ -17,13 +17,7 @@ describe('the inspector page in Chromium: the attempts', () => {
     await rows().filter({ hasText: before.id }).first().waitFor();
     const event = await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'punch.updated' } });
     await rows().filter({ hasText: event.id }).first().click();
-    await openTab(page, 'Attempts');
-    const attempts = page.locator('#detail table.attempts tr:has(td)');
-    await expect.poll(() => attempts.count()).toBe(1);
-    // Redelivered by someone else (the CLI, a teammate): the new capture tells the page to ask again.
-    await api().redeliverEvent(event.id);
-    await expect.poll(() => rows().filter({ hasText: event.id }).count()).toBe(2);
-    await expect.poll(() => attempts.count()).toBe(2);
+    const attempts = await attemptsFollowRedelivery(event.id);
     // Delivered again while another capture is shown: asked for anew when it is selected again.
     await rows().filter({ hasNotText: event.id }).first().click();
     await api().redeliverEvent(event.id);

@@ -6,7 +6,7 @@ import { startInspectedSession } from '../helpers/inspector.js';
 import { post, postSigned } from '../helpers/listen.js';
 import { answer200 } from '../helpers/receiver.js';
 import { envelopeBody } from '../helpers/delivery.js';
-import { api, browser, openTab, page, problems, rows, t, usePage } from './page-rig.js';
+import { api, attemptsFollowRedelivery, browser, openTab, page, problems, rows, t, usePage } from './page-rig.js';
 
 usePage();
 
@@ -292,12 +292,7 @@ describe('the inspector page in Chromium: the list', () => {
     expect(await rows().filter({ hasText: event.id }).count()).toBe(0);
     await page.locator('#search').fill(event.id);
     await rows().filter({ hasText: event.id }).click();
-    await openTab(page, 'Attempts');
-    const attempts = page.locator('#detail table.attempts tr:has(td)');
-    await expect.poll(() => attempts.count()).toBe(1);
-    await api().redeliverEvent(event.id);
-    await expect.poll(() => rows().filter({ hasText: event.id }).count()).toBe(2);
-    await expect.poll(() => attempts.count()).toBe(2);
+    await attemptsFollowRedelivery(event.id);
     expect(problems).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 // Chromium page on it for the file, made before its tests, and what the page reported as errors. `t`,
 // `browser` and `page` are live bindings, set once a file's usePage() has run its set-up.
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { ApiClient } from '../../src/api/index.js';
 import { launchChromium } from '../helpers/browser.js';
 import { startInspectedSession } from '../helpers/inspector.js';
@@ -41,3 +41,18 @@ export const openTab = (on: Page, name: string) => on.getByRole('tab', { name, e
 
 /** The rows of the captures list. */
 export const rows = () => page.locator('#captures .capture');
+
+/**
+ * Opens the shown capture's Attempts tab, which lists the one attempt at `eventId`; then the event is redelivered
+ * by someone else (the CLI, a teammate), and the new capture tells the page to ask again: two. Returns the rows of
+ * the attempts.
+ */
+export async function attemptsFollowRedelivery(eventId: string) {
+  await openTab(page, 'Attempts');
+  const attempts = page.locator('#detail table.attempts tr:has(td)');
+  await expect.poll(() => attempts.count()).toBe(1);
+  await api().redeliverEvent(eventId);
+  await expect.poll(() => rows().filter({ hasText: eventId }).count()).toBe(2);
+  await expect.poll(() => attempts.count()).toBe(2);
+  return attempts;
+}

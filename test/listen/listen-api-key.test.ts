@@ -9,23 +9,21 @@ import { dir, folderSandbox, listen, procs, useListenFolder } from './folder-rig
 
 useListenFolder();
 
+/** listen's flags for the folder's sandbox as the real API, with a tunnel's public URL. */
+const apiFlags = (sandbox: { apiKey: string; apiBase: string }, publicUrl: string) => [
+  '--api-key',
+  sandbox.apiKey,
+  '--api-base',
+  sandbox.apiBase,
+  '--public-url',
+  publicUrl,
+];
+
 describe('listen with an API key', () => {
   it('registers --public-url, masks the secret for people, deletes the endpoint on exit', async () => {
     const { sandbox, client } = await folderSandbox();
     const proc = spawnCli(
-      [
-        'listen',
-        '--port',
-        '0',
-        '--api-key',
-        sandbox.apiKey,
-        '--api-base',
-        sandbox.apiBase,
-        '--public-url',
-        'https://tunnel.example.com/h',
-        '--events',
-        'punch.created',
-      ],
+      ['listen', '--port', '0', ...apiFlags(sandbox, 'https://tunnel.example.com/h'), '--events', 'punch.created'],
       { cwd: dir.path },
     );
     procs.push(proc);
@@ -44,14 +42,7 @@ describe('listen with an API key', () => {
 
   it('prints the ready line with publicUrl, and the secret only with --print-secret', async () => {
     const { sandbox } = await folderSandbox();
-    const args = [
-      '--api-key',
-      sandbox.apiKey,
-      '--api-base',
-      sandbox.apiBase,
-      '--public-url',
-      'https://t.example.com/h',
-    ];
+    const args = apiFlags(sandbox, 'https://t.example.com/h');
     const masked = await listen(...args);
     expect(masked.ready).toMatchObject({
       publicUrl: 'https://t.example.com/h',
@@ -80,14 +71,7 @@ describe('listen with an API key', () => {
 
   it("an endpoint's description says what becomes of it, and follows the run that reuses it", async () => {
     const { sandbox, client } = await folderSandbox();
-    const args = [
-      '--api-key',
-      sandbox.apiKey,
-      '--api-base',
-      sandbox.apiBase,
-      '--public-url',
-      'https://t.example.com/k',
-    ];
+    const args = apiFlags(sandbox, 'https://t.example.com/k');
     const keeping = await listen(...args, '--keep-endpoint');
     expect(await keeping.stop('SIGTERM')).toBe(0);
     expect(await client.getEndpoint(keeping.ready.endpointId)).toMatchObject({
