@@ -20,9 +20,10 @@ export class CaptureTexts {
 
   /**
    * The text of a changed capture (the text of the capture as it was is let go), made without a second
-   * serialization when the patch only adds fields (a forward result): `{...current, ...patch}` keeps the current
-   * fields in order and puts the new ones after them, so its JSON is the current one with the patch's fields
-   * appended, the very text JSON.stringify would make. Undefined when it cannot be made so.
+   * serialization when the patch only adds fields (a forward result): the changed capture (CaptureStore.update's
+   * `Object.assign({}, current, patch)`) keeps the current fields in order and puts the new ones after them, so its
+   * JSON is the current one with the patch's fields appended, the very text JSON.stringify would make. Undefined
+   * when it cannot be made so.
    */
   changed(current: Capture, patch: Partial<Capture>, patchJson: string): string | undefined {
     const base = this.#texts.get(current);
