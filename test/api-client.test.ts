@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiClient, ApiError } from '../src/index.js';
 import { type ScriptedReply, startScriptedServer } from './helpers/scripted-server.js';
 
@@ -303,6 +304,34 @@ describe('ApiClient', () => {
     const client = new ApiClient({ baseUrl: server.url, apiKey: KEY, sleep: async () => controller.abort() });
     await expect(client.getEndpoint(1, { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('gives up on an answer that never comes at its time limit', async () => {
+    const server = await startScriptedServer([{ status: 0, silent: true }]);
+    closeServer = server.close;
+    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY, timeoutMs: 100, maxServerRetries: 0 });
+    await expect(client.getEndpoint(1)).rejects.toMatchObject({
+      code: 'connection_failed',
+      message: `No response from ${server.url}/webhookEndpoint/1: timed out`,
+    });
+  });
+
+  it('ends a call in flight when its signal aborts, and leaves nothing listening on the signal', async () => {
+    const server = await startScriptedServer([
+      { status: 200, body: { id: 1 } },
+      { status: 0, silent: true },
+    ]);
+    closeServer = server.close;
+    const client = new ApiClient({ baseUrl: server.url, apiKey: KEY });
+    // One signal for many calls, as listen's endpoint watch keeps one for as long as it runs.
+    const controller = new AbortController();
+    await client.getEndpoint(1, { signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    const call = client.getEndpoint(1, { signal: controller.signal });
+    await vi.waitFor(() => expect(server.requests).toHaveLength(2));
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('says why fetch would not even try a port browsers block', async () => {

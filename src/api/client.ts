@@ -217,15 +217,24 @@ export class ApiClient {
     init: { method: string; headers: Record<string, string>; body: string | undefined },
     signal: AbortSignal | undefined,
   ): Promise<{ response: Response; text: string } | { cause: unknown }> {
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    // A controller of its own, stopped at the time limit or by the caller's signal. Not `AbortSignal.any`: in
+    // Node 20 each one stays listed on the caller's signal (listen's endpoint watch keeps one for hours).
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+      this.#timeoutMs,
+    );
+    timer.unref();
+    const stop = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', stop, { once: true });
     try {
-      const response = await this.#fetch(url, {
-        ...init,
-        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-      });
+      const response = await this.#fetch(url, { ...init, signal: controller.signal });
       return { response, text: await response.text() };
     } catch (cause) {
       return { cause };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
     }
   }
 

@@ -7,6 +7,8 @@ export interface ScriptedReply {
   headers?: Record<string, string>;
   /** Destroy the socket instead of answering (a network error for the client). */
   hangUp?: boolean;
+  /** Never answer (the client's time limit or its signal ends the request). */
+  silent?: boolean;
 }
 
 export interface RecordedRequest {
@@ -31,6 +33,7 @@ export async function startScriptedServer(replies: ScriptedReply[]) {
         body: Buffer.concat(chunks).toString(),
       });
       const reply = queue.shift() ?? { status: 200, body: {} };
+      if (reply.silent) return;
       if (reply.hangUp) {
         req.socket.destroy();
         return;
@@ -45,6 +48,10 @@ export async function startScriptedServer(replies: ScriptedReply[]) {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
