@@ -1,4 +1,5 @@
 import { SECRET, signedHeaders } from './delivery.js';
+import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/logger.js';
@@ -14,6 +15,11 @@ export async function readCaptures(dir: string, file = join(dir, '.clockhook', '
     now: Date.now,
   }).read();
   return data?.captures ?? [];
+}
+
+/** The endpoint records listen wrote in the folder `dir` (`.clockhook/endpoints.json`), as they are on disk. */
+export async function readEndpointRecords(dir: string): Promise<Record<string, any>[]> {
+  return JSON.parse(await readFile(join(dir, '.clockhook', 'endpoints.json'), 'utf8'));
 }
 
 /** `clockhook listen --json` as a child process in `cwd`, resolved once its ready line is out. */

@@ -1,10 +1,11 @@
 // listen with the embedded sandbox: the endpoint it keeps for its next run, found again and moved with its URL.
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/contract/index.js';
 import { startRelayServer } from '../../src/relay/index.js';
 import { runCli } from '../helpers/cli.js';
+import { readEndpointRecords } from '../helpers/listen.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { app, dir, folderSandbox, listen, useListenFolder } from './folder-rig.js';
 
@@ -23,7 +24,7 @@ describe('listen keeps its endpoint for the next run', () => {
     expect(second.ready.apiBase).not.toBe(first.ready.apiBase);
     expect(second.stderr).not.toContain('Deleting endpoint');
     // One record for the URL, under the base this run files it under (the embedded sandbox's port asked for).
-    const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    const records = await readEndpointRecords(dir.path);
     expect(records).toEqual([
       expect.objectContaining({
         apiBase: 'http://127.0.0.1:0',
@@ -43,7 +44,7 @@ describe('listen keeps its endpoint for the next run', () => {
     await sandbox.close();
     const second = await listen('--port', port, '--print-secret');
     expect(second.ready.secret).not.toBe(first.ready.secret);
-    const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    const records = await readEndpointRecords(dir.path);
     expect(records).toEqual([
       expect.objectContaining({
         apiBase: 'http://127.0.0.1:0',
@@ -174,9 +175,7 @@ describe('listen keeps its endpoint for the next run', () => {
       const elsewhere = await listen('--relay', relay.url);
       expect(await elsewhere.stop('SIGINT')).toBe(0);
       const recordsPath = join(dir.path, '.clockhook', 'endpoints.json');
-      const withoutIt = JSON.parse(await readFile(recordsPath, 'utf8')).filter(
-        (r: { id: number }) => r.id !== elsewhere.ready.endpointId,
-      );
+      const withoutIt = (await readEndpointRecords(dir.path)).filter((r) => r.id !== elsewhere.ready.endpointId);
       await writeFile(recordsPath, JSON.stringify(withoutIt));
 
       const relayed = await listen('--port', port, '--print-secret', '--relay', relay.url);

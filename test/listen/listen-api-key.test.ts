@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, spawnCli } from '../helpers/cli.js';
-import { postSigned, readCaptures } from '../helpers/listen.js';
+import { postSigned, readCaptures, readEndpointRecords } from '../helpers/listen.js';
 import { envelopeBody } from '../helpers/delivery.js';
 import { dir, folderSandbox, listen, procs, useListenFolder } from './folder-rig.js';
 
@@ -28,7 +28,7 @@ describe('listen with an API key', () => {
     );
     procs.push(proc);
     const secretLine = await proc.waitForLine((l) => typeof l.text === 'string' && l.text.includes('Secret'));
-    const [record] = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    const [record] = await readEndpointRecords(dir.path);
     expect(secretLine.text).toContain(`whsec_…${record.secret.slice(-4)}`);
     expect(proc.lines.map((l) => l.text).join('\n')).not.toContain(record.secret);
     expect(proc.stderr).not.toContain(record.secret);
@@ -105,7 +105,7 @@ describe('listen with an API key', () => {
     expect(second.ready).toMatchObject({ endpointId: first.ready.endpointId, secret: first.ready.secret });
     expect(second.stderr).not.toContain('Deleting endpoint');
     expect(await second.stop('SIGTERM')).toBe(0);
-    const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    const records = await readEndpointRecords(dir.path);
     expect(records).toEqual([expect.objectContaining({ apiBase: sandbox.apiBase, id: first.ready.endpointId })]);
   });
 

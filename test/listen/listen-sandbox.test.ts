@@ -1,10 +1,9 @@
 // listen with the embedded sandbox: the round trip, its endpoint at exit, and what it says of the service.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startListen } from '../../src/listen/index.js';
 import { runCli } from '../helpers/cli.js';
-import { readCaptures, startListenProcess } from '../helpers/listen.js';
+import { readCaptures, readEndpointRecords, startListenProcess } from '../helpers/listen.js';
 import { recordingLogger } from '../helpers/logger.js';
 import { app, dir, folderKey, folderSandbox, listen, procs, sandboxes, useListenFolder } from './folder-rig.js';
 
@@ -39,7 +38,7 @@ describe('listen with the embedded sandbox (no key anywhere)', () => {
       expect((await client.listEndpoints()).data.map((e) => e.id)).toEqual([proc.ready.endpointId]);
       expect(await proc.stop(signal)).toBe(0);
       expect((await client.listEndpoints()).data).toEqual([]);
-      expect(JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'))).toEqual([]);
+      expect(await readEndpointRecords(dir.path)).toEqual([]);
     });
   }
 

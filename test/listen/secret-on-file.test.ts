@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/contract/index.js';
 import { startRelayServer } from '../../src/relay/index.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
+import { readEndpointRecords } from '../helpers/listen.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { app, dir, folderSandbox, listen, procs, useListenFolder } from './folder-rig.js';
 
@@ -99,7 +100,7 @@ describe('listen and the secrets on file', () => {
     const first = await listen('--keep-endpoint', '--port', '0');
     expect(await first.stop('SIGTERM')).toBe(0);
     expect((await client.listEndpoints()).data).toHaveLength(1);
-    const records = JSON.parse(await readFile(join(dir.path, '.clockhook', 'endpoints.json'), 'utf8'));
+    const records = await readEndpointRecords(dir.path);
     expect(records).toEqual([
       expect.objectContaining({ id: first.ready.endpointId, secret: expect.stringMatching(/^whsec_/) }),
     ]);
