@@ -1,6 +1,6 @@
 import { signPayload } from '../contract/index.js';
 import { withoutHopByHop } from '../http/index.js';
-import { type Capture, encodeBody } from '../store/index.js';
+import { type Capture, encodeBody } from '../store/capture.js';
 
 /**
  * A capture as a test fixture (`captures export --format fixture`): what was sent, without the signature

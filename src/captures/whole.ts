@@ -1,4 +1,6 @@
-import { type Capture, decodeBody, encodeBody, type StoreReading, StoreUnreadableError } from '../store/index.js';
+// The store's leaves, not its index: `clockhook captures` loads this without the running store (a CLI start).
+import { type Capture, decodeBody, encodeBody } from '../store/capture.js';
+import { type StoreReading, StoreUnreadableError } from '../store/read-only.js';
 import { type EventStory, withStory } from '../story/index.js';
 
 /**

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { editDistance } from '../contract/index.js';
-import { normalizeForwardTarget, parseRoute } from '../listener/index.js';
+import { parseRoute } from '../listener/routes.js';
+import { normalizeForwardTarget } from '../listener/target.js';
 import { UsageError } from '../errors.js';
 import { jsonErrorAt } from './json-error.js';
 

@@ -1,7 +1,8 @@
 export { chooseEndpoint, type EndpointChoice, type EndpointChoiceInput } from './endpoint-choice.js';
 export { isSandboxBase, sameBase } from './endpoint-records.js';
 export { DELETED, EndpointWatch } from './endpoint-watch.js';
-export { LISTEN_DEFAULTS, type ListenConfig, listenConfig, type ListenOptions, ListenUsageError } from './options.js';
+export { LISTEN_DEFAULTS } from './defaults.js';
+export { type ListenConfig, listenConfig, type ListenOptions, ListenUsageError } from './options.js';
 export type { ListenMode, ListenSession, ReadyInfo, RelayEvent } from './session.js';
 export { registerEndpoint, releaseEndpoint } from './register.js';
 export { startListen } from './start.js';

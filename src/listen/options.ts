@@ -5,14 +5,9 @@ import type { ExporterEvent, TracingConfig } from '../tracing/config.js';
 import { apiBaseProblem } from '../api/index.js';
 import { validateSubscription } from '../contract/index.js';
 import { ListenUsageError } from './usage-error.js';
-import { STATE_DIR, folderFiles } from '../folder/index.js';
-import {
-  DEFAULT_WAIT_FOR_APP_MS,
-  type FaultsOption,
-  type ListenerOptions,
-  MAX_BODY_BYTES,
-  normalizeBasePath,
-} from '../listener/index.js';
+import { folderFiles } from '../folder/index.js';
+import { LISTEN_DEFAULTS } from './defaults.js';
+import { type FaultsOption, type ListenerOptions, MAX_BODY_BYTES, normalizeBasePath } from '../listener/index.js';
 import { isHttpUrl } from '../http/index.js';
 import { silentLogger } from '../logger.js';
 import { type Targets, targetsOf } from './targets.js';
@@ -99,26 +94,6 @@ export type RelayEvent =
   /** The relay refused the access key (revoked while connected): listen should stop. */
   | { state: 'refused'; message: string }
   | { state: 'gave-up' };
-
-/** Every default of listen, in one place: the CLI's flags show these, and listenConfig applies them. */
-export const LISTEN_DEFAULTS = {
-  port: 4300,
-  sandboxPort: 4302,
-  inspectorPort: 4301,
-  host: '127.0.0.1',
-  path: '/',
-  tolerance: 300,
-  timeoutMs: 30_000,
-  waitForAppMs: DEFAULT_WAIT_FOR_APP_MS,
-  maxCaptures: 1000,
-  maxBufferedBytes: 64 * 1024 * 1024,
-  events: ['*'] as readonly string[],
-  skipVerify: false,
-  keepEndpoint: false,
-  inspector: true,
-  stateDir: STATE_DIR,
-  sandboxWatchMs: 5_000,
-} as const;
 
 /** The options listenConfig gives a value to whenever they are not given. */
 type Defaulted =

@@ -13,6 +13,7 @@ import { isEveryInterface, listenOn } from '../http/index.js';
 import { type Capture, type CaptureSignature, newCaptureId } from '../store/index.js';
 import { Aside } from './aside.js';
 import { forwardAndAnswer } from './forward-step.js';
+import type { AppStateEvent } from './app-wait.js';
 import { storeCapture } from './store-capture.js';
 import type { StoryBook } from '../story/index.js';
 import { Advisor } from './advice.js';
@@ -20,7 +21,8 @@ import { answerItself, answerUnstored, refuseBusy } from './answer.js';
 import { routeRequest } from './route.js';
 import { type Body, captureOf } from './capture.js';
 import { type Delivered, type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
-import { chooseRoute, isRouted, type Route, routeOfCapture, routesOf } from './routes.js';
+import { chooseRoute, type ForwardRoute, isRouted, type Route, routeOfCapture } from './routes.js';
+import { Forwarder } from './forward.js';
 import { Hold } from './hold.js';
 import { Injector } from './injector.js';
 import { type Read, readFromSocket, wholeBody } from './read.js';
@@ -38,6 +40,20 @@ import {
 } from './replay.js';
 import { normalizeBasePath } from './target.js';
 import { verifyDelivery } from './verify.js';
+
+/** The listener's routes: one per route given, or none (capture-only). */
+function routesOf(config: {
+  routes: readonly ForwardRoute[];
+  timeoutMs: number;
+  waitForAppMs: number;
+  onAppState: (event: AppStateEvent) => void;
+}): Route[] {
+  return config.routes.map(({ types, target }) => ({
+    name: types === null ? target.href : `${types.join(',')}=${target.href}`,
+    types,
+    forwarder: new Forwarder(target, config.timeoutMs, config),
+  }));
+}
 
 /**
  * The listener: every request under the base path goes through the same steps, each a function of its

@@ -1,7 +1,6 @@
 import { EVENT_TYPES, isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';
 import type { Capture } from '../store/index.js';
-import type { AppStateEvent } from './app-wait.js';
-import { Forwarder } from './forward.js';
+import type { Forwarder } from './forward.js';
 import { OptionError } from '../errors.js';
 
 /** `--forward-to [TYPES=]TARGET`: the event-type patterns a route takes (null: every type), and its target. */
@@ -63,20 +62,6 @@ export function routeTakes(types: string[] | null, type: string): boolean {
 export function chooseRoute<R extends { types: string[] | null }>(routes: readonly R[], type: string | null): R | null {
   if (type === null || type === PING_EVENT_TYPE) return routes.find((r) => r.types === null) ?? routes[0] ?? null;
   return routes.find((r) => routeTakes(r.types, type)) ?? null;
-}
-
-/** The listener's routes: one per route given, or none (capture-only). */
-export function routesOf(config: {
-  routes: readonly ForwardRoute[];
-  timeoutMs: number;
-  waitForAppMs: number;
-  onAppState: (event: AppStateEvent) => void;
-}): Route[] {
-  return config.routes.map(({ types, target }) => ({
-    name: types === null ? target.href : `${types.join(',')}=${target.href}`,
-    types,
-    forwarder: new Forwarder(target, config.timeoutMs, config),
-  }));
 }
 
 /** Whether routes go by event type (`TYPES=TARGET`, or several): captures then record their route. */
