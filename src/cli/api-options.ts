@@ -2,7 +2,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ApiClient, apiBaseProblem } from '../api/index.js';
 import { isDomainEventType, unknownTypeWords } from '../contract/index.js';
-import { sameBase } from '../listen/index.js';
+import { sameBase } from '../listen/endpoint-records.js';
 import { CliError, UsageError } from '../errors.js';
 import { fromEnv } from './process.js';
 import { DEFAULT_DISCOVERY_PATH, findRunningSandbox, STATE_DIR } from '../folder/index.js';

@@ -1,8 +1,8 @@
 // listen's --wait-for-app: how long a delivery is held for an app that is not answering (restarting), and what
 // listen says when the app goes down and comes back.
 import type { Command } from 'commander';
-import { type AppStateEvent, SERVICE_LIMIT_SECONDS } from '../listener/index.js';
-import { LISTEN_DEFAULTS } from '../listen/index.js';
+import { type AppStateEvent, SERVICE_LIMIT_SECONDS } from '../listener/app-wait.js';
+import { LISTEN_DEFAULTS } from '../listen/defaults.js';
 import { UsageError } from '../errors.js';
 import { colour, printLine, writeLine } from './output.js';
 

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
-import { type CaptureFilter, type Outcome, OUTCOMES, parseSince } from '../captures/index.js';
+import { type CaptureFilter, parseSince } from '../captures/select.js';
+import { type Outcome, OUTCOMES } from '../story/index.js';
 import { isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';
-import { type Capture, readCaptureStore, type StoreReading } from '../store/index.js';
+import type { Capture } from '../store/index.js';
+import { readCaptureStore, type StoreReading } from '../store/read-only.js';
 import { UsageError } from '../errors.js';
 import { fromEnv, parsePositiveInt } from './process.js';
 import { folderFiles } from '../folder/index.js';

@@ -2,16 +2,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { counted } from '../counted.js';
 import { type Command, Option } from 'commander';
-import {
-  curlScript,
-  fixtureOf,
-  harOf,
-  scenarioOf,
-  selectCaptures,
-  wholeCapture,
-  withBody,
-  type WithBody,
-} from '../captures/index.js';
+// The captures' leaves, not their index (which brings scenario playback and replay): see docs/performance.md, "A CLI start".
+import { curlScript } from '../captures/curl.js';
+import { fixtureOf } from '../captures/fixture.js';
+import { harOf } from '../captures/har.js';
+import { scenarioOf } from '../captures/scenario.js';
+import { selectCaptures } from '../captures/select.js';
+import { wholeCapture, withBody, type WithBody } from '../captures/whole.js';
 import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
-import { catchUp, findMissedHere, type ListenSession, missedSummary } from '../listen/index.js';
+import type { ListenSession } from '../listen/index.js';
+import { missedSummary } from '../story/index.js';
 import type { ApiClient } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
 import { endpointRecordOnFile } from './secret.js';
@@ -64,6 +65,8 @@ export async function redeliverMissed(
 ): Promise<void> {
   const record = await endpointRecordOnFile(endpointId);
   const endpoint = await client.getEndpoint(record.id);
+  // listen's library, loaded by the commands that use it (a CLI start loads every command: see docs/performance.md).
+  const { catchUp, findMissedHere } = await import('../listen/index.js');
   const missed = await findMissedHere({ client, endpoint, stateDir: STATE_DIR, timeScale });
   const say = (line: string) => (json ? process.stderr.write(`clockhook: ${line}\n`) : console.log(line));
   if (missed.length === 0) {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { type CheckReport, type CheckResult, runChecks } from '../check/index.js';
+import type { CheckReport, CheckResult } from '../check/index.js';
 import { validateSubscription } from '../contract/index.js';
-import { normalizeForwardTarget } from '../listener/index.js';
+import { normalizeForwardTarget } from '../listener/target.js';
 import { badPortProblem } from '../http/index.js';
 import { parseEventList } from './api-options.js';
 import { OptionError, UsageError } from '../errors.js';
@@ -149,6 +149,7 @@ export function registerCheck(program: Command): void {
           throw new UsageError(`--events: ${check.ok ? 'list event types, not *' : check.message}`);
         events = check.types;
       }
+      const { runChecks } = await import('../check/index.js');
       const report = await runChecks({
         target: parseUrl(flags.forwardTo, '--forward-to'),
         secret,

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { CONFIG_FILE, type ListenConfigFile, readConfigFile, STARTING_CONFIG } from '../listen/index.js';
+import { CONFIG_FILE, type ListenConfigFile, readConfigFile, STARTING_CONFIG } from '../listen/config.js';
 import { CliError } from '../errors.js';
 
 /** The flags a config key stands for, and how its value becomes the flag's. */

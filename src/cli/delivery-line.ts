@@ -1,7 +1,8 @@
 // The terminal's line for a capture, one rendering for listen's line of each delivery and `captures list`, and
 // listen's `--json` line: what each part says and its colour come from the story (src/story/), never decided here.
 import { answerExcerpt } from '../shared/excerpt.js';
-import { type DeliveryReport, reportOf } from '../listener/index.js';
+import type { DeliveryReport } from '../listener/index.js';
+import { reportOf } from '../listener/report.js';
 import type { Capture } from '../store/index.js';
 import {
   answerOutcome,

@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { ListPage, WebhookEndpoint } from '../contract/index.js';
-import { isSandboxBase, sameBase } from '../listen/index.js';
+import { isSandboxBase, sameBase } from '../listen/endpoint-records.js';
 import { parseSubscription, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { UsageError } from '../errors.js';
 import { parsePositiveInt } from './process.js';

@@ -7,7 +7,7 @@ import { colour, formatTable, printJson, terminalWidth } from './output.js';
 import { redeliverMissed } from './catch-up.js';
 import { UsageError } from '../errors.js';
 import { recordsOnFile } from './secret.js';
-import { readCaptureStore } from '../store/index.js';
+import { readCaptureStore } from '../store/read-only.js';
 import { outlookWords, sayOutlook, serviceEventStory } from '../story/index.js';
 import { parseEventType } from './help.js';
 import { parsePositiveInt } from './process.js';

@@ -2,7 +2,8 @@
 // line and at exit.
 import { randomInt } from 'node:crypto';
 import type { Command } from 'commander';
-import { type FaultsOption, parseFaults } from '../listener/index.js';
+import type { FaultsOption } from '../listener/index.js';
+import { parseFaults } from '../listener/faults.js';
 import { UsageError } from '../errors.js';
 import { colour } from './output.js';
 

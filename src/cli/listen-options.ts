@@ -1,7 +1,7 @@
 // listen's flags as ListenOptions: each parsed and checked here, its default from LISTEN_DEFAULTS (shown by
 // --help), and what listen is told to say wired to the terminal or to --json.
 import type { DeliveryReport } from '../listener/index.js';
-import { MAX_BODY_BYTES } from '../listener/index.js';
+import { MAX_BODY_BYTES } from '../listener/options.js';
 import type { ListenOptions, RelayEvent } from '../listen/index.js';
 import { consoleLogger } from '../logger.js';
 import { formatSizeFlag } from '../size.js';

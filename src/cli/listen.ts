@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
-import { LISTEN_DEFAULTS, type ListenSession, type RelayEvent, startListen } from '../listen/index.js';
+import { LISTEN_DEFAULTS } from '../listen/defaults.js';
+import type { ListenSession, RelayEvent } from '../listen/index.js';
 import { consoleLogger } from '../logger.js';
 import { CliError } from '../errors.js';
 import { formatSizeFlag } from '../size.js';
@@ -107,6 +108,7 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
   const relayEnded = new Promise<RelayEvent>((resolve) => (letGo = resolve));
   const say = (print: () => void) => (beforeReady ? beforeReady.push(print) : print());
   const options = listenOptionsOf(flags, say, (event) => letGo(event));
+  const { startListen } = await import('../listen/index.js');
   const session = await startListen(options).catch(async (error: unknown) => {
     throw await explainStartFailure(error, options.host ?? D.host, options.port ?? D.port);
   });

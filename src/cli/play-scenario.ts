@@ -1,9 +1,9 @@
 // `clockhook replay --scenario`: plays a recorded scenario to the app (--to), or through a running listen so
 // that the page shows it, and says of each delivery what it got beside what it got when it was recorded.
-import { type PlayedDelivery, playScenario, loadScenario } from '../captures/index.js';
+import type { PlayedDelivery } from '../captures/index.js';
 import { UsageError } from '../errors.js';
 import { readListenDiscovery } from '../folder/index.js';
-import { faultsText } from '../listener/index.js';
+import { faultsText } from '../listener/faults.js';
 import { statusWords } from './delivery-line.js';
 import { faultsOption, type FaultFlags, faultsReadyLine } from './listen-faults.js';
 import { colour, printLine, writeLine } from './output.js';
@@ -51,6 +51,7 @@ async function destination(flags: ScenarioFlags): Promise<{ url: string; through
 export async function runScenario(flags: ScenarioFlags, secretOf: () => Promise<string | null>): Promise<void> {
   const speed = speedOf(flags.speed);
   const faults = faultsOption(flags);
+  const { loadScenario, playScenario } = await import('../captures/index.js');
   const scenario = await loadScenario(flags.scenario);
   const { url, throughListen } = await destination(flags);
   const secret = await secretOf();

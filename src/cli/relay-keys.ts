@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
-import { addKey, FileKeyStore, type KeyStore, redisKeyStore, revokeKey } from '../relay/index.js';
+import type { KeyStore } from '../relay/index.js';
 import { UsageError } from '../errors.js';
 import { formatTable, printJson, terminalWidth } from './output.js';
 import { fromEnv } from './process.js';
+
+/** The relay's keys, loaded when a keys command runs (a CLI start loads every command's module). */
+const relayLib = () => import('../relay/index.js');
 
 interface KeysFlags {
   redis?: string;
@@ -19,6 +22,7 @@ async function withStore<T>(flags: KeysFlags, use: (store: KeyStore) => Promise<
     throw new UsageError(
       "Say where the relay's keys are: --redis redis://host:6379 (the relay's --redis), or --keys <file> (its --keys).",
     );
+  const { FileKeyStore, redisKeyStore } = await relayLib();
   if (!redis) return use(new FileKeyStore(flags.keys as string));
   const { store, close } = await redisKeyStore(redis);
   try {
@@ -29,6 +33,7 @@ async function withStore<T>(flags: KeysFlags, use: (store: KeyStore) => Promise<
 }
 
 async function add(name: string, flags: KeysFlags): Promise<void> {
+  const { addKey } = await relayLib();
   const { key, record } = await withStore(flags, (store) => addKey(store, name));
   if (flags.json) return printJson({ name: record.name, id: record.id, key, createdAt: record.createdAt });
   console.log(`Added the key ${record.name} (${record.id}). It is shown this once; give it to ${record.name}:\n`);
@@ -59,6 +64,7 @@ async function list(flags: KeysFlags): Promise<void> {
 }
 
 async function revoke(name: string, flags: KeysFlags): Promise<void> {
+  const { revokeKey } = await relayLib();
   const revoked = await withStore(flags, (store) => revokeKey(store, name));
   if (flags.json) return printJson({ name: revoked.name, id: revoked.id, revokedAt: revoked.revokedAt });
   console.log(`Revoked the key ${revoked.name}: its listeners are let go within seconds, on every instance.`);

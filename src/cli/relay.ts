@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { consoleLogger } from '../logger.js';
-import { redactedUrl, type RelayRequestLog, startRelayServer } from '../relay/index.js';
+import type { RelayRequestLog } from '../relay/index.js';
 import { CliError, UsageError } from '../errors.js';
 import { colour, printLine } from './output.js';
 import { startTracer, tracingOption } from './tracing.js';
@@ -106,6 +106,7 @@ async function runRelay(flags: RelayFlags): Promise<void> {
   if (redis && !/^rediss?:\/\//.test(redis))
     throw new UsageError(`--redis takes a Redis URL, e.g. redis://127.0.0.1:6379/0 (got ${redis}).`);
   const tracer = await startTracer(tracingOption(flags.otlp, 'clockhook-relay'), Boolean(flags.json));
+  const { redactedUrl, startRelayServer } = await import('../relay/index.js');
   const relay = await startRelayServer({
     tracer,
     redis,

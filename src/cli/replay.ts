@@ -1,8 +1,10 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { connectToListen, replayDirect, type ReplayOutcome, selectCaptures } from '../captures/index.js';
-import { CONFIG_FILE, readConfigFile } from '../listen/index.js';
-import { chooseRoute, normalizeForwardTarget, parseRoute } from '../listener/index.js';
+import { connectToListen, replayDirect, type ReplayOutcome } from '../captures/replay.js';
+import { selectCaptures } from '../captures/select.js';
+import { CONFIG_FILE, readConfigFile } from '../listen/config.js';
+import { chooseRoute, parseRoute } from '../listener/routes.js';
+import { normalizeForwardTarget } from '../listener/target.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import {
   type CaptureFlags,

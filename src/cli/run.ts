@@ -1,6 +1,6 @@
 import { type Command, CommanderError } from 'commander';
 import { exitCodeOf, type ExitCode } from '../errors.js';
-import { isDiskFull } from '../store/index.js';
+import { isDiskFull } from '../store/disk-full.js';
 import { dropOutputWhenClosed } from './output.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { isApiVersionLabel } from '../contract/index.js';
-import { type AttemptReport, startSandbox } from '../sandbox/index.js';
+import type { AttemptReport } from '../sandbox/index.js';
 import { consoleLogger } from '../logger.js';
 import { UsageError } from '../errors.js';
 import { colour, printLine } from './output.js';
@@ -47,6 +47,7 @@ export function registerSandbox(program: Command): void {
       if (!isApiVersionLabel(flags.apiVersion))
         throw new UsageError(`--api-version must be a date YYYY-MM-DD (got ${flags.apiVersion}).`);
 
+      const { startSandbox } = await import('../sandbox/index.js');
       const sandbox = await startSandbox({
         port,
         host: flags.host,

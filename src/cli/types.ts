@@ -1,7 +1,6 @@
 // `clockhook types`: the types of the deliveries as they arrived, for the handler (docs/types.md).
 import { writeFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
-import { typeSources, typesJsonSchema, typesTs, withBody } from '../captures/index.js';
 import { counted } from '../counted.js';
 import { readStore } from './capture-options.js';
 
@@ -12,6 +11,7 @@ interface TypesFlags {
 }
 
 async function writeTypes(flags: TypesFlags): Promise<void> {
+  const { typeSources, typesJsonSchema, typesTs, withBody } = await import('../captures/index.js');
   const reading = await readStore(flags);
   // One after the other: a store of large bodies holds thousands of files, more than may be open at once.
   const captures = [];
