@@ -4,13 +4,16 @@
 // as listen groups them) before the exact bytes go to the app with http-proxy (keep-alive), the app's answer
 // passed back and its status appended. No story, page, terminal line, retention, error handling or words:
 // what listen costs above this row is what makes it clockhook; below it, nothing that keeps the promise goes.
-// node floor-proxy.mjs <target> <journal file> <secret>; prints its port.
+// node floor-proxy.mjs <target> <journal file> <secret> [least]; prints its port. With `least`, it does even less
+// (docs/performance.md, "Is F the least there is?"): no envelope parsed, the body appended as its bytes are,
+// and the app's answer streamed back by http-proxy itself, as the bare proxy (B) does.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { fdatasync, openSync, writeSync } from 'node:fs';
 import { Agent, createServer } from 'node:http';
 import httpProxy from 'http-proxy';
 
-const [target, journal, secret] = process.argv.slice(2);
+const [target, journal, secret, mode] = process.argv.slice(2);
+const least = mode === 'least';
 const fd = openSync(journal, 'a');
 /** The captures held, newest last (listen's store holds them in memory too). */
 const held = [];
@@ -47,12 +50,15 @@ function verify(header, body) {
   return timingSafeEqual(digest, Buffer.from(v1, 'hex')) ? 'valid' : 'invalid';
 }
 
-const proxy = httpProxy.createProxyServer({ target, agent: new Agent({ keepAlive: true }), selfHandleResponse: true });
+const agent = new Agent({ keepAlive: true });
+const proxy = httpProxy.createProxyServer({ target, agent, selfHandleResponse: !least });
 proxy.on('proxyRes', (answer, req, res) => {
-  res.writeHead(answer.statusCode, answer.headers);
-  answer.on('data', (chunk) => res.write(chunk));
+  if (!least) {
+    res.writeHead(answer.statusCode, answer.headers);
+    answer.on('data', (chunk) => res.write(chunk));
+  }
   answer.on('end', () => {
-    res.end();
+    if (!least) res.end();
     req.capture.status = answer.statusCode;
     lines.push(JSON.stringify({ id: req.capture.id, status: answer.statusCode }));
     schedule();
@@ -66,20 +72,21 @@ const server = createServer((req, res) => {
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
     const body = Buffer.concat(chunks);
-    const envelope = JSON.parse(body);
+    const envelope = least ? null : JSON.parse(body);
     const capture = {
       id: `cap_${(count += 1)}`,
       receivedAt: new Date().toISOString(),
       method: req.method,
       path: req.url,
       headers: req.headers,
-      body: body.toString('utf8'),
+      body: least ? undefined : body.toString('utf8'),
       signature: verify(req.headers['x-service-signature'], body),
-      envelope: { id: envelope.id, type: envelope.type },
+      envelope: least ? undefined : { id: envelope.id, type: envelope.type },
     };
     held.push(capture);
     if (held.length > 1000) held.shift();
     lines.push(JSON.stringify(capture));
+    if (least) lines.push(body.toString('latin1'));
     waiting.push(() => {
       req.capture = capture;
       proxy.web(req, res, { buffer: { pipe: (destination) => destination.end(body) } });

@@ -147,10 +147,14 @@ export async function proxySubject(app, mode) {
   };
 }
 
-/** F: the floor, the least that keeps listen's promise (see floor-proxy.mjs), its journal in a folder of its own. */
+/**
+ * F: the floor, the least that keeps listen's promise (see floor-proxy.mjs), its journal in a folder of its own.
+ * BENCH_FLOOR=least: its copy that does even less (docs/performance.md, "Is F the least there is?").
+ */
 export async function floorSubject(app) {
   const dir = await folder();
-  const proxy = await startProxyScript('./floor-proxy.mjs', [app.url, join(dir, 'journal.ndjson'), SECRET]);
+  const mode = process.env.BENCH_FLOOR === 'least' ? ['least'] : [];
+  const proxy = await startProxyScript('./floor-proxy.mjs', [app.url, join(dir, 'journal.ndjson'), SECRET, ...mode]);
   return {
     url: proxy.url,
     secret: SECRET,
