@@ -26,10 +26,15 @@ export function normalizeForwardTarget(input: string): URL {
     );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new OptionError(`--forward-to must be an http or https URL (got ${url.protocol}).`);
+    throw new OptionError(
+      `--forward-to ${JSON.stringify(input)} is a ${url.protocol.slice(0, -1)} URL: the app is reached over http or https; try 3000 or http://localhost:3000/hooks.`,
+    );
   }
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  if (port < 1 || port > 65_535) throw new OptionError(`--forward-to port must be 1-65535 (got ${url.port}).`);
+  if (port < 1 || port > 65_535)
+    throw new OptionError(
+      `--forward-to ${JSON.stringify(input)}: its port must be 1-65535 (it is ${url.port}); try 3000 or http://localhost:3000/hooks.`,
+    );
   return url;
 }
 

@@ -23,14 +23,16 @@ describe('--forward-to normalization', () => {
   // named "http", and `htp//localhost:3000` to one named "htp".
   it.each([
     'ftp://x',
+    '0',
     'http://[bad',
     '99999',
     'http:/localhost:3000',
     'htp//localhost:3000',
     'ht!tp://x',
     'localhost:30a0',
-  ])('refuses %s with a message saying what works', (input) => {
-    expect(() => normalizeForwardTarget(input)).toThrow(/forward-to/);
+  ])('refuses %s with a message naming it and saying what works', (input) => {
+    expect(() => normalizeForwardTarget(input)).toThrow(`--forward-to ${JSON.stringify(input)}`);
+    expect(() => normalizeForwardTarget(input)).toThrow(/try 3000/);
   });
 });
 
