@@ -16,6 +16,7 @@ import { UsageError } from '../errors.js';
 import { colour, printJson, writeLine } from './output.js';
 import { captureFacts, deliveryLine } from './delivery-line.js';
 import { packageVersion } from './version.js';
+import { outputFailure } from './process.js';
 
 interface ExportFlags extends CaptureFlags {
   format: 'har' | 'curl' | 'fixture' | 'ndjson' | 'scenario';
@@ -127,9 +128,13 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
   const whole = captures.filter((one) => !one.missing);
   const out = flags.output;
   if (flags.format === 'fixture' && out && !out.endsWith('.json')) {
-    await mkdir(out, { recursive: true });
-    for (const { capture, body } of whole)
-      await writeFile(join(out, `${capture.id}.json`), `${JSON.stringify(fixtureOf(capture, body), null, 2)}\n`);
+    try {
+      await mkdir(out, { recursive: true });
+      for (const { capture, body } of whole)
+        await writeFile(join(out, `${capture.id}.json`), `${JSON.stringify(fixtureOf(capture, body), null, 2)}\n`);
+    } catch (error) {
+      throw outputFailure(error, '--output');
+    }
     console.error(`Wrote ${counted(whole.length, 'fixture')} to ${join(out, sep)}.`);
     return;
   }
@@ -137,7 +142,9 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
     throw new UsageError('No captures with their whole body to put in a scenario: choose others (captures list).');
   const text = exportText(flags, captures, whole, stories);
   if (out) {
-    await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined);
+    await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined).catch((error: unknown) => {
+      throw outputFailure(error, '--output');
+    });
     const written = flags.format === 'fixture' || flags.format === 'scenario' ? whole : captures;
     console.error(`Wrote ${counted(written.length, 'capture')} to ${out}.`);
   } else process.stdout.write(text);

@@ -283,6 +283,20 @@ describe('captures export', () => {
     );
     expect(lines.map((line) => line.story.kind)).toEqual(['first', 'first', 'first']);
   });
+
+  it('says which --output cannot be written and why, exit 1, without a stack trace', async () => {
+    const missing = join(t.dir, 'no-such-folder');
+    for (const args of [
+      ['captures', 'export', ids.utf8, '--format', 'har', '-o', join(missing, 'x.har')],
+      ['types', '-o', join(missing, 'x.ts')],
+    ]) {
+      const res = await cli(...args);
+      expect(res, args.join(' ')).toMatchObject({ code: 1, stdout: '' });
+      expect(res.stderr).toBe(
+        `clockhook: --output ${args.at(-1)}: cannot write it: its folder does not exist. Give a path in a folder you can write to.\n`,
+      );
+    }
+  });
 });
 
 describe('replay and trigger --set', () => {
