@@ -34,12 +34,16 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The data object of `--data <file>`; `-` reads it from standard input (`… | clockhook trigger <type> --data -`). */
+/**
+ * The data object of `--data <file>`; `-` reads it from standard input (`… | clockhook trigger <type> --data -`),
+ * and a value that begins with `{` is the JSON itself (`--data '{"id": 42}'`, as curl's -d takes it).
+ */
 async function readData(path: string): Promise<Record<string, unknown>> {
-  const name = path === '-' ? '- (standard input)' : path;
+  const inline = path.trimStart().startsWith('{');
+  const name = path === '-' ? '- (standard input)' : inline ? '(the JSON given)' : path;
   let text: string;
   try {
-    text = path === '-' ? await readStdin() : await readFile(path, 'utf8');
+    text = inline ? path : path === '-' ? await readStdin() : await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why =
@@ -125,7 +129,7 @@ export function registerTrigger(program: Command): void {
       .description('emit an event on the sandbox (sample data, or --data file.json)')
       .option(
         '--data <file>',
-        'JSON file holding the data object, - for standard input (default: sample data for the type)',
+        'the data object: a JSON file, - for standard input, or the JSON itself (\'{"id": 42}\') (default: sample data for the type)',
       )
       .option(
         '--set <path=value>',

@@ -267,6 +267,12 @@ describe('endpoints, events and trigger against the sandbox found in the folder'
     });
     expect(pipedBad.code).toBe(2);
     expect(pipedBad.stderr).toMatch(/^clockhook: --data - \(standard input\) is not valid JSON \(.+\)\.\n$/);
+    // A value that begins with { is the JSON itself, as curl's -d takes it.
+    const inline = await cli('trigger', 'employee.created', '--data', '{"id": 9, "firstName": "Lin"}', '--json');
+    expect(JSON.parse(inline.stdout).data).toEqual({ id: 9, firstName: 'Lin' });
+    const inlineBad = await cli('trigger', 'employee.created', '--data', '{"id": 9');
+    expect(inlineBad.code).toBe(2);
+    expect(inlineBad.stderr).toMatch(/^clockhook: --data \(the JSON given\) is not valid JSON \(.+\)\.\n$/);
   });
 
   it('prints type, code, message, field errors and requestId of an API error, exit 1', async () => {
