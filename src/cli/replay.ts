@@ -23,7 +23,6 @@ import { fromEnv } from './process.js';
 import { describeRecord, recordsOnFile } from './secret.js';
 import { isTaken } from '../contract/index.js';
 import { readListenDiscovery } from '../folder/index.js';
-import { isHttpUrl } from '../http/index.js';
 import { runScenario, type ScenarioFlags } from './play-scenario.js';
 
 interface ReplayFlags extends CaptureFlags, Partial<ScenarioFlags> {
@@ -101,8 +100,8 @@ function playOfScenario(ids: string[], flags: ReplayFlags): Promise<void> {
 async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
   if (flags.scenario === undefined && [flags.speed, flags.faults, flags.faultsSeed].some((v) => v !== undefined))
     throw new UsageError('--speed and --faults are for a scenario: replay --scenario <file> --speed max.');
-  if (flags.to !== undefined && !isHttpUrl(flags.to))
-    throw new UsageError(`--to ${flags.to} is not an http(s) URL, e.g. http://localhost:3000/hooks`);
+  // The app's address in the forms --forward-to takes: 3000, localhost:3000/hooks, or a URL.
+  if (flags.to !== undefined) flags.to = normalizeForwardTarget(flags.to, '--to').href;
   if (flags.scenario !== undefined) return playOfScenario(ids, flags);
   const reading = await readStore(flags);
   const stories = storiesOf(reading.captures);

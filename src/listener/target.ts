@@ -5,9 +5,10 @@ import { OptionError } from '../errors.js';
 
 /**
  * Normalizes `--forward-to` the way other tools do: `3000` → `http://localhost:3000`,
- * `localhost:3000/hooks` → `http://localhost:3000/hooks`, a full URL as is.
+ * `localhost:3000/hooks` → `http://localhost:3000/hooks`, a full URL as is. `flag`: the option its messages name
+ * (`replay --to` takes the same forms).
  */
-export function normalizeForwardTarget(input: string): URL {
+export function normalizeForwardTarget(input: string, flag = '--forward-to'): URL {
   const value = input.trim();
   let candidate: string | undefined = value;
   if (/^\d+(\/.*)?$/.test(value)) candidate = `http://localhost:${value}`;
@@ -22,18 +23,18 @@ export function normalizeForwardTarget(input: string): URL {
   const url = candidate === undefined || !URL.canParse(candidate) ? undefined : new URL(candidate);
   if (url === undefined) {
     throw new OptionError(
-      `--forward-to ${JSON.stringify(input)} is not a port, host:port or URL; try 3000, localhost:3000/hooks or http://localhost:3000/hooks.`,
+      `${flag} ${JSON.stringify(input)} is not a port, host:port or URL; try 3000, localhost:3000/hooks or http://localhost:3000/hooks.`,
     );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new OptionError(
-      `--forward-to ${JSON.stringify(input)} is a ${url.protocol.slice(0, -1)} URL: the app is reached over http or https; try 3000 or http://localhost:3000/hooks.`,
+      `${flag} ${JSON.stringify(input)} is a ${url.protocol.slice(0, -1)} URL: the app is reached over http or https; try 3000 or http://localhost:3000/hooks.`,
     );
   }
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   if (port < 1 || port > 65_535)
     throw new OptionError(
-      `--forward-to ${JSON.stringify(input)}: its port must be 1-65535 (it is ${url.port}); try 3000 or http://localhost:3000/hooks.`,
+      `${flag} ${JSON.stringify(input)}: its port must be 1-65535 (it is ${url.port}); try 3000 or http://localhost:3000/hooks.`,
     );
   return url;
 }
