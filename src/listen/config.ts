@@ -121,8 +121,12 @@ export async function readConfigFile(
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && optional) return null;
-    throw new ConfigError(`cannot read the config file ${file}: ${(error as Error).message}.`);
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT' && optional) return null;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
+    throw new ConfigError(
+      `cannot read the config file ${file}: ${why}. Give the path of a ${CONFIG_FILE} (npx clockhook init writes one).`,
+    );
   }
   let value: unknown;
   try {

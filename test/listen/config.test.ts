@@ -131,7 +131,9 @@ describe('listen with clockhook.config.json', () => {
     }
     const missing = await runCli(['listen', '--config', 'missing.json'], { cwd: dir.path });
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('cannot read the config file missing.json');
+    expect(missing.stderr).toBe(
+      'clockhook: cannot read the config file missing.json: no such file. Give the path of a clockhook.config.json (npx clockhook init writes one).\n',
+    );
   }, 60_000);
 
   it('init writes a starting file that listen takes, and never over one', async () => {
