@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { counted } from '../counted.js';
@@ -16,6 +17,7 @@ import { UsageError } from '../errors.js';
 import { colour, printJson, writeLine } from './output.js';
 import { captureFacts, deliveryLine } from './delivery-line.js';
 import { packageVersion } from './version.js';
+import { folderFiles } from '../folder/index.js';
 import { outputFailure } from './process.js';
 
 interface ExportFlags extends CaptureFlags {
@@ -31,9 +33,14 @@ export function captureLine(capture: Capture, stories: ReadonlyMap<string, Event
   return deliveryLine(facts, { id: true, at: new Date(capture.receivedAt) });
 }
 
-/** What an empty list says: with --status failed, that nothing failed is good news. */
-function noCaptures(status: string | undefined): string {
+/**
+ * What an empty list says: with --status failed, that nothing failed is good news; a store given with --db (or
+ * $CLOCKHOOK_DB) that is not there is named, since a mistyped path reads as empty.
+ */
+function noCaptures(status: string | undefined, path: string, gone: boolean): string {
   if (status === 'failed') return 'No failed events: the latest delivery or replay of each got a 2xx.';
+  if (gone && path !== folderFiles().captures)
+    return `No captures: there is no store at ${path} (clockhook listen --db ${path} makes one).`;
   return 'No captures. clockhook listen captures every delivery it receives.';
 }
 
@@ -158,12 +165,14 @@ export function registerCaptures(program: Command): void {
     .option('--json', 'one capture per line, as stored, with its story')
     .action(async (flags: CaptureFlags) => {
       const filter = filterOf(flags);
-      const { captures: all } = await readStore(flags);
+      const { captures: all, path } = await readStore(flags);
       const stories = storiesOf(all);
       const chosen = selectCaptures(all, filter, stories);
       if (flags.json) for (const capture of chosen) writeLine(JSON.stringify(withStory(capture, stories)));
-      else if (chosen.length === 0) console.log(noCaptures(filter.status));
-      else for (const capture of chosen) writeLine(captureLine(capture, stories));
+      else if (chosen.length === 0) {
+        const gone = all.length === 0 && !existsSync(path) && !existsSync(`${path}.journal`);
+        console.log(noCaptures(filter.status, path, gone));
+      } else for (const capture of chosen) writeLine(captureLine(capture, stories));
     });
   captures
     .command('show <capture-id>')

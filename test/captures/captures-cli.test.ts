@@ -72,6 +72,10 @@ describe('captures list and show', () => {
         `--> punch\\.created \\[evt_utf8\\] signature valid  <-- \\[200\\] POST http://127\\.0\\.0\\.1:\\d+/ \\(\\d+ ms\\)  ${ids.utf8}$`,
       ),
     );
+    // A mistyped --db reads as empty: the list says there is no store there.
+    expect((await cli('captures', 'list', '--db', 'captres.json')).stdout).toBe(
+      'No captures: there is no store at captres.json (clockhook listen --db captres.json makes one).\n',
+    );
   });
 
   it('show a capture whole: pretty JSON, the body file read in full, the verdict and the answer', async () => {
