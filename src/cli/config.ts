@@ -45,7 +45,10 @@ export function registerInit(program: Command): void {
     .action(async () => {
       // 'wx' refuses a file that is there already, in the same step as the write.
       await writeFile(CONFIG_FILE, STARTING_CONFIG, { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error;
+        if (error.code !== 'EEXIST')
+          throw new CliError(
+            `cannot write ${CONFIG_FILE} in ${process.cwd()} (${error.code ?? error.message}): run init in your project's folder, one you can write to.`,
+          );
         throw new CliError(
           `${CONFIG_FILE} exists already; it is left as it is. Edit it, or delete it and run init again.`,
         );

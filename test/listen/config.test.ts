@@ -1,4 +1,5 @@
 import { readConfigFile } from '../../src/listen/index.js';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +148,14 @@ describe('listen with clockhook.config.json', () => {
       const again = await runCli(['init'], { cwd: folder.path });
       expect(again.code).toBe(1);
       expect(again.stderr).toContain(`${FILE} exists already; it is left as it is`);
+      // A folder where no file can be made (/proc on Linux) is said, not reported as a bug of clockhook's.
+      if (existsSync('/proc/self')) {
+        const nowhere = await runCli(['init'], { cwd: '/proc' });
+        expect(nowhere).toMatchObject({
+          code: 1,
+          stderr: `clockhook: cannot write ${FILE} in /proc (ENOENT): run init in your project's folder, one you can write to.\n`,
+        });
+      }
     } finally {
       await folder.remove();
     }
