@@ -3,7 +3,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { counted } from '../counted.js';
 import { type Command, Option } from 'commander';
-// The captures' leaves, not their index (which brings scenario playback and replay): see docs/performance.md, "A CLI start".
+// The captures' leaves, not their index (which brings scenario playback and replay): see docs/performance.md,
+// "A CLI start".
 import { curlScript } from '../captures/curl.js';
 import { fixtureOf } from '../captures/fixture.js';
 import { harOf } from '../captures/har.js';
