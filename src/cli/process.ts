@@ -69,15 +69,19 @@ export function parseTimeScale(value: string): number {
   return n;
 }
 
-/** Why a path the user gave for output cannot be written, by its error's code. */
-const OUTPUT_REASONS: Record<string, string> = {
-  ENOENT: 'its folder does not exist',
-  ENOTDIR: 'part of that path is a file, not a folder',
-  EISDIR: 'it is a folder',
+/** Why a write was refused, by its error's code, whatever the file (clockhook's own or one the user named). */
+const REFUSED: Record<string, string> = {
   EACCES: 'permission denied',
   EPERM: 'permission denied',
   EROFS: 'the file system is read-only',
 };
+
+/** Why a path the user gave for output cannot be written, by its error's code. */
+const OUTPUT_REASONS: Record<string, string> = Object.assign({}, REFUSED, {
+  ENOENT: 'its folder does not exist',
+  ENOTDIR: 'part of that path is a file, not a folder',
+  EISDIR: 'it is a folder',
+});
 
 /**
  * A file the user named for output (`flag`: `--output`) that could not be written, said for people rather than
@@ -97,12 +101,7 @@ export function outputFailure(error: unknown, flag: string): unknown {
 export function fileFailure(error: unknown, what: string): CliError | null {
   const { code, path, syscall } = error as NodeJS.ErrnoException;
   if (!path || !syscall) return null;
-  const reasons: Record<string, string> = {
-    EROFS: 'the file system is read-only',
-    ENOSPC: 'the disk is full',
-    EACCES: 'permission denied',
-    EPERM: 'permission denied',
-  };
+  const reasons: Record<string, string> = Object.assign({}, REFUSED, { ENOSPC: 'the disk is full' });
   // EEXIST is mkdir's answer when a file stands where the folder should be.
   const throughFile = code === 'ENOTDIR' || (code === 'EEXIST' && syscall === 'mkdir');
   // ENOENT from mkdir with the folder above there: a file system that makes no folders, such as /proc.
