@@ -7,6 +7,7 @@ import { isHttpUrl, postBytes } from '../http/index.js';
 import { faultWords, parseFaults, planOf, seededRandom, type FaultSpec } from '../listener/faults.js';
 import { realSleep } from '../sleep.js';
 import { type Scenario, type ScenarioDelivery, scenarioProblem } from './scenario.js';
+import { whyUnreadable } from '../unreadable.js';
 
 export interface PlayOptions {
   /** The endpoint secret each delivery is signed with, as the service signs. */
@@ -56,9 +57,7 @@ export async function loadScenario(scenario: Scenario | string): Promise<Scenari
   let value: unknown = scenario;
   if (typeof scenario === 'string') {
     const text = await readFile(scenario, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new OptionError(
-        `cannot read the scenario ${scenario}: ${error.code === 'ENOENT' ? 'no such file' : error.message}.`,
-      );
+      throw new OptionError(`cannot read the scenario ${scenario}: ${whyUnreadable(error)}.`);
     });
     try {
       value = JSON.parse(text);

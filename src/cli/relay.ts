@@ -8,6 +8,7 @@ import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSiz
 import { formatSizeFlag } from '../size.js';
 import { registerRelayKeys } from './relay-keys.js';
 import { isTaken } from '../contract/index.js';
+import { whyUnreadable } from '../unreadable.js';
 
 interface RelayFlags {
   otlp?: string;
@@ -126,7 +127,7 @@ async function runRelay(flags: RelayFlags): Promise<void> {
   }).catch(async (error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT' || error.code === 'EACCES') {
       throw new CliError(
-        `cannot read the TLS file ${error.path}: ${error.code === 'ENOENT' ? 'no such file' : 'permission denied'}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`,
+        `cannot read the TLS file ${error.path}: ${whyUnreadable(error)}. Give the PEM files of your certificate (--tls-cert) and its key (--tls-key), or leave both out and let a proxy in front do TLS.`,
       );
     }
     if (/could not reach Redis/.test(String(error.message)))

@@ -17,6 +17,7 @@ import { printJson, printLine } from './output.js';
 import { parsePositiveInt } from './process.js';
 import { counted } from '../counted.js';
 import { OptionError } from '../errors.js';
+import { whyUnreadable } from '../unreadable.js';
 
 interface TriggerFlags extends ApiFlags {
   data?: string;
@@ -45,16 +46,9 @@ async function readData(path: string): Promise<Record<string, unknown>> {
   try {
     text = inline ? path : path === '-' ? await readStdin() : await readFile(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EISDIR'
-          ? 'it is a folder'
-          : code === 'EACCES'
-            ? 'permission denied'
-            : (error as Error).message;
-    throw new UsageError(`cannot read --data ${name}: ${why}. Pass a JSON file holding the data object.`);
+    throw new UsageError(
+      `cannot read --data ${name}: ${whyUnreadable(error)}. Pass a JSON file holding the data object.`,
+    );
   }
   if (text.trim() === '')
     throw new UsageError(`--data ${name} is empty. Pass a JSON file holding the data object, such as {"id": 42}.`);

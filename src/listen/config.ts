@@ -4,6 +4,7 @@ import { parseRoute } from '../listener/routes.js';
 import { normalizeForwardTarget } from '../listener/target.js';
 import { UsageError } from '../errors.js';
 import { jsonErrorAt } from './json-error.js';
+import { whyUnreadable } from '../unreadable.js';
 
 /** `clockhook.config.json`'s `listen` part, as the schema shipped beside it (clockhook.config.schema.json) says. */
 export interface ListenConfigFile {
@@ -121,11 +122,9 @@ export async function readConfigFile(
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    const { code } = error as NodeJS.ErrnoException;
-    if (code === 'ENOENT' && optional) return null;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && optional) return null;
     throw new ConfigError(
-      `cannot read the config file ${file}: ${why}. Give the path of a ${CONFIG_FILE} (npx clockhook init writes one).`,
+      `cannot read the config file ${file}: ${whyUnreadable(error)}. Give the path of a ${CONFIG_FILE} (npx clockhook init writes one).`,
     );
   }
   let value: unknown;
