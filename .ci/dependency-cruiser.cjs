@@ -10,7 +10,15 @@ module.exports = {
       comment:
         'contract/ holds pure functions and types: it imports nothing of clockhook but itself and the error classes every layer shares (src/errors.ts).',
       from: { path: '^src/contract/' },
-      to: { path: '^src/', pathNot: '^src/(contract/|errors\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(contract/|shared/|errors\\.ts$)' },
+    },
+    {
+      name: 'shared-is-a-leaf',
+      severity: 'error',
+      comment:
+        'shared/ holds the rules the page shares with the rest (the inspector serves their build as /shared/): each file imports nothing but shared/, or the page could not load it.',
+      from: { path: '^src/shared/' },
+      to: { path: '^src/', pathNot: '^src/shared/' },
     },
     {
       name: 'folder-below-its-users',
@@ -32,7 +40,7 @@ module.exports = {
       comment:
         'story/ decides what each delivery was, from captures and the service view: pure, it knows no surface that renders it (the one-idea files at the root are below everything).',
       from: { path: '^src/story/' },
-      to: { path: '^src/', pathNot: '^src/((story|store|api|contract)/|[^/]+\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/((story|store|api|contract|shared)/|[^/]+\\.ts$)' },
     },
     {
       name: 'components-below-listen',

@@ -1,4 +1,4 @@
-import { type DeliveryAttempt, type EventRecord, LIMITS, PING_EVENT_TYPE } from '../contract/index.js';
+import { type DeliveryAttempt, type EventRecord, nextAttemptAfter, PING_EVENT_TYPE } from '../contract/index.js';
 import type { ApiClient } from './client.js';
 import { ApiError } from './error.js';
 import { isTaken } from '../contract/index.js';
@@ -41,19 +41,9 @@ export function deliveryOutlook(
       return [{ endpointId, next: 'none', reason: 'disabled' }];
     // The contract does not show an attempt's field names: without its number, which comes next is unknown.
     if (!Number.isInteger(last.attempt) || last.attempt < 1) return [];
-    if (last.attempt >= LIMITS.deliveryAttempts) return [{ endpointId, next: 'none', reason: 'gave-up' }];
-    const delayMs = LIMITS.retryDelaysMs[last.attempt] * timeScale;
-    const dueAt = Date.parse(last.createdAt) + delayMs;
-    return [
-      {
-        endpointId,
-        next: 'attempt',
-        attempt: last.attempt + 1,
-        after: last.attempt,
-        delayMs,
-        dueAt: Number.isNaN(dueAt) ? null : dueAt,
-      },
-    ];
+    const next = nextAttemptAfter(last.attempt, { failedAt: Date.parse(last.createdAt), timeScale });
+    if (!next) return [{ endpointId, next: 'none', reason: 'gave-up' }];
+    return [{ endpointId, next: 'attempt', after: last.attempt, ...next }];
   });
 }
 

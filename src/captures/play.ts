@@ -1,7 +1,7 @@
 // Plays a scenario: each delivery sent again in its recorded order, signed anew with the secret, at the
 // recorded pace (or faster), optionally with faults on purpose; each answer set beside the recorded one.
 import { readFile } from 'node:fs/promises';
-import { isTaken, signPayload } from '../contract/index.js';
+import { isTaken, signPayload, LIMITS } from '../contract/index.js';
 import { OptionError } from '../errors.js';
 import { isHttpUrl, postBytes } from '../http/index.js';
 import { faultWords, parseFaults, planOf, seededRandom, type FaultSpec } from '../listener/faults.js';
@@ -18,7 +18,7 @@ export interface PlayOptions {
   faults?: string | FaultSpec;
   /** Draws the faults: the same seed, the same faults. @default random */
   seed?: number;
-  /** How long a delivery waits for its answer. @default 30000 (the service's limit) */
+  /** How long a delivery waits for its answer. @default LIMITS.receiverTimeoutMs (the service's limit) */
   timeoutMs?: number;
   /** Where a delivery goes: the URL given, or one made of its recorded path (through a running listen). */
   urlOf?: (delivery: ScenarioDelivery) => string;
@@ -113,7 +113,7 @@ export async function playScenario(
     throw new OptionError(`speed ${String(speed)}: a number over 0 (2: twice as fast) or 'max' (no waits).`);
   const faults = playableFaults(options.faults);
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
-  const { sleep = realSleep, timeoutMs = 30_000, urlOf = () => url } = options;
+  const { sleep = realSleep, timeoutMs = LIMITS.receiverTimeoutMs, urlOf = () => url } = options;
   const started = performance.now();
   const deliveries: PlayedDelivery[] = [];
   for (const [i, delivery] of played.deliveries.entries()) {

@@ -1,4 +1,4 @@
-import { signPayload } from '../contract/index.js';
+import { signPayload, LIMITS } from '../contract/index.js';
 import { withoutHopByHop } from '../http/index.js';
 import { postBytes } from '../http/index.js';
 import type { ReplayResult } from '../listener/index.js';
@@ -39,7 +39,7 @@ export function replayDirect(
     target,
     secret,
     asIs,
-    timeoutMs = 30_000,
+    timeoutMs = LIMITS.receiverTimeoutMs,
   }: { target: string; secret: string | null; asIs: boolean; timeoutMs?: number },
 ): Promise<ReplayOutcome> {
   const headers = headersToSend(capture);

@@ -1,11 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { checkEnvelope, type DeliveryEnvelope, sampleData, signPayload } from '../contract/index.js';
+import {
+  checkEnvelope,
+  type DeliveryEnvelope,
+  sampleData,
+  signPayload,
+  LIMITS,
+  API_VERSION,
+} from '../contract/index.js';
 import { type Answer, is2xx, redirectTo, postToReceiver } from './send.js';
 import type { CheckOptions, CheckResult } from './types.js';
 import { CliError } from '../errors.js';
 
 export const SLOW_WARN_MS = 10_000;
-export const CONTRACT_LIMIT_MS = 30_000;
+export const CONTRACT_LIMIT_MS = LIMITS.receiverTimeoutMs;
 
 /** Thrown when nothing answers at the target: not a check result, the run cannot start. */
 export class TargetUnreachableError extends CliError {
@@ -29,7 +36,7 @@ export interface Battery {
 export function makeBattery(options: CheckOptions, results: CheckResult[]): Battery {
   const config = {
     ...options,
-    apiVersion: options.apiVersion ?? '2026-11-01',
+    apiVersion: options.apiVersion ?? API_VERSION,
     timeoutMs: options.timeoutMs ?? CONTRACT_LIMIT_MS,
     now: options.now ?? Date.now,
   };

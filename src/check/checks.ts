@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PING_EVENT_TYPE, sampleData, signPayload } from '../contract/index.js';
+import { PING_EVENT_TYPE, sampleData, signPayload, LIMITS } from '../contract/index.js';
 import { shownUrl } from '../http/index.js';
 import { acceptance, type Battery, CONTRACT_LIMIT_MS, SLOW_WARN_MS, TargetUnreachableError } from './battery.js';
 import { type Answer, describeAnswer, is2xx, is5xx } from './send.js';
@@ -139,7 +139,7 @@ export async function checkStaleTimestamp(b: Battery): Promise<void> {
     got: describeAnswer(answer),
     ...(is2xx(answer)
       ? {
-          hint: 'Reject signatures whose t is more than 300 s from now, so a captured delivery cannot be replayed later. The contract makes this optional, hence a warning.',
+          hint: `Reject signatures whose t is more than ${LIMITS.replayWindowSeconds} s from now, so a captured delivery cannot be replayed later. The contract makes this optional, hence a warning.`,
         }
       : {}),
     ...(crashed ? { hint: 'Reject it with a 4xx; do not crash.' } : {}),

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CheckReport, CheckResult } from '../check/index.js';
-import { validateSubscription } from '../contract/index.js';
+import { validateSubscription, LIMITS } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/target.js';
 import { badPortProblem } from '../http/index.js';
 import { parseEventList } from './api-options.js';
@@ -134,7 +134,7 @@ export function registerCheck(program: Command): void {
       'comma-separated event types to send valid deliveries of (default: a representative set)',
     )
     .option('--dedupe-probe <url>', 'GET <url>?id=<event id> answers how many times your app processed it')
-    .option('--timeout <ms>', 'how long to wait for each answer', '30000')
+    .option('--timeout <ms>', 'how long to wait for each answer', String(LIMITS.receiverTimeoutMs))
     .option('--json', 'print { target, ok, checks } for CI')
     .allowExcessArguments()
     .action(async (flags: CheckFlags, command: Command) => {

@@ -1,6 +1,5 @@
 // The terminal's line for a capture, one rendering for listen's line of each delivery and `captures list`, and
 // listen's `--json` line: what each part says and its colour come from the story (src/story/), never decided here.
-import { answerExcerpt } from '../shared/excerpt.js';
 import type { DeliveryReport } from '../listener/index.js';
 import { reportOf } from '../listener/report.js';
 import type { Capture } from '../store/index.js';
@@ -9,33 +8,18 @@ import {
   type CaptureStory,
   kindTone,
   outcomeTone,
-  stateTone,
+  signatureTone,
   statusOf,
-  type Tone,
+  statusShown,
 } from '../story/index.js';
-import { colour } from './output.js';
-
-/** How the terminal paints a tone of the story. */
-const PAINT: Record<Tone, (text: string) => string> = {
-  ok: colour.green,
-  bad: colour.red,
-  warn: colour.yellow,
-  info: colour.cyan,
-  plain: colour.grey,
-};
+import { colour, PAINT } from './output.js';
 
 /** What a line says of a capture: a delivery's report, or a stored capture seen as one (a status may be unknown yet). */
 export type LineFacts = Omit<DeliveryReport, 'status'> & { status: number | null };
 
 function signatureText(facts: LineFacts): string {
-  switch (facts.signature) {
-    case 'valid':
-      return colour.green('signature valid');
-    case 'unchecked':
-      return colour.yellow('signature unchecked');
-    default:
-      return colour.red(`signature ${facts.signature}${facts.signatureReason ? ` (${facts.signatureReason})` : ''}`);
-  }
+  const reason = facts.signatureReason ? ` (${facts.signatureReason})` : '';
+  return PAINT[signatureTone(facts.signature)](`signature ${facts.signature}${reason}`);
 }
 
 /**
@@ -47,14 +31,19 @@ export function statusWords(
   { cut = false, refused = false, pending = false }: { cut?: boolean; refused?: boolean; pending?: boolean } = {},
 ): string {
   const outcome = pending ? 'pending' : answerOutcome(status, { cut, refused });
-  return PAINT[outcomeTone(outcome)](`[${status ?? 'no answer'}${cut ? ' cut' : ''}]`);
+  return PAINT[outcomeTone(outcome)](`[${statusShown(status, { cut, pending })}]`);
 }
 
-/** The status the sender got, `cut` when the app's answer was cut short, in the colour of its outcome. */
+/** The status shown, in the tone of its outcome, as the story judged it (a request not captured: refused). */
 function statusText(facts: LineFacts): string {
-  // clockhook answered it itself (no target) with anything but a 2xx: a refused signature, a full budget.
-  const refused = facts.target === null && facts.status !== null && answerOutcome(facts.status) !== '2xx';
-  return statusWords(facts.status, { cut: facts.cut, refused, pending: facts.status === null });
+  if (facts.story) return PAINT[facts.story.tone](`[${facts.story.status}]`);
+  return statusWords(facts.status, { refused: true });
+}
+
+/** The app's time, as the record has it (measured once, by the forward); a request not captured: its own. */
+function durationText(facts: LineFacts): string {
+  const ms = facts.story ? facts.story.durationMs : facts.durationMs;
+  return ms === null ? '' : ` (${ms} ms)`;
 }
 
 /** What a capture was, before the arrow; nothing for a first delivery, the usual case. */
@@ -66,7 +55,7 @@ function kindText(story: CaptureStory | null): string {
 /** The event's state after its newest capture, when it is not simply delivered. */
 function stateText(story: CaptureStory | null): string {
   if (!story?.event.latest || story.event.state === 'delivered') return '';
-  return `  ${PAINT[stateTone(story.event.state)](story.event.words)}`;
+  return `  ${PAINT[story.event.tone](story.event.words)}`;
 }
 
 /**
@@ -82,7 +71,7 @@ export function deliveryLine(
   const time = colour.grey(at.toTimeString().slice(0, 8));
   const target = facts.target ?? (facts.route === null ? 'clockhook (no route)' : 'clockhook');
   const status = statusText(facts);
-  const duration = facts.status === null && !facts.target ? '' : ` (${facts.durationMs} ms)`;
+  const duration = durationText(facts);
   const error = facts.error ? colour.red(` ${facts.error}`) : '';
   // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
   if (facts.captureId === null)
@@ -90,7 +79,8 @@ export function deliveryLine(
   const what = facts.type ? `${facts.type} [${facts.eventId}]` : `${facts.method} (not an envelope)`;
   const waited = facts.waitedMs ? colour.grey(` held ${Math.round(facts.waitedMs / 100) / 10} s for the app`) : '';
   const injected = facts.injected ? colour.yellow(` injected: ${facts.injected.join(', ')}`) : '';
-  const answer = facts.answer ? colour.grey(` ${JSON.stringify(facts.answer)}`) : '';
+  const said = facts.story?.answer ?? facts.answer;
+  const answer = said ? colour.grey(` ${JSON.stringify(said)}`) : '';
   const shownId = id ? `  ${facts.captureId}` : '';
   return `${time}${kindText(facts.story)} --> ${what} ${signatureText(facts)}  <-- ${status} ${facts.method} ${target}${duration}${waited}${error}${injected}${answer}${shownId}${stateText(facts.story)}`;
 }
@@ -99,10 +89,9 @@ export function deliveryLine(
 export function captureFacts(capture: Capture, story: CaptureStory): LineFacts {
   const { forward } = capture;
   const status = statusOf(capture);
-  const answer = forward && answerOutcome(status, { cut: forward.cut }) !== '2xx' ? answerExcerpt(forward) : null;
   const error = capture.rejected?.code ?? forward?.error;
-  const { durationMs = 0, target, waitedMs, cut } = forward ?? {};
-  const outcome = { status: status ?? 0, durationMs, error, target, answer, waitedMs, cut };
+  const { target, waitedMs, cut } = forward ?? {};
+  const outcome = { status: status ?? 0, durationMs: story.durationMs ?? 0, error, target, waitedMs, cut };
   return Object.assign(reportOf(capture, outcome, story), { status });
 }
 

@@ -13,6 +13,7 @@ import { printReady } from './listen-ready.js';
 import { printLine } from './output.js';
 import { bindFailure, fileFailure, onShutdown, strayArgumentsError } from './process.js';
 import { withTracing } from './tracing.js';
+import { RETRY_SCHEDULE } from '../contract/index.js';
 
 const D = LISTEN_DEFAULTS;
 
@@ -30,7 +31,7 @@ function withDeliveryFlags(command: Command): Command {
     .option('--port <port>', 'listener port', String(D.port))
     .option(
       '--time-scale <factor>',
-      "the embedded sandbox's retries (1 min, 5 min, 30 min, 2 h) times this: 0.01 turns 1 min into 0.6 s (default: 1)",
+      `the embedded sandbox's retries (${RETRY_SCHEDULE}) times this: 0.01 turns 1 min into 0.6 s (default: 1)`,
     )
     .option('--inspector-port <port>', 'inspector port (127.0.0.1 only)', String(D.inspectorPort))
     .option('--sandbox-port <port>', 'embedded sandbox port (a free one if taken)', String(D.sandboxPort))

@@ -1,6 +1,7 @@
 /** Output helpers for people (tables, colour on a TTY only) and for scripts (--json). */
 
 import { stripVTControlCharacters } from 'node:util';
+import type { Tone } from '../shared/verdict.js';
 
 /**
  * Colour on a terminal, unless NO_COLOR is set or the terminal is dumb; FORCE_COLOR (not 0) asks for it
@@ -22,6 +23,18 @@ export const colour = {
   yellow: paint(33),
   cyan: paint(36),
   grey: paint(90),
+};
+
+/**
+ * How the terminal paints a tone of the story (src/shared/verdict.ts): the one place a colour is chosen for a
+ * word of clockhook's; a command paints what the story judged, never picks green or red itself.
+ */
+export const PAINT: Record<Tone, (text: string) => string> = {
+  ok: colour.green,
+  bad: colour.red,
+  warn: colour.yellow,
+  info: colour.cyan,
+  plain: colour.grey,
 };
 
 export function printJson(value: unknown): void {

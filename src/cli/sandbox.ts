@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
-import { isApiVersionLabel } from '../contract/index.js';
+import { API_VERSION, isApiVersionLabel, LIMITS, nextAttemptAfter } from '../contract/index.js';
 import type { AttemptReport } from '../sandbox/index.js';
 import { consoleLogger } from '../logger.js';
 import { UsageError } from '../errors.js';
-import { colour, printLine } from './output.js';
+import { colour, PAINT, printLine } from './output.js';
 import { bindFailure, fileFailure, onShutdown, parseFetchablePort, parseTimeScale } from './process.js';
-import { LIMITS } from '../contract/index.js';
-import { GAVE_UP } from '../story/index.js';
+import { nextWords, statusTone } from '../story/index.js';
 import { folderFiles } from '../folder/index.js';
 
 interface SandboxFlags {
@@ -18,12 +17,13 @@ interface SandboxFlags {
   json?: boolean;
 }
 
-function attemptLine(report: AttemptReport): string {
+function attemptLine(report: AttemptReport, timeScale: number): string {
   const status = report.statusCode === null ? report.error : String(report.statusCode);
-  const painted = report.outcome === 'delivered' ? colour.green(String(status)) : colour.red(String(status));
-  const tail = report.outcome === 'retrying' ? ' (will retry)' : report.outcome === 'failed' ? ` (${GAVE_UP})` : '';
+  const painted = PAINT[statusTone(report.statusCode)](String(status));
+  const next = nextAttemptAfter(report.attempt, { failedAt: Date.now(), timeScale });
+  const tail = report.outcome === 'delivered' ? '' : ` (${nextWords(next)})`;
   const disabled = report.endpointDisabled
-    ? colour.red(
+    ? PAINT.bad(
         ` endpoint ${report.endpointId} disabled after ${LIMITS.consecutiveFailuresToDisable} failed deliveries in a row`,
       )
     : '';
@@ -39,7 +39,7 @@ export function registerSandbox(program: Command): void {
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--db <file>', 'state file', folderFiles().sandboxState)
     .option('--time-scale <factor>', 'multiply retry delays (0.001 turns 1 min into 60 ms)', '1')
-    .option('--api-version <date>', 'api_version of the envelopes it sends', '2026-11-01')
+    .option('--api-version <date>', 'api_version of the envelopes it sends', API_VERSION)
     .option('--json', 'print NDJSON: a ready line, then one line per delivery attempt')
     .action(async (flags: SandboxFlags) => {
       const port = parseFetchablePort(flags.port, '--port', 'fetch, which clockhook calls the sandbox with,');
@@ -56,7 +56,7 @@ export function registerSandbox(program: Command): void {
         apiVersion: flags.apiVersion,
         logger: consoleLogger,
         onAttempt: (report) =>
-          flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report)),
+          flags.json ? printLine({ event: 'attempt', ...report }) : console.log(attemptLine(report, timeScale)),
       }).catch(async (error: NodeJS.ErrnoException) => {
         throw (
           fileFailure(error, 'the state') ?? (await bindFailure(error, flags.host, port, 'another sandbox')) ?? error

@@ -6,3 +6,4 @@ export * from './resources.js';
 export * from './errors.js';
 export * from './data-path.js';
 export * from './shape.js';
+export * from './limits.js';

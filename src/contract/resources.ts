@@ -69,23 +69,8 @@ export interface ListPage<T> {
 /** DESIGN.md's list wrapper (the contract does not show page sizes): `limit` is 20 unless given, at most 100. */
 export const LIST_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
 
-/** Limits of the contract's Limits table. */
-export const LIMITS = {
-  deliveryAttempts: 5,
-  consecutiveFailuresToDisable: 10,
-  storedResponseBodyChars: 4000,
-  receiverTimeoutMs: 30_000,
-  replayWindowSeconds: 300,
-  /** Retry table: delay before attempts 1..5, in milliseconds. */
-  retryDelaysMs: [0, 60_000, 300_000, 1_800_000, 7_200_000],
-} as const;
-
-/**
- * Whether a receiver's answer took a delivery: a 2xx status (the contract's "Delivery" rules 2 and 3; null, no
- * answer or a time-out, is a failed attempt). The one test of it, wherever an answer is judged.
- */
-export const isTaken = (statusCode: number | null | undefined): statusCode is number =>
-  typeof statusCode === 'number' && statusCode >= 200 && statusCode < 300;
+/** Whether a receiver's answer took a delivery (a 2xx): the one test, shared with the page (see src/shared/verdict.ts). */
+export { isTaken } from '../shared/verdict.js';
 /**
  * Whether a receiver's answer reads as a refused signature: the statuses handlers refuse a delivery they
  * could not verify with (400, 401, 403). The listener and check both say "another secret?" on them.

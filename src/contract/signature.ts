@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { LIMITS } from './limits.js';
 
 /** The contract's suggested replay window, in seconds (Signature, step 3). */
-export const DEFAULT_TOLERANCE_SECONDS = 300;
+export const DEFAULT_TOLERANCE_SECONDS = LIMITS.replayWindowSeconds;
 
 export type SignatureFailureReason =
   'missing_header' | 'malformed_header' | 'timestamp_outside_tolerance' | 'signature_mismatch';

@@ -2,6 +2,7 @@
 // this without the listener, the inspector and the sandbox that listenConfig (options.ts) brings.
 import { STATE_DIR } from '../folder/index.js';
 import { DEFAULT_WAIT_FOR_APP_MS } from '../listener/app-wait.js';
+import { LIMITS } from '../contract/index.js';
 
 /** Every default of listen, in one place: the CLI's flags show these, and listenConfig applies them. */
 export const LISTEN_DEFAULTS = {
@@ -10,8 +11,8 @@ export const LISTEN_DEFAULTS = {
   inspectorPort: 4301,
   host: '127.0.0.1',
   path: '/',
-  tolerance: 300,
-  timeoutMs: 30_000,
+  tolerance: LIMITS.replayWindowSeconds,
+  timeoutMs: LIMITS.receiverTimeoutMs,
   waitForAppMs: DEFAULT_WAIT_FOR_APP_MS,
   maxCaptures: 1000,
   maxBufferedBytes: 64 * 1024 * 1024,

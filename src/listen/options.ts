@@ -3,7 +3,7 @@
 // (listener/options.ts). The CLI, the config file and the library call all come through it.
 import type { ExporterEvent, TracingConfig } from '../tracing/config.js';
 import { apiBaseProblem } from '../api/index.js';
-import { validateSubscription } from '../contract/index.js';
+import { validateSubscription, RETRY_SCHEDULE } from '../contract/index.js';
 import { ListenUsageError } from './usage-error.js';
 import { folderFiles } from '../folder/index.js';
 import { LISTEN_DEFAULTS } from './defaults.js';
@@ -75,7 +75,7 @@ export interface ListenOptions extends Pick<ListenerOptions, ListenerPart> {
   /** The `.clockhook/` folder. @default '.clockhook' */
   stateDir?: string;
   /**
-   * The embedded sandbox's retry delays are the service's (1 min, 5 min, 30 min, 2 h) times this: 0.01 turns
+   * The embedded sandbox's retry delays are the service's (RETRY_SCHEDULE) times this: 0.01 turns
    * 1 min into 0.6 s. Only for a sandbox listen starts. @default 1
    */
   timeScale?: number;
@@ -190,7 +190,7 @@ function checkApi(options: ListenOptions): void {
     throw new ListenUsageError('an API key needs a base URL: pass --api-base or set CLOCKHOOK_API_BASE.');
   if (timeScale !== undefined)
     throw new ListenUsageError(
-      '--time-scale speeds up the sandbox: the service retries on its own schedule (1 min, 5 min, 30 min, 2 h). Drop it, or the API key to use the sandbox.',
+      `--time-scale speeds up the sandbox: the service retries on its own schedule (${RETRY_SCHEDULE}). Drop it, or the API key to use the sandbox.`,
     );
 }
 

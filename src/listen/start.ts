@@ -91,7 +91,9 @@ function setupOf(config: ListenConfig, deliveryFailed: () => void): Setup {
     keeper,
     onDelivery: (report) => {
       config.onDelivery(report);
-      if (report.source === 'delivery' && !isTaken(report.status)) deliveryFailed();
+      // Judged by the story (a 200 cut short failed too); a request refused before it was captured has none.
+      const failed = report.story ? report.story.outcome !== '2xx' : !isTaken(report.status);
+      if (report.source === 'delivery' && failed) deliveryFailed();
     },
     appState: new Set([config.onAppState]),
   };

@@ -1,4 +1,4 @@
-import { maskSecret } from '../contract/index.js';
+import { maskSecret, DEFAULT_TOLERANCE_SECONDS } from '../contract/index.js';
 import type { Logger } from '../logger.js';
 import { isSignatureRefusal } from '../contract/index.js';
 import type { CaptureForward, CaptureSignature } from '../store/index.js';
@@ -25,7 +25,7 @@ export class Advisor {
   readonly #tolerance: number;
   #ageAdvised = false;
 
-  constructor(logger: Logger, basePath: string, tolerance = 300) {
+  constructor(logger: Logger, basePath: string, tolerance = DEFAULT_TOLERANCE_SECONDS) {
     this.#logger = logger;
     this.#basePath = basePath;
     this.#tolerance = tolerance;

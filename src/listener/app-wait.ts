@@ -1,7 +1,8 @@
 import type { ClientRequest } from 'node:http';
+import { LIMITS } from '../contract/index.js';
 
 /** The service gives a delivery 30 s (the contract's limit): a wait for the app must end well before it. */
-export const SERVICE_LIMIT_SECONDS = 30;
+export const SERVICE_LIMIT_SECONDS = LIMITS.receiverTimeoutMs / 1000;
 /** How long a delivery waits for an app that is not answering, by default (`--wait-for-app`). */
 export const DEFAULT_WAIT_FOR_APP_MS = 10_000;
 

@@ -1,6 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isTaken } from '../contract/index.js';
-import { answerExcerpt } from '../shared/excerpt.js';
 import { answerError } from '../http/index.js';
 import type { Capture, CaptureStore } from '../store/index.js';
 import type { Advisor } from './advice.js';
@@ -47,10 +45,9 @@ export async function forwardAndAnswer(forwarder: Forwarder, x: Exchange, parts:
     answerError(res, outcome.statusCode, outcome.code, outcome.message, { requestId: capture.id });
   const status = outcome.kind === 'failed' ? outcome.statusCode : (outcome.forward.statusCode ?? 502);
   const answered = outcome.kind === 'answered';
-  const answer = answered && !isTaken(status) ? answerExcerpt(outcome.forward) : null;
   const held = aside.keepsAnswer && answered;
   const error = held ? 'injected timeout: the sender is not answered' : outcome.forward.error;
-  parts.reporter.report(capture, { status, started, error, forward: outcome.forward, answer }, aside.trace);
+  parts.reporter.report(capture, { status, started, error, forward: outcome.forward }, aside.trace);
   parts.advisor.forwarded(outcome.forward, status, capture.signature, relative);
   return answered ? outcome.forward : null;
 }

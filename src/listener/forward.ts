@@ -249,7 +249,7 @@ export class Forwarder {
     const seconds = Math.round((performance.now() - pending.waitStarted) / 100) / 10;
     const waited = pending.waits > 0 ? ` It was not answering for ${seconds} s (--wait-for-app).` : '';
     const message = timedOut
-      ? `The app at ${target} did not answer within ${this.timeoutMs} ms. The service counts this attempt as failed and will retry.`
+      ? `The app at ${target} did not answer within ${this.timeoutMs} ms, the time a receiver has: the service counts this attempt as failed.`
       : failure.code === 'ECONNRESET'
         ? `The app at ${target} closed the connection without answering: it may have crashed handling this delivery (see its log). The delivery is captured; replay it from the inspector once the app is fixed.`
         : `Could not reach the app at ${target}: ${describeError(failure)}.${waited} Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
@@ -351,11 +351,11 @@ export class Forwarder {
       });
     };
     proxyRes.on('end', () => finish());
-    proxyRes.on('error', (error) =>
-      finish(pending.timedOut ? `answer cut: timed out after ${this.timeoutMs} ms` : error.message),
-    );
+    // Cut short, in words rather than Node's ('aborted'): the status says "cut", this says how.
+    const cut = 'the app closed the connection before its answer was complete';
+    proxyRes.on('error', () => finish(pending.timedOut ? `answer cut: timed out after ${this.timeoutMs} ms` : cut));
     proxyRes.on('close', () => {
-      if (!proxyRes.complete) finish('the app closed the connection before its answer was complete');
+      if (!proxyRes.complete) finish(cut);
     });
   }
 

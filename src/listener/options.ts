@@ -1,5 +1,5 @@
 import { type CaptureStory, StoryBook } from '../story/index.js';
-import { DEFAULT_TOLERANCE_SECONDS } from '../contract/index.js';
+import { DEFAULT_TOLERANCE_SECONDS, LIMITS, MAX_DELIVERY_BYTES } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { type AppStateEvent, DEFAULT_WAIT_FOR_APP_MS, SERVICE_LIMIT_SECONDS } from './app-wait.js';
 import type { ForwardRoute } from './routes.js';
@@ -101,7 +101,7 @@ export interface ListenerOptions {
 }
 
 /** The largest body a delivery may have; beyond it the answer is 413. */
-export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+export const MAX_BODY_BYTES = MAX_DELIVERY_BYTES;
 
 const DEFAULTS = {
   port: 4300,
@@ -110,7 +110,7 @@ const DEFAULTS = {
   secret: null as string | null,
   skipVerify: false,
   tolerance: DEFAULT_TOLERANCE_SECONDS,
-  timeoutMs: 30_000,
+  timeoutMs: LIMITS.receiverTimeoutMs as number,
   waitForAppMs: DEFAULT_WAIT_FOR_APP_MS,
   onAppState: (_event: AppStateEvent) => {},
   faults: null as FaultsOption | null,

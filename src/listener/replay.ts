@@ -1,5 +1,4 @@
-import { isTaken, signPayload } from '../contract/index.js';
-import { answerExcerpt } from '../shared/excerpt.js';
+import { signPayload } from '../contract/index.js';
 import { errorMessage, HOP_BY_HOP } from '../http/index.js';
 import { ActionError } from '../errors.js';
 import type { Capture, CaptureStore } from '../store/index.js';
@@ -110,12 +109,12 @@ export function replayResult(
   story: CaptureStory,
 ): ReplayResult {
   const { forward } = replayed;
-  const excerpt =
-    forward && forward.statusCode !== null && !isTaken(forward.statusCode) ? answerExcerpt(forward) : null;
+  const excerpt = story.answer;
   return {
     captureId: replayed.id,
     statusCode: answer.status,
-    durationMs: Math.round(durationMs),
+    // The app's time as the record has it (measured once, by the forward); else the whole exchange's.
+    durationMs: story.durationMs ?? Math.round(durationMs),
     ...(forward && forward.statusCode === null ? { error: errorMessage(answer.body) } : {}),
     ...(excerpt ? { answer: excerpt } : {}),
     story,

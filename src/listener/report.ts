@@ -66,8 +66,6 @@ export interface Ending {
   started: number;
   error?: string;
   forward?: CaptureForward;
-  /** What the app said, when it did not take it. */
-  answer?: string | null;
 }
 
 /**
@@ -81,16 +79,17 @@ export class Reporter {
     private readonly onDelivery: (report: DeliveryReport) => void,
   ) {}
 
-  report(capture: Capture, { status, started, error, forward, answer }: Ending, trace?: DeliveryTrace | null): void {
-    const durationMs = Math.round(performance.now() - started);
+  report(capture: Capture, { status, started, error, forward }: Ending, trace?: DeliveryTrace | null): void {
     const now = this.store.get(capture.id) ?? capture;
     const story = this.stories.captureStory(now);
+    // The app's time is the record's (measured once, by the forward); one not forwarded has only its own.
+    const durationMs = story.durationMs ?? Math.round(performance.now() - started);
     const outcome = {
       status,
       durationMs,
       error,
       target: forward?.target,
-      answer,
+      answer: story.answer,
       waitedMs: forward?.waitedMs,
       cut: forward?.cut,
     };

@@ -9,6 +9,7 @@ import { captureIdInput, checkedType, eventIdInput, named, READ_ONLY, typeInput 
 import { listenHere, listenRunsHere, type McpContext, readStore } from './context.js';
 import { captureText, result, shownCapture, UNTRUSTED } from './present.js';
 import * as schema from './schemas.js';
+import { LIMITS } from '../contract/index.js';
 
 const answered = (c: Capture) => c.forward !== undefined || c.rejected !== null;
 
@@ -43,7 +44,13 @@ function registerWait(server: McpServer, ctx: McpContext): void {
           .boolean()
           .default(false)
           .describe("only a capture that arrives after this call: wait for an event's retry or redelivery"),
-        timeoutMs: z.number().int().min(100).max(120_000).default(30_000).describe('how long to wait, in ms'),
+        timeoutMs: z
+          .number()
+          .int()
+          .min(100)
+          .max(120_000)
+          .default(LIMITS.receiverTimeoutMs)
+          .describe('how long to wait, in ms'),
         maxBodyBytes: bodyInputs.maxBodyBytes,
       },
       outputSchema: {

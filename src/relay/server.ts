@@ -23,6 +23,7 @@ import { handle, handleRemote, type RelayContext, type RelayRequestLog } from '.
 import { FileKeyStore, RedisKeyStore } from './keys.js';
 import { relayMetrics } from './metrics.js';
 import { CONNECT_PATH, channelFor, KEY_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION, TOKEN_PATTERN } from './protocol.js';
+import { LIMITS } from '../contract/index.js';
 
 export type { RelayRequestLog };
 
@@ -145,7 +146,7 @@ async function relayContext(options: RelayServerOptions, logger: Logger): Promis
     maxChannels,
     maxInFlight,
     maxInFlightPerKey,
-    timeoutMs: options.responseTimeoutMs ?? 30_000,
+    timeoutMs: options.responseTimeoutMs ?? LIMITS.receiverTimeoutMs,
     retryAfter: String(options.retryAfterSeconds ?? 10),
     onRequest: options.onRequest ?? (() => {}),
     tracer: options.tracer ?? null,

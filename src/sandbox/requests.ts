@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParam, rateLimited, SandboxError } from './errors.js';
 import * as api from './resources.js';
 import { DEFAULT_ACCOUNT, type KeyRecord, newApiKey, SCOPES, type SandboxData, type Scope } from './state.js';
+import { MAX_API_REQUEST_BYTES } from '../contract/index.js';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = MAX_API_REQUEST_BYTES;
 export const FORCEABLE_ERRORS = ['internal_error', 'rate_limit_exceeded', 'account_rate_limit_exceeded'];
 
 type Handler = (ctx: api.RouteContext, id: string) => api.RouteResult;

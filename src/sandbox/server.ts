@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isApiVersionLabel } from '../contract/index.js';
+import { isApiVersionLabel, API_VERSION, LIMITS } from '../contract/index.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { coalesceWrites } from '../store/index.js';
 import { SandboxApi } from './api.js';
@@ -31,9 +31,9 @@ export interface SandboxOptions {
   discoveryPath?: string | null;
   /** Multiplies retry delays: 0.001 turns 1 min into 60 ms. The 30 s time-out is not scaled. @default 1 */
   timeScale?: number;
-  /** api_version of the envelopes this sandbox sends. @default '2026-11-01' */
+  /** api_version of the envelopes this sandbox sends. @default API_VERSION (contract/limits.ts) */
   apiVersion?: string;
-  /** The receiver's time limit per attempt. @default 30000 (the contract's) */
+  /** The receiver's time limit per attempt. @default LIMITS.receiverTimeoutMs (the contract's) */
   deliveryTimeoutMs?: number;
   /** Only the newest this many events are kept (with their attempts); pending ones always. @default 5000 */
   maxEvents?: number;
@@ -66,8 +66,8 @@ const DEFAULTS = {
   dbPath: folderFiles().sandboxState as string | null,
   discoveryPath: DEFAULT_DISCOVERY_PATH as string | null,
   timeScale: 1,
-  apiVersion: '2026-11-01',
-  deliveryTimeoutMs: 30_000,
+  apiVersion: API_VERSION as string,
+  deliveryTimeoutMs: LIMITS.receiverTimeoutMs as number,
   maxEvents: 5000,
   now: Date.now,
   setTimer: realTimer,

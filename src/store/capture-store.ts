@@ -284,7 +284,7 @@ export class CaptureStore {
       this.#lazyTimer = null;
       // A failed write keeps its entries for the next one; the deliveries' own writes report it.
       this.#persist().catch((error: Error) =>
-        this.#logger.warn(`Could not write to ${this.path}: ${error.message}; will retry.`),
+        this.#logger.warn(`Could not write to ${this.path}: ${error.message}; it tries again.`),
       );
     }, LAZY_WRITE_MS);
   }

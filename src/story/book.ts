@@ -3,15 +3,25 @@
 // event's state never reads the event's other captures again (issue 52).
 import type { Capture, CaptureObserver, CaptureStore } from '../store/index.js';
 import { deliveryStoryOf, eventState, type EventStory, storyKey, tellStory } from './event-story.js';
-import { kindWords } from './words.js';
+import { answerExcerpt } from '../shared/excerpt.js';
+import { signatureTone, type Tone, type Verdict, verdictOf } from '../shared/verdict.js';
+import { kindWords, stateTone } from './words.js';
 import { byArrival, type Decided, EventSummary, type Lookup, summaryOf } from './summary.js';
 
-/** A capture's story as it travels with the capture: its kind and words, and its event's state. */
-export interface CaptureStory {
+/**
+ * A capture's story as it travels with the capture, the one judgement every surface renders (listen's line and
+ * --json, the captures commands, the MCP tools, the testing library): what it was for its event (kind and
+ * words), the verdict on its answer (outcome, status shown, tone, the app's time: see Verdict), the tone of its
+ * signature, the gist of what the app said when it did not take it, and its event's state.
+ */
+export interface CaptureStory extends Verdict {
   kind: Decided['kind'];
   retry?: number;
   words: string;
-  event: { state: EventStory['state']; words: string; failed: boolean; latest: boolean };
+  signatureTone: Tone;
+  /** What the app said when it did not take it (see answerExcerpt); null otherwise. */
+  answer: string | null;
+  event: { state: EventStory['state']; words: string; tone: Tone; failed: boolean; latest: boolean };
 }
 
 /** The summaries of the events of a set of captures, by story key. */
@@ -123,21 +133,36 @@ export class StoryBook implements CaptureObserver {
     // listener tells one for every delivery it answers).
     const { kind, retry } = summary.kindOf(capture);
     const latest = summary.latest === capture.id;
-    return storyOf({ kind, retry, words: kindWords(kind, retry) }, eventState(summary, {}, now), latest);
+    return storyOf(capture, { kind, retry, words: kindWords(kind, retry) }, eventState(summary, {}, now), latest);
   }
 }
 
-/** A capture's story: what it was, in words, and its event's state (`latest`: its newest capture is this one). */
+/**
+ * A capture's story: what it was, in words, the verdict on its answer, and its event's state (`latest`: its
+ * newest capture is this one).
+ */
 function storyOf(
+  capture: Capture,
   { kind, retry, words }: Pick<CaptureStory, 'kind' | 'retry' | 'words'>,
-  { state, words: said, failed }: Omit<CaptureStory['event'], 'latest'>,
+  { state, words: said, failed }: Omit<CaptureStory['event'], 'latest' | 'tone'>,
   latest: boolean,
 ): CaptureStory {
-  return { kind, ...(retry === undefined ? {} : { retry }), words, event: { state, words: said, failed, latest } };
+  const verdict = verdictOf(capture);
+  const { forward } = capture;
+  const answer = verdict.outcome === 'failed' && forward && forward.statusCode !== null ? answerExcerpt(forward) : null;
+  return {
+    kind,
+    ...(retry === undefined ? {} : { retry }),
+    words,
+    ...verdict,
+    signatureTone: signatureTone(capture.signature.status),
+    answer,
+    event: { state, words: said, tone: stateTone(state), failed, latest },
+  };
 }
 
 /** A capture's story from its event's story (which carries the capture's delivery, when it is held). */
 export function captureStoryIn(capture: Capture, story: EventStory): CaptureStory {
   const delivery = story.deliveries[capture.id] ?? deliveryStoryOf(summaryOf(story.key, [capture]), capture);
-  return storyOf(delivery, story, story.latest === capture.id);
+  return storyOf(capture, delivery, story, story.latest === capture.id);
 }

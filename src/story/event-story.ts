@@ -1,10 +1,11 @@
 // An event's story as every surface gets it, told from its summary (see summary.ts): the state of the event
 // from its newest capture and what the service says, and what each capture an answer carries was for it.
 import type { Capture, DeliveryKind } from '../store/index.js';
-import { LIMITS } from '../contract/index.js';
+import { nextAttemptAfter } from '../contract/index.js';
 import { type Outcome, outcomeOf } from './outcome.js';
 import type { EventSummary } from './summary.js';
-import { type EventState, kindTone, kindWords, type NextAttempt, stateTone, stateWords, type Tone } from './words.js';
+import type { Tone } from '../shared/verdict.js';
+import { type EventState, kindTone, kindWords, type NextAttempt, stateTone, stateWords } from './words.js';
 
 /** What one capture was for its event, and what became of it, with their colour classes for the page. */
 export interface DeliveryStory {
@@ -73,35 +74,62 @@ const carriesNoEvent = (capture: Capture) =>
   capture.rejected !== null && (!capture.envelope || capture.signature.status === 'missing');
 
 /**
- * What the service still does with an event a replay delivered here: its newest delivery held failed, so it
- * sends it again while it has attempts left. The service's view says when, where it was asked; else the
- * attempt is told from the deliveries held (not when: the sandbox's --time-scale is not known here).
+ * The service's attempt number of a delivery held, from what it was for its event (the first delivery is attempt
+ * 1, retry n attempt n + 1); null where that is not known (a duplicate, a retry whose earlier ones were let go).
  */
-function stillToCome(summary: EventSummary, service: ServiceView): NextAttempt | null {
-  if (service.delivered || service.ended) return null;
-  if (service.next) return service.next;
-  const newest = summary.resend === null ? undefined : summary.get(summary.resend);
-  if (!newest || newest.source !== 'delivery' || ['2xx', 'pending'].includes(outcomeOf(newest))) return null;
-  const { kind, retry } = summary.kindOf(newest);
-  const attempt = kind === 'first' ? 1 : kind === 'retry' && retry !== undefined ? retry + 1 : null;
-  return attempt !== null && attempt < LIMITS.deliveryAttempts ? { attempt: attempt + 1, dueAt: null } : null;
+function attemptOfDelivery(summary: EventSummary, delivery: Capture): number | null {
+  const { kind, retry } = summary.kindOf(delivery);
+  if (kind === 'first') return 1;
+  return kind === 'retry' && retry !== undefined ? retry + 1 : null;
 }
 
-/** The state of an event from its newest capture and what the service says, where it was asked. */
+/**
+ * What the service does next after its newest delivery here failed: the service's view where it was asked; else
+ * told from the attempt number of the deliveries held, by the retry table (not when: a sandbox's --time-scale is
+ * not known here). `null` with `gaveUp`: that was its last attempt.
+ */
+function afterFailure(summary: EventSummary, delivery: Capture, service: ServiceView) {
+  if (service.next) return { next: service.next, gaveUp: false };
+  const attempt = attemptOfDelivery(summary, delivery);
+  if (attempt === null) return { next: null, gaveUp: false };
+  const next = nextAttemptAfter(attempt);
+  return { next: next && { attempt: next.attempt, dueAt: null }, gaveUp: next === null };
+}
+
+/**
+ * The state of an event from what the service did (its newest delivery held here) and what the service says,
+ * where it was asked; what was done here only adds to it: a replay the app took says the event was delivered
+ * here (while the service may still try again), and a replay that failed leaves the event as the service left
+ * it (a delivered event stays delivered). A request that carries no event stays rejected, whatever its replays did.
+ */
 function stateOf(
   summary: EventSummary | undefined,
   service: ServiceView,
 ): { state: EventState; next: NextAttempt | null } {
   const latest = summary?.latestCapture();
   if (!summary || !latest) return serviceState(service);
+  const resend = summary.resend === null ? undefined : summary.get(summary.resend);
+  // Only replays held (the deliveries let go): the newest of them tells; one of no event is outside the events.
+  const delivery = resend?.source === 'delivery' ? resend : undefined;
+  if (!delivery) return replaysOnly(latest);
+  const outcome = outcomeOf(delivery);
+  if (outcome === 'pending') return { state: 'pending', next: null };
+  if (carriesNoEvent(delivery)) return { state: 'rejected', next: null };
+  if (outcome === '2xx' || service.delivered) return { state: 'delivered', next: null };
+  const { next, gaveUp } = service.ended ? { next: null, gaveUp: false } : afterFailure(summary, delivery, service);
+  // Taken here by a replay since: delivered here, while the service may still try again.
+  if (summary.takenAfter(delivery.id)) return { state: 'delivered', next };
+  if (service.ended === 'gave-up' || gaveUp) return { state: 'given-up', next: null };
+  if (service.ended === 'disabled') return { state: 'disabled', next: null };
+  return { state: 'failing', next };
+}
+
+/** The state told by replays alone: a replay of no event is rejected; else as its outcome says. */
+function replaysOnly(latest: Capture): { state: EventState; next: NextAttempt | null } {
+  if (!latest.envelope || carriesNoEvent(latest)) return { state: 'rejected', next: null };
   const outcome = outcomeOf(latest);
   if (outcome === 'pending') return { state: 'pending', next: null };
-  if (outcome === '2xx')
-    return { state: 'delivered', next: latest.source === 'replay' ? stillToCome(summary, service) : null };
-  if (carriesNoEvent(latest)) return { state: 'rejected', next: null };
-  if (service.ended === 'gave-up') return { state: 'given-up', next: null };
-  if (service.ended === 'disabled') return { state: 'disabled', next: null };
-  return { state: 'failing', next: service.next ?? null };
+  return { state: outcome === '2xx' ? 'delivered' : 'failing', next: null };
 }
 
 /** What a held capture was for its event, in words. */

@@ -6,10 +6,8 @@ export { type DeliveryStory, type EventStory, type ServiceView, storyKey } from 
 export { type CaptureStory, StoryBook } from './book.js';
 export type { Decided } from './summary.js';
 export {
-  attemptOf,
   DISABLES_AFTER,
   endpointProblem,
-  GAVE_UP,
   missedSummary,
   missedWords,
   type OutlookWords,

@@ -1,36 +1,21 @@
-import { isTaken } from '../contract/index.js';
+// What became of a capture, its status shown and its tones are decided in src/shared/verdict.ts, which the page
+// loads too; the story tells them with each capture (see book.ts), and adds what needs the store.
 import type { Capture } from '../store/index.js';
-import type { Tone } from './words.js';
+import { type Outcome, outcomeOf } from '../shared/verdict.js';
 
-/** What became of a capture: the app took it (or clockhook answered 200 with no app), did not, or clockhook refused it. */
-export type Outcome = '2xx' | 'failed' | 'rejected' | 'pending';
+export {
+  answerOutcome,
+  type Outcome,
+  outcomeOf,
+  outcomeTone,
+  signatureTone,
+  statusShown,
+  statusTone,
+  type Tone,
+  type Verdict,
+  verdictOf,
+} from '../shared/verdict.js';
 export const OUTCOMES: readonly Outcome[] = ['2xx', 'failed', 'rejected'];
-
-export function outcomeOf(capture: Capture): Outcome {
-  if (capture.rejected) return 'rejected';
-  if (capture.forward === null) return '2xx';
-  if (capture.forward === undefined) return 'pending';
-  return answerOutcome(capture.forward.statusCode, { cut: capture.forward.cut });
-}
-
-/**
- * The outcome of an answer the sender got: `refused` when clockhook answered it itself (a refused signature,
- * a full budget); an answer cut short never reached the sender whole, so whatever its status line said, it
- * failed.
- */
-export function answerOutcome(
-  status: number | null,
-  { cut = false, refused = false }: { cut?: boolean; refused?: boolean } = {},
-): Outcome {
-  if (refused) return 'rejected';
-  return isTaken(status) && !cut ? '2xx' : 'failed';
-}
-
-/** The colour class of an outcome (see Tone): refused by clockhook is plain, as is one still with the app. */
-export function outcomeTone(outcome: Outcome): Tone {
-  if (outcome === '2xx') return 'ok';
-  return outcome === 'failed' ? 'bad' : 'plain';
-}
 
 /** The status the sender got, when it is known (not for an app that did not answer). */
 export function statusOf(capture: Capture): number | null {

@@ -2,9 +2,9 @@
 // attempts and missed list, listen's catch-up line and the MCP tools. The attempts limit and the retry delays
 // are the contract's (LIMITS); a surface only puts the time where `{at}` stands, in its own way.
 import type { DeliveryOutlook, MissedEvent, MissedOutlook } from '../api/index.js';
-import { LIMITS } from '../contract/index.js';
+import { durationWords, LIMITS } from '../contract/index.js';
 import { counted } from '../counted.js';
-import { inTime } from './words.js';
+import { attemptOf, GIVEN_UP, inTime, nextWords } from './words.js';
 
 /**
  * What comes next, as words: `{at}` stands where a surface puts the time the next attempt is due (the
@@ -14,17 +14,6 @@ export interface OutlookWords {
   text: string;
   due?: string;
 }
-
-/** A delay as a person reads it: "1 min", "2 h". */
-function delayWords(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
-  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
-  return `${Math.round(ms / 360_000) / 10} h`;
-}
-
-/** The attempt of all there are: "attempt 2 of 5". */
-export const attemptOf = (attempt: number) => `attempt ${attempt} of ${LIMITS.deliveryAttempts}`;
 
 /** Why an endpoint is disabled when the service disabled it. */
 export const DISABLES_AFTER = `the service disables an endpoint after ${LIMITS.consecutiveFailuresToDisable} failed deliveries in a row`;
@@ -38,9 +27,6 @@ export function endpointProblem(endpoint: { id: number; status: string }): strin
   return `Endpoint #${endpoint.id} is ${endpoint.status}: the service sends it nothing${why}.`;
 }
 
-/** That the service made every attempt it makes. */
-export const GAVE_UP = `the delivery failed after ${LIMITS.deliveryAttempts} attempts; the service does not try again`;
-
 /**
  * What comes next for one endpoint whose latest attempt failed (see deliveryOutlook); `timeScale`, a sandbox's
  * --time-scale, said with the policy when it is not 1.
@@ -53,10 +39,10 @@ export function outlookWords(o: DeliveryOutlook, { timeScale = 1 }: { timeScale?
       return {
         text: `${endpoint} is disabled, and a disabled endpoint is excluded from deliveries: no more attempts come while it is.`,
       };
-    return { text: `${endpoint}: ${GAVE_UP}.` };
+    return { text: `${endpoint}: ${GIVEN_UP}.` };
   }
   const scaled = timeScale === 1 ? '' : `, times the sandbox's --time-scale ${timeScale}`;
-  const policy = `${delayWords(o.delayMs)} after attempt ${o.after} (the service's retry policy${scaled})`;
+  const policy = `${durationWords(o.delayMs)} after attempt ${o.after} (the service's retry policy${scaled})`;
   const next = `${endpoint}: ${attemptOf(o.attempt)}`;
   if (o.dueAt === null) return { text: `${next} comes ${policy}.` };
   return {
@@ -68,12 +54,11 @@ export function outlookWords(o: DeliveryOutlook, { timeScale = 1 }: { timeScale?
 /** What the service does next with an event this listen missed, in a few words for its line of the list. */
 export function missedWords(o: MissedOutlook): OutlookWords {
   if (o.next === 'none') {
-    const gaveUp = `the service gave up after ${LIMITS.deliveryAttempts} attempts`;
-    return { text: o.reason === 'gave-up' ? gaveUp : 'not sent while the endpoint is disabled' };
+    return { text: o.reason === 'gave-up' ? GIVEN_UP : 'not sent while the endpoint is disabled' };
   }
   if (o.attempt === 1) return { text: 'its first attempt is still to come' };
-  if (!('dueAt' in o) || o.dueAt === null) return { text: `the service tries again (${attemptOf(o.attempt)})` };
-  return { text: `the service tries again at {at} (${attemptOf(o.attempt)})` };
+  const dueAt = 'dueAt' in o ? o.dueAt : null;
+  return { text: nextWords({ attempt: o.attempt, dueAt }, { at: () => '{at}' }) };
 }
 
 /** The words of `outlook` with the time put in: `at` formats it; `now` decides between before and after. */
@@ -102,7 +87,7 @@ export function missedSummary(
   const parts = [
     ...(retried.length > 0 ? [`${retried.length} will be retried by the service${next}`] : []),
     ...(gaveUp.length > 0
-      ? [`${gaveUp.length} ${gaveUp.length === 1 ? 'was' : 'were'} given up after ${LIMITS.deliveryAttempts} attempts`]
+      ? [`${gaveUp.length} ${gaveUp.length === 1 ? 'is' : 'are'} not sent again (${GIVEN_UP})`]
       : []),
     ...(disabled.length > 0 ? [`${disabled.length} will not come while the endpoint is disabled`] : []),
   ];

@@ -51,6 +51,12 @@ export class EventSummary {
     return id === null ? undefined : this.get(id);
   }
 
+  /** Whether the app took (2xx) a capture of the event that arrived after capture `id`. */
+  takenAfter(id: string): boolean {
+    const newest = this.#taken.at(-1);
+    return newest !== undefined && newest > id;
+  }
+
   /** What a replay of the event sends: its newest delivery from the service, else its newest capture. */
   get resend(): string | null {
     return this.#newestDelivery ?? this.latest;

@@ -1,7 +1,8 @@
 // The words of a delivery's story, the same on every surface: listen's terminal and --json, the captures
 // commands, the HAR, events get, the page and the MCP tools. docs/inspector.md has them in a table.
 import type { DeliveryKind } from '../store/index.js';
-import { LIMITS } from '../contract/index.js';
+import { durationWords, LIMITS } from '../contract/index.js';
+import type { Tone } from '../shared/verdict.js';
 
 /**
  * An event's state: delivered (its latest delivery or replay got a 2xx); failing (the latest did not);
@@ -43,9 +44,27 @@ export function kindWords(kind: DeliveryKind, retry?: number): string {
 export function inTime(at: number, now: number): string {
   const ms = at - now;
   if (ms <= 0) return 'any moment now';
-  if (ms < 60_000) return 'in under a minute';
-  if (ms < 3_600_000) return `in ${Math.round(ms / 60_000)} min`;
-  return `in ${Math.round(ms / 360_000) / 10} h`;
+  return ms < 60_000 ? 'in under a minute' : `in ${durationWords(ms)}`;
+}
+
+/** "attempt 2 of 5". */
+export const attemptOf = (attempt: number) => `attempt ${attempt} of ${LIMITS.deliveryAttempts}`;
+
+/** That the service made every attempt it makes: the one wording of giving up, on every surface. */
+export const GIVEN_UP = `the service gave up after its ${LIMITS.deliveryAttempts} attempts`;
+
+/**
+ * What the service does next with an event, in words: it tries again (when, where known: `at` puts the time in
+ * as a surface shows it, else it is said from now) or, with no next attempt, that it gave up. The one sentence
+ * of it, from the attempt number (see nextAttemptAfter): never "tries again" after the last attempt.
+ */
+export function nextWords(
+  next: NextAttempt | null,
+  { now = Date.now(), at }: { now?: number; at?: (ms: number) => string } = {},
+): string {
+  if (!next) return GIVEN_UP;
+  const when = next.dueAt === null ? '' : at ? ` at ${at(next.dueAt)}` : ` ${inTime(next.dueAt, now)}`;
+  return `the service tries again${when} (${attemptOf(next.attempt)})`;
 }
 
 /** The words of an event's state, with when the service tries next when that is known. */
@@ -56,16 +75,13 @@ export function stateWords(state: EventState, next: NextAttempt | null, now: num
     case 'delivered': {
       // Taken here by a replay while the service's own attempt failed: it still comes, as a duplicate.
       if (!next) return 'delivered';
-      const when = next.dueAt === null ? '' : ` ${inTime(next.dueAt, now)}`;
-      return `delivered here by a replay; the service still tries again${when} (attempt ${next.attempt} of ${LIMITS.deliveryAttempts}), and that delivery arrives as a duplicate`;
+      const tries = nextWords(next, { now }).replace('the service tries again', 'the service still tries again');
+      return `delivered here by a replay; ${tries}, and that delivery arrives as a duplicate`;
     }
-    case 'failing': {
-      if (!next) return 'failing';
-      const when = next.dueAt === null ? '' : ` ${inTime(next.dueAt, now)}`;
-      return `failing: the service tries again${when} (attempt ${next.attempt} of ${LIMITS.deliveryAttempts})`;
-    }
+    case 'failing':
+      return next ? `failing: ${nextWords(next, { now })}` : 'failing';
     case 'given-up':
-      return `given up: the service made its ${LIMITS.deliveryAttempts} attempts`;
+      return `given up: ${GIVEN_UP}`;
     case 'disabled':
       return 'disabled: nothing comes while the endpoint is disabled';
     case 'missed':
@@ -74,12 +90,6 @@ export function stateWords(state: EventState, next: NextAttempt | null, now: num
       return 'rejected: it carries no event (unsigned, or not an envelope), so nothing sends it again';
   }
 }
-
-/**
- * The colour class of a word of the story, the same on every surface, each painting it its own way (the
- * terminal: ok green, bad red, warn yellow, info cyan, plain grey; the page: its badge and chip classes).
- */
-export type Tone = 'ok' | 'bad' | 'warn' | 'info' | 'plain';
 
 /** A capture's kind: a duplicate is the one a handler must deduplicate; a replay is clockhook's own. */
 export function kindTone(kind: DeliveryKind): Tone {

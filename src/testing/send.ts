@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Fixture, fixtureProblem, signedFixture } from '../captures/index.js';
 import { type CheckReport, runChecks } from '../check/index.js';
-import { type DeliveryEnvelope, sampleData, setPath, signPayload } from '../contract/index.js';
+import { type DeliveryEnvelope, sampleData, setPath, signPayload, API_VERSION } from '../contract/index.js';
 import { postBytes } from '../http/index.js';
 import { OptionError } from '../errors.js';
 import { isTaken } from '../contract/index.js';
@@ -90,7 +90,7 @@ export function envelopeOf(
     id: `evt_${randomBytes(12).toString('hex')}`,
     object: 'event',
     type,
-    api_version: '2026-11-01',
+    api_version: API_VERSION,
     created,
     data: changed,
   };

@@ -186,7 +186,7 @@ describe('events get with a sandbox on a --time-scale', () => {
       await expect
         .poll(shown, { timeout: 10_000 })
         .toContain(
-          `\nEndpoint ${endpoint.id}: the delivery failed after 5 attempts; the service does not try again.\nTo send the event again now`,
+          `\nEndpoint ${endpoint.id}: the service gave up after its 5 attempts.\nTo send the event again now`,
         );
     } finally {
       await close();

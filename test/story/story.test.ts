@@ -188,9 +188,51 @@ describe("an event's state", () => {
     expect(failedToResend(all).map((c) => c.id)).toEqual([b.id, refused.id]);
     expect(captureStoryOf(bEdited, stories).event).toEqual({
       state: 'failing',
-      words: 'failing',
+      words: 'failing: the service tries again (attempt 2 of 5)',
+      tone: 'bad',
       failed: true,
       latest: true,
+    });
+  });
+
+  it('never lets a local replay rewrite what the service did', () => {
+    // A failed replay of a delivered event leaves it delivered, out of the failed set.
+    const [taken] = asListened(arrive('evt_d', 0, 200));
+    const failedReplay = arrive('evt_d', 5, 502, { source: 'replay', replayOf: taken.id, kind: 'replay' });
+    const delivered = eventStoryOf('evt_d', [taken, failedReplay]);
+    expect(delivered).toMatchObject({ state: 'delivered', failed: false, words: 'delivered' });
+    expect(failedToResend([taken, failedReplay])).toEqual([]);
+    // The replay itself failed, and says so.
+    expect(captureStoryOf(failedReplay, storiesOf([taken, failedReplay]))).toMatchObject({
+      kind: 'replay',
+      outcome: 'failed',
+      tone: 'bad',
+      status: '502',
+      event: { state: 'delivered', failed: false },
+    });
+    // A re-signed replay of a request that carried no event (unsigned) stays outside the events, ok or failed.
+    const refused = { rejected: { statusCode: 400, code: 'signature_missing' }, forward: undefined };
+    const unsigned = arrive('evt_u', 0, null, { ...refused, signature: { status: 'missing' } });
+    for (const status of [200, 500]) {
+      const replay = arrive('evt_u', 5, status, { source: 'replay', replayOf: unsigned.id, kind: 'replay' });
+      expect(eventStoryOf('evt_u', [unsigned, replay])).toMatchObject({ state: 'rejected', failed: false });
+    }
+    const body = arrive('x', 0, null, { ...refused, envelope: null });
+    const replayed = arrive('x', 5, 500, { source: 'replay', replayOf: body.id, kind: 'replay', envelope: null });
+    expect(storiesOf([body, replayed]).get(replayed.id)).toMatchObject({ state: 'rejected', failed: false });
+  });
+
+  it('says from the attempt number what the service does next, and that it gives up after the last', () => {
+    const held = asListened(...[0, 60, 360, 2160, 9360].map((s) => arrive('evt_t', s, null)));
+    const words = (n: number) => eventStoryOf('evt_t', held.slice(0, n)).words;
+    expect(words(1)).toBe('failing: the service tries again (attempt 2 of 5)');
+    expect(words(4)).toBe('failing: the service tries again (attempt 5 of 5)');
+    // The fifth attempt timed out: the service gives up, it does not try again.
+    expect(eventStoryOf('evt_t', held)).toMatchObject({
+      state: 'given-up',
+      failed: true,
+      words: 'given up: the service gave up after its 5 attempts',
+      next: null,
     });
   });
 });
