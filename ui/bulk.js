@@ -92,7 +92,8 @@ export class BulkReplay extends ActionBar {
       const result = await this.act({ type: 'replay', captureId, mode: 'resign' });
       if (result.ok) {
         run.sent += 1;
-        if (result.data.statusCode >= 200 && result.data.statusCode < 300) run.answered2xx += 1;
+        // As clockhook judged the replay: a 200 cut short did not land.
+        if (result.data.story?.outcome === '2xx') run.answered2xx += 1;
       } else {
         run.notSent += 1;
         run.error = this.errorText(result.error);

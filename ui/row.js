@@ -2,46 +2,46 @@
 // every row's cells line up under the column header whatever marks a row carries, and nothing is cut.
 import { deliveryStoryOf, eventStoryOf, storyLabel } from './story.js';
 import { el } from './render.js';
+import { signatureTone, verdictOf } from './shared/verdict.js';
 import { state } from './state.js';
 import { select } from './selection.js';
 import { openTab } from './tabs.js';
 
-/** A row's mark for a signature that is not valid; none for a valid one, the usual case. */
+/** A row's mark for a signature that is not valid, in the tone clockhook gives it; none for a valid one. */
 export function signatureBadge(signature) {
+  const tone = signatureTone(signature.status);
   switch (signature.status) {
     case 'valid':
       return null;
     case 'missing':
-      return el('span', { class: 'badge bad' }, 'signature missing');
+      return el('span', { class: `badge ${tone}` }, 'signature missing');
     case 'invalid':
-      return el('span', { class: 'badge bad', title: signature.hint ?? '' }, `invalid: ${signature.reason ?? '?'}`);
+      return el('span', { class: `badge ${tone}`, title: signature.hint ?? '' }, `invalid: ${signature.reason ?? '?'}`);
     default:
-      return el('span', { class: 'badge plain' }, 'unchecked');
+      return el('span', { class: `badge ${tone}` }, 'unchecked');
   }
 }
 
 /**
- * The status the sender got, first in the row, coloured by class: 2xx green, 4xx amber, 5xx and no
- * answer red, refused by clockhook itself grey.
+ * The status shown, first in the row, in the tone of its outcome, both as clockhook judges them on every
+ * surface (src/shared/verdict.ts): taken green, failed red (an error status, no answer, an answer cut short),
+ * refused by clockhook itself grey, still with the app a hollow chip.
  */
 export function statusChip(capture) {
-  if (capture.rejected) {
-    const { statusCode, code } = capture.rejected;
-    return el('span', { class: 'chip chip-refused', title: `refused by clockhook: ${code}` }, statusCode);
-  }
-  if (capture.forward === null) return el('span', { class: 'chip chip-2xx', title: 'captured only' }, '200');
-  if (!capture.forward) return el('span', { class: 'chip chip-wait', title: 'forwarding…' }, '…');
-  const { statusCode, error, cut } = capture.forward;
-  // An answer the app cut short failed, whatever its status line said.
-  const kind = statusCode === null || cut ? 'chip-5xx' : `chip-${Math.floor(statusCode / 100)}xx`;
-  return el(
-    'span',
-    { class: `chip ${kind}`, title: error ?? '' },
-    statusCode === null ? 'no answer' : `${statusCode}${cut ? ' cut' : ''}`,
-  );
+  const verdict = verdictOf(capture);
+  const tone = verdict.outcome === 'pending' ? 'wait' : verdict.tone;
+  const title = capture.rejected
+    ? `refused by clockhook: ${capture.rejected.code}`
+    : capture.forward === null
+      ? 'captured only'
+      : (capture.forward?.error ?? (capture.forward ? '' : 'forwarding…'));
+  return el('span', { class: `chip ${tone}`, title }, verdict.status);
 }
 
-const durationOf = (capture) => (capture.forward ? `${capture.forward.durationMs} ms` : '');
+const durationOf = (capture) => {
+  const { durationMs } = verdictOf(capture);
+  return durationMs === null ? '' : `${durationMs} ms`;
+};
 
 /** When a capture came: its time, with its day when that is not today (the store outlives a day). */
 // The formats of toLocaleTimeString(), toLocaleString() and a short day, made once: each of those calls

@@ -1,7 +1,7 @@
 // Plays a scenario: each delivery sent again in its recorded order, signed anew with the secret, at the
 // recorded pace (or faster), optionally with faults on purpose; each answer set beside the recorded one.
 import { readFile } from 'node:fs/promises';
-import { isTaken, signPayload, LIMITS } from '../contract/index.js';
+import { isTaken, LIMITS, resign } from '../contract/index.js';
 import { OptionError } from '../errors.js';
 import { isHttpUrl, postBytes } from '../http/index.js';
 import { faultWords, parseFaults, planOf, seededRandom, type FaultSpec } from '../listener/faults.js';
@@ -85,7 +85,7 @@ function playableFaults(faults: PlayOptions['faults']): FaultSpec | null {
 /** Sends one delivery signed now; its answer's status, or why there is none. */
 async function send(url: string, delivery: ScenarioDelivery, secret: string, timeoutMs: number) {
   const body = Buffer.from(delivery.body, delivery.bodyEncoding);
-  const headers = { ...delivery.headers, 'x-service-signature': signPayload({ payload: body, secret }) };
+  const headers = resign(delivery.headers, body, { secret });
   const started = performance.now();
   const signal = AbortSignal.timeout(timeoutMs);
   const answer = await postBytes(new URL(url), headers, body, { maxChars: 0, rejectUnauthorized: false, signal }).then(

@@ -1,4 +1,4 @@
-import { signPayload, LIMITS } from '../contract/index.js';
+import { LIMITS, resign } from '../contract/index.js';
 import { withoutHopByHop } from '../http/index.js';
 import { postBytes } from '../http/index.js';
 import type { ReplayResult } from '../listener/index.js';
@@ -42,8 +42,7 @@ export function replayDirect(
     timeoutMs = LIMITS.receiverTimeoutMs,
   }: { target: string; secret: string | null; asIs: boolean; timeoutMs?: number },
 ): Promise<ReplayOutcome> {
-  const headers = headersToSend(capture);
-  if (!asIs && secret) headers['x-service-signature'] = signPayload({ payload: body, secret });
+  const headers = !asIs && secret ? resign(headersToSend(capture), body, { secret }) : headersToSend(capture);
   const url = new URL(target);
   const started = performance.now();
   const done = (status: number | null, error?: string): ReplayOutcome => ({

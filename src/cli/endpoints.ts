@@ -4,7 +4,8 @@ import { isSandboxBase, sameBase } from '../listen/endpoint-records.js';
 import { parseSubscription, resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { UsageError } from '../errors.js';
 import { parsePositiveInt } from './process.js';
-import { colour, formatTable, printJson, terminalWidth } from './output.js';
+import { formatTable, PAINT, printJson, terminalWidth } from './output.js';
+import { endpointTone } from '../story/index.js';
 import { RECORDS_PATH } from './secret.js';
 import { EndpointRecordsError, forgetEndpointRecords } from '../folder/index.js';
 
@@ -30,7 +31,7 @@ function printEndpoints(endpoints: WebhookEndpoint[], width: number | undefined)
       ['ID', 'STATUS', 'URL', 'EVENTS', 'DESCRIPTION'],
       endpoints.map((e) => [
         e.id,
-        e.status === 'enabled' ? colour.green('enabled') : colour.red(String(e.status)),
+        PAINT[endpointTone(String(e.status))](String(e.status)),
         e.url,
         e.enabledEvents.join(','),
         e.description,

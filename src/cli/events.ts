@@ -3,16 +3,15 @@ import { type DeliveryOutlook, readDeliveryOutlook } from '../api/index.js';
 import { type EventRecord, type RedeliveryAcknowledgement } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags } from './api-options.js';
 import { textExcerpt } from '../shared/excerpt.js';
-import { colour, formatTable, printJson, terminalWidth } from './output.js';
+import { formatTable, PAINT, printJson, terminalWidth } from './output.js';
 import { redeliverMissed } from './catch-up.js';
 import { UsageError } from '../errors.js';
 import { recordsOnFile } from './secret.js';
 import { readCaptureStore } from '../store/read-only.js';
-import { outlookWords, sayOutlook, serviceEventStory } from '../story/index.js';
+import { outlookWords, sayOutlook, serviceEventStory, statusTone } from '../story/index.js';
 import { parseEventType } from './help.js';
 import { parsePositiveInt } from './process.js';
 import { counted } from '../counted.js';
-import { isTaken } from '../contract/index.js';
 import { folderFiles } from '../folder/index.js';
 
 interface EventFlags extends ApiFlags {
@@ -27,8 +26,9 @@ const formatCreated = (created: unknown) =>
 function lastStatus(event: EventRecord): string {
   const last = event.delivery_attempts.at(-1);
   if (!last) return 'pending';
-  if (last.statusCode === null) return colour.red(last.error ?? 'failed');
-  return isTaken(last.statusCode) ? colour.green(String(last.statusCode)) : colour.red(String(last.statusCode));
+  return PAINT[statusTone(last.statusCode)](
+    last.statusCode === null ? (last.error ?? 'failed') : String(last.statusCode),
+  );
 }
 
 function printEvents(page: { data: EventRecord[]; nextCursor: string | null }): void {

@@ -2,12 +2,12 @@ import type { Command } from 'commander';
 import { consoleLogger } from '../logger.js';
 import type { RelayRequestLog } from '../relay/index.js';
 import { CliError, UsageError } from '../errors.js';
-import { colour, printLine } from './output.js';
+import { colour, PAINT, printLine } from './output.js';
+import { statusTone } from '../story/index.js';
 import { startTracer, tracingOption } from './tracing.js';
 import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
 import { formatSizeFlag } from '../size.js';
 import { registerRelayKeys } from './relay-keys.js';
-import { isTaken } from '../contract/index.js';
 import { whyUnreadable } from '../unreadable.js';
 
 interface RelayFlags {
@@ -28,7 +28,7 @@ interface RelayFlags {
 }
 
 function requestLine(log: RelayRequestLog): string {
-  const status = isTaken(log.status) ? colour.green(String(log.status)) : colour.red(String(log.status));
+  const status = PAINT[statusTone(log.status)](String(log.status));
   return `${new Date().toTimeString().slice(0, 8)} ${log.channel.slice(0, 8)}… ${log.method} ${log.path} ${status} (${log.durationMs} ms)`;
 }
 

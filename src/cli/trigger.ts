@@ -1,7 +1,7 @@
+import { SandboxClient } from '../api/sandbox-client.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
-  type EventRecord,
   isDomainEventType,
   parseSetValue,
   PING_EVENT_TYPE,
@@ -91,13 +91,7 @@ async function dataOf(type: string, flags: TriggerFlags): Promise<Record<string,
 
 /** A real service has no way to emit events on request; only a sandbox answers /sandbox/health. */
 async function isSandbox(api: ResolvedApi): Promise<boolean> {
-  if (api.fromSandbox) return true;
-  try {
-    const response = await fetch(`${api.apiBase}/sandbox/health`, { signal: AbortSignal.timeout(5000) });
-    return response.ok && ((await response.json()) as { ok?: boolean }).ok === true;
-  } catch {
-    return false;
-  }
+  return api.fromSandbox || SandboxClient.answersAt(api.apiBase);
 }
 
 /** Runs `emit` `count` times, `concurrency` at a time; the results in the order they were started. */
@@ -152,7 +146,8 @@ export function registerTrigger(program: Command): void {
         `${api.apiBase} is the real service, which emits events only from real actions (punching in, approving a time card, …). To send a test delivery there, use "npx clockhook endpoints ping <id>"; to emit any event type, run "npx clockhook sandbox".`,
       );
     }
-    const emit = () => api.client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data } });
+    const sandbox = new SandboxClient(api.client);
+    const emit = () => sandbox.emit(type, data);
     if (count === 1) {
       const event = await emit();
       if (flags.json) printJson(event);

@@ -143,3 +143,17 @@ export function maskSecret(secret: string | null | undefined): string {
   const prefix = secret.startsWith('whsec_') ? 'whsec_' : '';
   return `${prefix}…${secret.slice(-4)}`;
 }
+
+/**
+ * `headers` with `X-Service-Signature` made anew over `payload` with `secret`, at `now` (ms since the epoch): the
+ * one way clockhook signs what it sends (the sandbox's deliveries, replays, scenarios, the testing library's
+ * sends), so every sender signs alike. `timestamp`, in seconds, wins over `now` (a test's chosen moment).
+ */
+export function resign<H extends Record<string, string | string[]>>(
+  headers: H,
+  payload: string | Buffer,
+  { secret, now = Date.now(), timestamp }: { secret: string; now?: number; timestamp?: number },
+): H & { 'x-service-signature': string } {
+  const t = timestamp ?? Math.floor(now / 1000);
+  return Object.assign({}, headers, { 'x-service-signature': signPayload({ payload, secret, timestamp: t }) });
+}

@@ -188,6 +188,9 @@ export class Listener {
         'replay_failed',
         `The replay was refused with ${answer.status}: ${errorMessage(answer.body)}`,
       );
+    // Its record (answer and judgement) is on the disk before its result is returned: a reader in another
+    // process (captures show, an MCP tool) finds it answered, never still pending.
+    await store.sync();
     const replayed = store.get(capture.id) ?? capture;
     return replayResult(replayed, answer, performance.now() - started, this.stories.captureStory(replayed));
   }

@@ -1,4 +1,4 @@
-import { signPayload } from '../contract/index.js';
+import { resign } from '../contract/index.js';
 import { errorMessage, HOP_BY_HOP } from '../http/index.js';
 import { ActionError } from '../errors.js';
 import type { Capture, CaptureStore } from '../store/index.js';
@@ -93,7 +93,12 @@ export function replayRequest(
         'No endpoint secret is known, so the body cannot be re-signed. Pass --secret, or use "Replay as-is".',
       );
     }
-    headers['x-service-signature'] = signPayload({ payload: bytes, secret, timestamp: Math.floor(now / 1000) });
+    return {
+      method: original.method,
+      path: original.path,
+      headers: resign(headers, bytes, { secret, now }),
+      body: bytes,
+    };
   }
   return { method: original.method, path: original.path, headers, body: bytes };
 }

@@ -1,7 +1,7 @@
 import { withBody } from '../captures/index.js';
 import { answerExcerpt } from '../shared/excerpt.js';
 import type { Capture, StoreReading } from '../store/index.js';
-import { captureStoryOf, type EventStory, outcomeOf, statusOf, withStory } from '../story/index.js';
+import { captureStoryOf, type EventStory, statusOf, withStory } from '../story/index.js';
 import { bodyPartOf, cutAnswer } from './bounds.js';
 
 /**
@@ -22,16 +22,13 @@ export function result<T extends Record<string, unknown>>(text: string, structur
   return { content: [{ type: 'text' as const, text }], structuredContent: structured };
 }
 
-/** What the app said of a capture it did not take, and why it did not answer or clockhook refused it. */
-function answerFacts(capture: Capture): { answer?: string; error?: string } {
-  const { forward } = capture;
-  const answer = forward && outcomeOf(capture) === 'failed' ? answerExcerpt(forward) : null;
-  const error = capture.rejected?.code ?? forward?.error;
-  return { ...(answer ? { answer } : {}), ...(error ? { error } : {}) };
-}
-
-/** One capture in a list: what it was, what it got, and its event's state (no body: get_capture has it). */
+/**
+ * One capture in a list: what it was, what it got, and its event's state (no body: get_capture has it), as the
+ * story judged it: its outcome, time and the app's words are the story's, not worked out here.
+ */
 export function captureSummary(capture: Capture, stories: ReadonlyMap<string, EventStory>) {
+  const story = captureStoryOf(capture, stories);
+  const error = capture.rejected?.code ?? capture.forward?.error;
   return {
     id: capture.id,
     receivedAt: capture.receivedAt,
@@ -40,12 +37,12 @@ export function captureSummary(capture: Capture, stories: ReadonlyMap<string, Ev
     type: capture.envelope?.type ?? null,
     signature: capture.signature.status,
     status: statusOf(capture),
-    outcome: outcomeOf(capture),
-    durationMs: capture.forward?.durationMs ?? null,
-    ...answerFacts(capture),
-    story: captureStoryOf(capture, stories),
+    outcome: story.outcome,
+    durationMs: story.durationMs,
+    ...(story.answer ? { answer: story.answer } : {}),
+    ...(error ? { error } : {}),
+    story,
     ...(capture.injected ? { injected: capture.injected } : {}),
-    ...(capture.forward?.cut ? { answerCut: true } : {}),
     ...(capture.trace ? { traceId: capture.trace.traceId } : {}),
   };
 }
@@ -54,7 +51,7 @@ export function captureSummary(capture: Capture, stories: ReadonlyMap<string, Ev
 export function captureLine(summary: ReturnType<typeof captureSummary>): string {
   const what = summary.type ? `${summary.type} ${summary.eventId}` : `(not an envelope)`;
   const injected = summary.injected ? ` (injected: ${summary.injected.join(', ')})` : '';
-  const status = `${summary.status ?? 'no answer'}${summary.answerCut ? ' cut' : ''} (${summary.outcome})`;
+  const status = `${summary.story.status} (${summary.outcome})`;
   const said = [summary.answer && `app said ${JSON.stringify(summary.answer)}`, summary.error].filter(Boolean);
   const why = said.length > 0 ? `: ${said.join('; ')}` : '';
   return `${summary.id} ${what}: ${summary.story.words}, ${status}${why}${injected}; event ${summary.story.event.words}`;

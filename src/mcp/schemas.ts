@@ -2,6 +2,7 @@
 // result against them) learns from the schema what a result holds. Objects are closed (additionalProperties
 // false), so a field a tool returns and this file does not name fails the client's check, and the test.
 import { z } from 'zod';
+import { CAPTURE_STORY_SCHEMA } from '../story/schema.js';
 
 const headers = z
   .record(z.string(), z.union([z.string(), z.array(z.string())]))
@@ -21,22 +22,11 @@ const eventState = z
   .enum(['pending', 'delivered', 'failing', 'given-up', 'disabled', 'missed', 'rejected'])
   .describe("the event's state from its newest capture (and, where asked, the service's attempts)");
 
-/** What a capture was for its event, and the event's state after it (the story every surface tells). */
-export const captureStory = z
-  .object({
-    kind: z.enum(['first', 'retry', 'duplicate', 'replay', 'edited-replay']),
-    retry: z.number().optional().describe('for a retry: which one (1 for the first)'),
-    words: z
-      .string()
-      .describe('what it was, in words: "first delivery", "retry 2", "duplicate (the app had taken it)"'),
-    event: z.object({
-      state: eventState,
-      words: z.string().describe("the event's state in words, with what the service does next"),
-      failed: z.boolean().describe('in the one failed set (failing, given up or disabled)'),
-      latest: z.boolean().describe("this capture is the event's newest"),
-    }),
-  })
-  .describe('what this capture was for its event, and the event state');
+/**
+ * What a capture was for its event, the verdict on its answer and the event's state after it: the story every
+ * surface tells, its schema derived from the one the story writes (src/story/schema.ts), never restated here.
+ */
+export const captureStory = z.fromJSONSchema(CAPTURE_STORY_SCHEMA as unknown as Parameters<typeof z.fromJSONSchema>[0]);
 
 const signature = z
   .object({
@@ -132,7 +122,6 @@ export const captureSummary = z.object({
   error: z.string().optional().describe('why the app did not answer, or why clockhook refused it'),
   story: captureStory,
   injected: z.array(z.string()).optional(),
-  answerCut: z.boolean().optional(),
   traceId: z.string().optional(),
 });
 

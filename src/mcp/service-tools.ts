@@ -1,9 +1,9 @@
 // The tools over the service's API (the sandbox of this folder, or the real one with a key): the event types,
 // trigger an event, the endpoints and their ping. The events themselves: event-tools.ts.
+import { SandboxClient } from '../api/sandbox-client.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
-  type EventRecord,
   EVENT_TYPES_BY_RESOURCE,
   isDomainEventType,
   PING_EVENT_TYPE,
@@ -83,7 +83,7 @@ function registerTrigger(server: McpServer, ctx: McpContext): void {
       if (!isDomainEventType(type)) throw new Error(`type: ${unknownTypeWords(type, MCP_TYPE_LISTING)}.`);
       const { client } = await writingApiOf(ctx, 'trigger');
       const data = eventData(type, set, unset);
-      const event = await client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data } });
+      const event = await new SandboxClient(client).emit(type, data);
       const text = `Triggered ${event.type} ${event.id}; wait_for_delivery with eventId ${event.id} returns what the app answered.`;
       return result(text, { id: event.id, type: event.type, created: Number(event.created) });
     },

@@ -1,11 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  type DeliveryAttempt,
-  type DeliveryEnvelope,
-  LIMITS,
-  PING_EVENT_TYPE,
-  signPayload,
-} from '../contract/index.js';
+import { type DeliveryAttempt, type DeliveryEnvelope, LIMITS, PING_EVENT_TYPE, resign } from '../contract/index.js';
 import { describeConnectionError, postBytes } from '../http/index.js';
 import type { DeliveryRecord, EndpointRecord, EventRecordStored, SandboxDb } from './state.js';
 import { isTaken } from '../contract/index.js';
@@ -228,16 +222,11 @@ export class DeliveryWorker {
     }, this.#options.timeoutMs);
     this.#posting.add(post);
     if (this.#closing.signal.aborted) post.abort();
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'x-service-event': event.type,
-      'x-service-signature': signPayload({
-        payload: body,
-        secret: endpoint.secret,
-        timestamp: Math.floor(this.#options.now() / 1000),
-      }),
-    };
+    const headers = resign(
+      { 'content-type': 'application/json', 'user-agent': USER_AGENT, 'x-service-event': event.type },
+      body,
+      { secret: endpoint.secret, now: this.#options.now() },
+    );
     try {
       // A 3xx is an answer, and not a 2xx: a failed attempt, never followed.
       const answer = await postBytes(new URL(endpoint.url), headers, body, {

@@ -99,5 +99,8 @@ export function signatureTone(status: string): Tone {
   return status === 'unchecked' ? 'warn' : 'bad';
 }
 
+/** The tone of an endpoint's status: enabled is ok; disabled (or any other) means nothing is delivered to it. */
+export const endpointTone = (status: string): Tone => (status === 'enabled' ? 'ok' : 'bad');
+
 /** The tone of a status an API or a receiver answered with, where no capture is judged (a sandbox's attempt line, a check). */
 export const statusTone = (status: number | null | undefined): Tone => (isTaken(status) ? 'ok' : 'bad');

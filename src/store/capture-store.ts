@@ -279,6 +279,14 @@ export class CaptureStore {
     return next;
   }
 
+  /**
+   * Resolves once every change made so far is on the disk, lazy ones included: a result returned to a user or a
+   * tool (a replay's) is read back the same by any other process (read your writes).
+   */
+  sync(): Promise<void> {
+    return this.#persist();
+  }
+
   #persistSoon(): void {
     this.#lazyTimer ??= setTimeout(() => {
       this.#lazyTimer = null;

@@ -14,3 +14,4 @@ export {
   outlookWords,
   sayOutlook,
 } from './outlook.js';
+export { CAPTURE_STORY_SCHEMA } from './schema.js';

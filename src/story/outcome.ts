@@ -5,6 +5,7 @@ import { type Outcome, outcomeOf } from '../shared/verdict.js';
 
 export {
   answerOutcome,
+  endpointTone,
   type Outcome,
   outcomeOf,
   outcomeTone,

@@ -1,4 +1,4 @@
-import { ApiClient } from '../api/index.js';
+import { ApiClient, SandboxClient } from '../api/index.js';
 import { type DeliveryAttempt, type EventRecord, sampleData, setPath } from '../contract/index.js';
 import { type SetTimer, startSandbox as startSandboxServer } from '../sandbox/index.js';
 import { ManualClock } from './clock.js';
@@ -161,7 +161,7 @@ export async function startSandbox(options: SandboxTestOptions = {}): Promise<Te
     async trigger(type, { data, set = {} } = {}) {
       const changed = structuredClone(data ?? sampleData(type));
       for (const [path, value] of Object.entries(set)) setPath(changed, path, value);
-      return client.request<EventRecord>('POST', '/sandbox/events', { body: { type, data: changed } });
+      return new SandboxClient(client).emit(type, changed);
     },
     deliveries: (filter) => readDeliveries(client, filter),
     waitForDelivery: (predicate, { timeout = 10_000 } = {}) => waitForDelivery(client, arrivals, predicate, timeout),

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Fixture, fixtureProblem, signedFixture } from '../captures/index.js';
 import { type CheckReport, runChecks } from '../check/index.js';
-import { type DeliveryEnvelope, sampleData, setPath, signPayload, API_VERSION } from '../contract/index.js';
+import { API_VERSION, type DeliveryEnvelope, resign, sampleData, setPath } from '../contract/index.js';
 import { postBytes } from '../http/index.js';
 import { OptionError } from '../errors.js';
 import { isTaken } from '../contract/index.js';
@@ -33,14 +33,8 @@ export function signDelivery({
       return '';
     }
   })();
-  return {
-    headers: {
-      'content-type': 'application/json',
-      ...(type ? { 'x-service-event': type } : {}),
-      'x-service-signature': signPayload({ payload: bytes, secret, timestamp }),
-    },
-    body: bytes,
-  };
+  const headers = { 'content-type': 'application/json', ...(type ? { 'x-service-event': type } : {}) };
+  return { headers: resign(headers, bytes, { secret, timestamp }), body: bytes };
 }
 
 export interface SendOptions {

@@ -8,7 +8,7 @@ import type { ListenSession } from '../../src/listen/index.js';
 import type { Capture } from '../../src/store/index.js';
 import { runCli } from '../helpers/cli.js';
 import { connectClient, startInspectedSession } from '../helpers/inspector.js';
-import { post, postSigned } from '../helpers/listen.js';
+import { post, postSigned, readCaptures } from '../helpers/listen.js';
 import { type FixableApp, startReceiver } from '../helpers/receiver.js';
 import { envelopeBody } from '../helpers/delivery.js';
 
@@ -330,6 +330,16 @@ describe('replay and trigger --set', () => {
       page.close();
     }
   }, 60_000);
+
+  it("returns a replay's result only once its record is on the disk: another reader finds it answered", async () => {
+    // Read the way `captures` and the MCP tools read (the file, not listen's memory), at once after each result.
+    for (let i = 0; i < 3; i++) {
+      const result = await session.listener.replay({ captureId: ids.utf8, mode: 'resign' });
+      const onDisk = (await readCaptures(t.dir)).find((c) => c.id === result.captureId);
+      expect(onDisk?.forward?.statusCode, 'the replay is still pending on the disk').toBe(200);
+      expect(result).toMatchObject({ statusCode: 200, story: { outcome: '2xx', status: '200' } });
+    }
+  });
 
   it('replay --to sends straight to the app, re-signed with the secret, and stores nothing', async () => {
     const before = session.store.all().length;

@@ -2,11 +2,13 @@ import type { NetworkInterfaceInfo } from 'node:os';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { formatAdvice, formatChecks } from '../../src/cli/check.js';
-import { deliveryLine, statusWords } from '../../src/cli/delivery-line.js';
+import { captureFacts, deliveryLine, type LineFacts, statusWords } from '../../src/cli/delivery-line.js';
 import { networkUrls } from '../../src/cli/listen-ready.js';
 import { formatTable, wrapText } from '../../src/cli/output.js';
 import type { CheckResult } from '../../src/check/index.js';
-import type { DeliveryReport } from '../../src/listener/index.js';
+import type { Capture, CaptureForward } from '../../src/store/index.js';
+import { captureStoryOf, storiesOf } from '../../src/story/index.js';
+import { sampleCapture } from '../helpers/capture.js';
 
 describe('formatTable', () => {
   const rows = [
@@ -154,24 +156,24 @@ describe('the check table', () => {
 });
 
 describe('the delivery line', () => {
-  const report: DeliveryReport = {
-    captureId: 'cap_1',
-    source: 'delivery',
-    eventId: 'evt_1',
-    type: 'punch.created',
-    signature: 'valid',
-    story: {
-      kind: 'first',
-      words: 'first delivery',
-      event: { state: 'delivered', words: 'delivered', failed: false, latest: true },
-    },
-    duplicateOf: null,
-    method: 'POST',
-    target: 'http://localhost:3000/hooks',
-    status: 200,
-    durationMs: 23,
+  /** A capture of evt_1 answered by the app as `forward` says, and the line listen and `captures list` give it. */
+  const answered = (forward: Partial<CaptureForward> | null, extra: Partial<Capture> = {}) => {
+    const capture = sampleCapture('evt_1', {
+      forward: forward && {
+        target: 'http://localhost:3000/hooks',
+        headers: {},
+        body: '',
+        bodyEncoding: 'utf8',
+        durationMs: 23,
+        statusCode: 200,
+        ...forward,
+      },
+      ...extra,
+    });
+    return captureFacts(capture, captureStoryOf(capture, storiesOf([capture])));
   };
-  const as = (kind: 'retry' | 'duplicate', words: string): DeliveryReport => ({
+  const report = answered({});
+  const as = (kind: 'retry' | 'duplicate', words: string): LineFacts => ({
     ...report,
     story: { ...report.story!, kind, words },
   });
@@ -199,30 +201,45 @@ describe('the delivery line', () => {
       // A 200 the app cut short is no 2xx: the story counts it failed.
       expect(statusWords(200, { cut: true })).toBe('\x1b[31m[200 cut]\x1b[39m');
       expect(statusWords(null)).toBe('\x1b[31m[no answer]\x1b[39m');
-      expect(statusWords(null, { pending: true })).toBe('\x1b[90m[no answer]\x1b[39m');
+      expect(statusWords(null, { pending: true })).toBe('\x1b[90m[…]\x1b[39m');
       expect(statusWords(400, { refused: true })).toBe('\x1b[90m[400]\x1b[39m');
-      expect(deliveryLine({ ...report, status: 502 })).toContain(statusWords(502));
+      expect(deliveryLine(answered({ statusCode: 502 }))).toContain(statusWords(502));
+      expect(deliveryLine(answered({ statusCode: 200, cut: true }))).toContain(statusWords(200, { cut: true }));
+      // A signature not checked is a warning on every surface (the page's badge is amber too).
+      expect(deliveryLine(answered({}, { signature: { status: 'unchecked' } }))).toContain(
+        '\x1b[33msignature unchecked\x1b[39m',
+      );
     } finally {
       if (before === undefined) delete process.env.FORCE_COLOR;
       else process.env.FORCE_COLOR = before;
     }
   });
 
-  it('ends with what the app said when it did not answer 2xx', () => {
-    expect(
-      deliveryLine({ ...report, status: 400, answer: 'No signatures found matching the expected "signature"' }),
-    ).toMatch(
-      / {2}<-- \[400\] POST http:\/\/localhost:3000\/hooks \(23 ms\) "No signatures found matching the expected \\"signature\\""$/,
+  it("shows the record's status and time: no answer (not the 504 the sender got), the app's own time", () => {
+    // The sender was answered 504 by clockhook; the line says what the app did, as captures list does.
+    const timedOut = answered({ statusCode: null, durationMs: 30_012, error: 'timed out after 30000 ms' });
+    expect(deliveryLine({ ...timedOut, status: 504 })).toMatch(/<-- \[no answer\] POST \S+ \(30012 ms\) timed out/);
+    // Captured only: clockhook answered 200 itself, with no time of an app's.
+    expect(deliveryLine(answered(null))).toMatch(/<-- \[200\] POST clockhook {2}\S*$|<-- \[200\] POST clockhook$/);
+  });
+
+  it('ends with what the app said when it did not take it, a 200 cut short too', () => {
+    const said = JSON.stringify({ error: 'No signatures found matching the expected "signature"' });
+    expect(deliveryLine(answered({ statusCode: 400, body: said }))).toMatch(
+      / {2}<-- \[400\] POST http:\/\/localhost:3000\/hooks \(23 ms\) "No signatures found matching the expected \\"signature\\"" {2}failing: the service tries again \(attempt 2 of 5\)$/,
     );
+    const cut = answered({ statusCode: 200, body: 'partial', cut: true, error: 'the app closed the connection' });
+    expect(deliveryLine(cut)).toMatch(/\[200 cut\] .* the app closed the connection "partial" {2}failing/);
   });
 
   it('says a request refused unread was not captured, without a verdict it never had', () => {
-    const busy: DeliveryReport = {
+    const busy: LineFacts = {
       ...report,
       captureId: null,
       eventId: null,
       type: null,
       signature: 'unchecked',
+      story: null,
       target: null,
       status: 503,
       durationMs: 0,

@@ -185,9 +185,7 @@ describe('events get with a sandbox on a --time-scale', () => {
     try {
       await expect
         .poll(shown, { timeout: 10_000 })
-        .toContain(
-          `\nEndpoint ${endpoint.id}: the service gave up after its 5 attempts.\nTo send the event again now`,
-        );
+        .toContain(`\nEndpoint ${endpoint.id}: the service gave up after its 5 attempts.\nTo send the event again now`);
     } finally {
       await close();
     }

@@ -106,7 +106,7 @@ describe('the inspector page in Chromium: the attempts', () => {
         await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'employee.created' } })
       ).id;
       const row = rows().filter({ hasText: eventId });
-      await row.locator('.chip-2xx', { hasText: '200' }).waitFor();
+      await row.locator('.chip.ok', { hasText: '200' }).waitFor();
       expect((await api().getEvent(eventId)).delivery_attempts).toEqual([]);
       await row.click();
       await openTab(page, 'Attempts');

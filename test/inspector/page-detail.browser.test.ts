@@ -53,7 +53,7 @@ describe('the inspector page in Chromium: a capture shown', () => {
         await api().request<{ id: string }>('POST', '/sandbox/events', { body: { type: 'location.updated' } })
       ).id;
       const row = rows().filter({ hasText: eventId }).first();
-      await row.locator('.chip-4xx', { hasText: '400' }).waitFor();
+      await row.locator('.chip.bad', { hasText: '400' }).waitFor();
       await row.click();
       const note = page.locator('#detail .answer-note');
       await expect
@@ -110,7 +110,7 @@ describe('the inspector page in Chromium: a capture shown', () => {
     ).id;
     await rows()
       .filter({ hasText: taken })
-      .filter({ has: page.locator('.chip-2xx') })
+      .filter({ has: page.locator('.chip.ok') })
       .click();
     await expect.poll(() => page.locator('#detail h2').textContent()).toContain(taken);
     expect(await page.locator('#detail .answer-note').count()).toBe(0);

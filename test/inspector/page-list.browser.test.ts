@@ -160,7 +160,7 @@ describe('the inspector page in Chromium: the list', () => {
       .poll(() => page.locator('#detail .duplicate-note').textContent())
       .toMatch(/^Retry 1: the app did not take the earlier delivery of this event id \(no 2xx\), in the capture of /);
     expect(await rows().filter({ hasText: 'evt_by_hand' }).first().locator('.chip').getAttribute('class')).toBe(
-      'chip chip-refused',
+      'chip plain',
     );
     // Sent by hand, unsigned: the service knows no such event, so nothing offers to ask it.
     await openTab(page, 'Attempts');

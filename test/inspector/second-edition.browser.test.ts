@@ -93,7 +93,7 @@ describe('the inspector, second edition', () => {
       'retry 1',
     ]);
     expect(await each.locator('.chip').allTextContents()).toEqual(['200', '200', '200', '200', '500']);
-    expect(await each.last().locator('.chip').getAttribute('class')).toBe('chip chip-5xx');
+    expect(await each.last().locator('.chip').getAttribute('class')).toBe('chip bad');
     await page.getByRole('button', { name: 'By event' }).click();
     await expect.poll(() => rows().filter({ hasText: 'evt_story' }).count()).toBe(1);
   });

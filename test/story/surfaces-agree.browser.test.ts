@@ -102,11 +102,11 @@ describe('the surfaces agree on a cut answer and a retry', () => {
     try {
       const { structuredContent } = (await client.callTool({ name: 'list_captures', arguments: {} })) as unknown as {
         structuredContent: {
-          captures: { eventId: string; outcome: string; answerCut?: boolean; story: { words: string } }[];
+          captures: { eventId: string; outcome: string; story: { words: string; status: string } }[];
         };
       };
       const byEvent = (id: string) => structuredContent.captures.filter((c) => c.eventId === id).reverse();
-      expect(byEvent('evt_agree_cut')[0]).toMatchObject({ outcome: 'failed', answerCut: true });
+      expect(byEvent('evt_agree_cut')[0]).toMatchObject({ outcome: 'failed', story: { status: '200 cut' } });
       expect(byEvent('evt_agree_retry').map((c) => [c.story.words, c.outcome])).toEqual([
         ['first delivery', 'failed'],
         ['retry 1', '2xx'],
