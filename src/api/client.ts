@@ -28,12 +28,27 @@ export interface ApiClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Told about each retry. @default silent */
   logger?: Logger;
-  /** Per-request time-out in milliseconds. @default 30000 */
+  /** Per-request time-out in milliseconds. @default 30 s */
   timeoutMs?: number;
   /** Retries after api_error 500, bare 502/503 and network errors, waiting 1, 2, 4 s. @default 3 */
   maxServerRetries?: number;
   /** Retries after a retryable 429, each waiting Retry-After doubled per repeat. @default 4 */
   maxRateLimitRetries?: number;
+}
+
+const API_CLIENT_DEFAULTS = {
+  fetch: ((input, init) => globalThis.fetch(input, init)) as typeof fetch,
+  sleep: realSleep as (ms: number) => Promise<void>,
+  logger: silentLogger as Logger,
+  timeoutMs: 30 * 1000,
+  maxServerRetries: 3,
+  maxRateLimitRetries: 4,
+};
+
+/** The options over their defaults (an undefined field takes the default), as the listener's listenerConfig. */
+function apiClientConfig(options: ApiClientOptions): ApiClientOptions & typeof API_CLIENT_DEFAULTS {
+  const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+  return Object.assign({}, API_CLIENT_DEFAULTS, given) as ApiClientOptions & typeof API_CLIENT_DEFAULTS;
 }
 
 export interface RequestOptions {
@@ -163,12 +178,13 @@ export class ApiClient {
     if (problem) throw new OptionError(`ApiClient: baseUrl ${problem}; use e.g. https://api.example.com`);
     this.baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
-    this.#fetch = options.fetch ?? globalThis.fetch;
-    this.#sleep = options.sleep ?? realSleep;
-    this.#logger = options.logger ?? silentLogger;
-    this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#maxServerRetries = options.maxServerRetries ?? 3;
-    this.#maxRateLimitRetries = options.maxRateLimitRetries ?? 4;
+    const config = apiClientConfig(options);
+    this.#fetch = config.fetch;
+    this.#sleep = config.sleep;
+    this.#logger = config.logger;
+    this.#timeoutMs = config.timeoutMs;
+    this.#maxServerRetries = config.maxServerRetries;
+    this.#maxRateLimitRetries = config.maxRateLimitRetries;
   }
 
   /** Any call on the API, with auth, error mapping and retries. Resolves to the parsed JSON body. */

@@ -14,7 +14,7 @@ export interface CaptureFilter {
 
 /**
  * Whether a capture has a status: `failed` is the one failed set (the newest capture of each event whose
- * latest delivery or replay did not get a 2xx, as `replay --failed` and the page's Failed filter take it);
+ * newest delivery failed, with no replay taken since, as `replay --failed` and the page's Failed filter take it);
  * `2xx` and `rejected` are what the capture itself got.
  */
 function hasStatus(capture: Capture, status: Outcome, stories: ReadonlyMap<string, EventStory>): boolean {

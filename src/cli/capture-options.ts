@@ -26,7 +26,7 @@ export function withCaptureFilters(command: Command, { status = true } = {}): Co
   if (status)
     command.option(
       '--status <status>',
-      `${OUTCOMES.join(', ')}: failed is each event whose latest delivery or replay failed (as replay --failed and the inspector's Failed filter); 2xx and rejected, what each capture got`,
+      `${OUTCOMES.join(', ')}: failed is each event whose newest delivery failed, with no replay taken since (as replay --failed and the inspector's Failed filter); 2xx and rejected, what each capture got`,
     );
   return command;
 }

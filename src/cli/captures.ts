@@ -15,7 +15,7 @@ import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/
 import type { Capture, StoreReading } from '../store/index.js';
 import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';
 import { UsageError } from '../errors.js';
-import { colour, printJson, writeLine } from './output.js';
+import { colour, PAINT, printJson, writeLine } from './output.js';
 import { captureFacts, deliveryLine } from './delivery-line.js';
 import { packageVersion } from './version.js';
 import { folderFiles } from '../folder/index.js';
@@ -39,7 +39,7 @@ export function captureLine(capture: Capture, stories: ReadonlyMap<string, Event
  * $CLOCKHOOK_DB) that is not there is named, since a mistyped path reads as empty.
  */
 function noCaptures(status: string | undefined, path: string, gone: boolean): string {
-  if (status === 'failed') return 'No failed events: the latest delivery or replay of each got a 2xx.';
+  if (status === 'failed') return 'No failed events: the newest delivery of each, or a replay since, got a 2xx.';
   if (gone && path !== folderFiles().captures)
     return `No captures: there is no store at ${path} (clockhook listen --db ${path} makes one).`;
   return 'No captures. clockhook listen captures every delivery it receives.';
@@ -61,13 +61,16 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
   const headers = Object.entries(capture.headers).map(([name, value]) => `  ${name}: ${String(value)}`);
   const { status, reason, hint } = capture.signature;
   const forward = capture.forward;
+  // The status and the app's time as the story judged them, the same as captures list and listen's line.
+  const shown = PAINT[story.tone](story.status);
+  const time = story.durationMs === null ? '' : ` in ${story.durationMs} ms`;
   const answer = capture.rejected
-    ? `clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code} (not forwarded)`
+    ? `clockhook answered ${shown} ${capture.rejected.code} (not forwarded)`
     : forward === null
-      ? 'clockhook answered 200 (capture-only: no --forward-to)'
+      ? `clockhook answered ${shown} (capture-only: no --forward-to)`
       : forward
-        ? `${forward.target} answered ${forward.statusCode ?? 'nothing'}${forward.error ? ` (${forward.error})` : ''} in ${forward.durationMs} ms\n${bodyText(Buffer.from(forward.body, forward.bodyEncoding))}`
-        : 'no answer recorded yet';
+        ? `${forward.target} answered ${shown}${forward.error ? ` (${forward.error})` : ''}${time}\n${bodyText(Buffer.from(forward.body, forward.bodyEncoding))}`
+        : `${shown} still with the app: no answer recorded yet`;
   return [
     `${capture.id}  ${capture.receivedAt}  ${capture.source}${capture.replayOf ? ` of ${capture.replayOf}` : ''}`,
     `${capture.method} ${capture.path}`,
@@ -78,7 +81,7 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
     '',
     `Signature: ${status}${reason ? ` (${reason})` : ''}${hint ? `: ${hint}` : ''}`,
     `Answer: ${answer}`,
-    `Story: ${story.words}; the event is ${story.event.words}`,
+    `Story: ${story.words}; the event is ${PAINT[story.event.tone](story.event.words)}`,
     ...(capture.trace ? [`Trace: ${capture.trace.traceId}`] : []),
   ].join('\n');
 }

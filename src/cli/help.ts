@@ -130,7 +130,10 @@ const EXAMPLES: Record<string, [string, string][]> = {
   ],
   'captures list': [
     ['the newest, one line each', 'npx clockhook captures list'],
-    ['each event whose latest delivery or replay failed', 'npx clockhook captures list --status failed'],
+    [
+      'each event whose newest delivery failed, with no replay taken since',
+      'npx clockhook captures list --status failed',
+    ],
     ['as JSON lines, each with its story, for jq', 'npx clockhook captures list --json --limit 100'],
   ],
   'captures show': [

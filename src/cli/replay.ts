@@ -109,7 +109,7 @@ async function runReplay(ids: string[], flags: ReplayFlags): Promise<void> {
   if (captures.length === 0) {
     console.error(
       flags.failed
-        ? 'Nothing to replay: no event failed (the latest delivery or replay of each got a 2xx).'
+        ? 'Nothing to replay: no event failed (the newest delivery of each, or a replay since, got a 2xx).'
         : 'Nothing to replay.',
     );
     return;
@@ -161,7 +161,10 @@ export function registerReplay(program: Command): void {
       .description('send captures to your app again (through a running listen, else straight to it)'),
     { status: false },
   )
-    .option('--failed', 'each event whose latest delivery or replay failed (its newest delivery is sent)')
+    .option(
+      '--failed',
+      'each event whose newest delivery failed, with no replay taken since (its newest delivery is sent)',
+    )
     .option('--dry-run', 'list what would be sent, and send nothing')
     .option('--as-is', 'the original bytes and signature, not re-signed with the current time')
     .option('--to <url>', 'send here instead (default: through listen, else where each was forwarded)')

@@ -1,2 +1,3 @@
 export type { ActionContext, InspectorMessage, PublicEndpoint } from './protocol.js';
-export { type Inspector, type InspectorOptions, startInspector } from './server.js';
+export { type Inspector, startInspector } from './server.js';
+export type { InspectorOptions } from './options.js';

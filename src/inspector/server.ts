@@ -2,15 +2,14 @@ import type { AppStateEvent } from '../listener/index.js';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { WebSocket } from 'ws';
 import { answerOnSocket } from '../http/index.js';
 import type { MissedEvent } from '../api/index.js';
-import { type Logger, silentLogger } from '../logger.js';
+import type { Logger } from '../logger.js';
+import { type InspectorConfig, inspectorConfig, type InspectorOptions } from './options.js';
 import type { Capture } from '../store/index.js';
 import { handleAction } from './actions.js';
 import {
-  type ActionContext,
   BEAT_MS,
   captureTexts,
   RECENT_DELIVERIES,
@@ -22,22 +21,6 @@ import {
 import { loadStaticFiles, type StaticFile } from './static.js';
 import { closeNow, listenOn, sendInTurn } from '../http/index.js';
 import { loadOrCreateToken } from '../folder/index.js';
-
-export interface InspectorOptions extends ActionContext {
-  /** @default 4301; always bound to 127.0.0.1 */
-  port?: number;
-  /** Where the token is kept so an open page reconnects after a restart. */
-  tokenPath: string;
-  /** @default the package's ui/ folder */
-  uiDir?: string;
-  /** How often to ping pages (and terminate dead ones). @default 15000 */
-  heartbeatMs?: number;
-  /** How often to re-read the endpoint, to show status changes. @default 15000 */
-  endpointPollMs?: number;
-  /** A page whose unsent data exceeds this gets a resync snapshot instead of more captures. @default 4 MiB */
-  maxBufferedBytes?: number;
-  logger?: Logger;
-}
 
 export interface Inspector {
   /** The page URL, token included. */
@@ -54,7 +37,6 @@ export interface Inspector {
 
 const HOST = '127.0.0.1';
 const BROADCAST_MS = 20;
-const DEFAULT_UI_DIR = fileURLToPath(new URL('../../ui', import.meta.url));
 
 interface Client {
   socket: WebSocket;
@@ -146,7 +128,7 @@ function refusal(
  * dropped by heartbeat, and a slow one skips captures until a resync snapshot.
  */
 class PageHub {
-  readonly #options: InspectorOptions;
+  readonly #options: InspectorConfig;
   readonly #logger: Logger;
   readonly #maxBuffered: number;
   readonly #clients = new Set<Client>();
@@ -162,21 +144,21 @@ class PageHub {
   /** The forward targets not answering now (see AppWait), by target. */
   readonly #appsDown = new Map<string, AppStateEvent>();
 
-  constructor(options: InspectorOptions) {
+  constructor(options: InspectorConfig) {
     this.#options = options;
-    this.#logger = options.logger ?? silentLogger;
-    this.#maxBuffered = options.maxBufferedBytes ?? 4 * 1024 * 1024;
+    this.#logger = options.logger;
+    this.#maxBuffered = options.maxBufferedBytes;
     this.#lastEndpoint = JSON.stringify(this.#currentEndpoint());
     this.#unsubscribe = options.store.subscribe((capture, text) => this.#captureChanged(capture, text));
     this.#timers = [
-      setInterval(() => this.#heartbeat(), options.heartbeatMs ?? 15_000),
+      setInterval(() => this.#heartbeat(), options.heartbeatMs),
       // A page cannot see WebSocket pings: this says "still here" to it, so that a listen that is frozen (SIGSTOP,
       // a debugger's breakpoint) shows as not answering within seconds, instead of "live" on an open socket.
       setInterval(() => this.#broadcast([{ type: 'beat' }]), BEAT_MS),
       setInterval(() => this.#resync(), 250),
       // The service may disable the endpoint (10 failed deliveries): re-read it, on an interval and
       // whenever a page connects, so pages show its real status.
-      setInterval(() => void this.#refreshEndpoint(), options.endpointPollMs ?? 15_000),
+      setInterval(() => void this.#refreshEndpoint(), options.endpointPollMs),
     ];
     for (const timer of this.#timers) timer.unref();
   }
@@ -306,8 +288,9 @@ class PageHub {
  * The inspector: serves ui/ and a WebSocket hub on 127.0.0.1 only. Every WebSocket carries the token;
  * a foreign Origin or a Host that is not this loopback address and port (DNS rebinding) is refused.
  */
-export async function startInspector(options: InspectorOptions): Promise<Inspector> {
-  const files = await loadStaticFiles(options.uiDir ?? DEFAULT_UI_DIR);
+export async function startInspector(given: InspectorOptions): Promise<Inspector> {
+  const options = inspectorConfig(given);
+  const files = await loadStaticFiles(options.uiDir);
   const token = await loadOrCreateToken(options.tokenPath);
   let port = 0;
   const server: Server = createServer((req, res) => serveStatic(files, { port, token }, req, res));
@@ -322,7 +305,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   });
 
   try {
-    await listenOn(server, options.port ?? 4301, HOST);
+    await listenOn(server, options.port, HOST);
   } catch (error) {
     pages.close();
     throw error;

@@ -56,7 +56,7 @@ function registerList(server: McpServer, ctx: McpContext): void {
           .enum(['2xx', 'failed', 'rejected'])
           .optional()
           .describe(
-            '2xx: the app took it; failed: the newest capture of each event whose latest delivery or replay did not get a 2xx (what needs fixing); rejected: clockhook refused it itself (a bad or missing signature, not an envelope), never forwarded',
+            '2xx: the app took it; failed: the newest capture of each event whose newest delivery failed, with no replay taken since (what needs fixing); rejected: clockhook refused it itself (a bad or missing signature, not an envelope), never forwarded',
           ),
         since: z.string().max(40).optional().describe('10m, 2h, 1d, or an ISO time'),
         limit: z.number().int().min(1).max(1000).default(20).describe('at most this many, the newest'),

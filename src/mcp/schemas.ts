@@ -2,11 +2,8 @@
 // result against them) learns from the schema what a result holds. Objects are closed (additionalProperties
 // false), so a field a tool returns and this file does not name fails the client's check, and the test.
 import { z } from 'zod';
+import { CAPTURE_PROPERTIES, CAPTURE_REQUIRED } from '../store/capture-schema.js';
 import { CAPTURE_STORY_SCHEMA } from '../story/schema.js';
-
-const headers = z
-  .record(z.string(), z.union([z.string(), z.array(z.string())]))
-  .describe('header names in lower case, as received');
 
 export const bodyEncoding = z
   .enum(['utf8', 'base64'])
@@ -26,43 +23,7 @@ const eventState = z
  * What a capture was for its event, the verdict on its answer and the event's state after it: the story every
  * surface tells, its schema derived from the one the story writes (src/story/schema.ts), never restated here.
  */
-export const captureStory = z.fromJSONSchema(CAPTURE_STORY_SCHEMA as unknown as Parameters<typeof z.fromJSONSchema>[0]);
-
-const signature = z
-  .object({
-    status: z.enum(['valid', 'invalid', 'missing', 'unchecked']),
-    reason: z.string().optional().describe('why it is invalid or missing'),
-    hint: z.string().optional().describe('what to do about it'),
-    timestamp: z.number().optional().describe('t of the X-Service-Signature header, Unix seconds'),
-    ageSeconds: z.number().optional().describe('seconds between t and the arrival'),
-  })
-  .describe('the X-Service-Signature verdict');
-
-const forward = z
-  .object({
-    target: z.string().describe('the URL it was forwarded to'),
-    statusCode: z.number().nullable().describe("the app's status; null when it did not answer"),
-    headers,
-    body: z.string().describe("the app's answer (its first 16 KiB at most, then cut to maxBodyBytes)"),
-    bodyEncoding,
-    bodySize: z.number().optional().describe("bytes of the app's whole answer"),
-    bodyTruncated: z.boolean().optional().describe("the answer's body holds only its first bytes"),
-    durationMs: z.number(),
-    error: z.string().optional().describe('why the app did not answer: connection refused, timed out, …'),
-    cut: z.boolean().optional().describe("the app's answer was cut short: the sender saw an error"),
-    waitedMs: z.number().optional().describe('how long it was held for an app that was not answering'),
-  })
-  .describe("where it was forwarded and the app's answer; null in capture-only mode; absent while pending");
-
-const envelope = z
-  .object({
-    id: z.string(),
-    type: z.string().nullable(),
-    api_version: z.string().nullable(),
-    created: z.number().nullable(),
-  })
-  .nullable()
-  .describe("the envelope's fields; null when the body is not an event envelope");
+export const captureStory = z.fromJSONSchema(CAPTURE_STORY_SCHEMA as unknown as JsonSchema);
 
 /** The part of a body a result carries, and where the rest is. */
 export const bodyPart = {
@@ -74,38 +35,30 @@ export const bodyPart = {
   nextBodyOffset: z.number().nullable().describe('the bodyOffset of the next part; null when this part is the last'),
 };
 
-/** A capture whole: the request, the signature verdict, the app's answer and the story. */
-export const wholeCapture = z.object({
-  id: z.string().describe('cap_…'),
-  receivedAt: z.string().describe('ISO time'),
-  source: z.enum(['delivery', 'replay']),
-  replayOf: z.string().optional().describe('for a replay: the capture it sent again'),
-  method: z.string(),
-  path: z.string().describe('path and query as received'),
-  headers,
-  ...bodyPart,
-  bodyTruncated: z.boolean().optional().describe("the listener kept only the body's first bytes (over its limit)"),
-  bodyMissing: z.string().optional().describe("the body's own file is gone: the body is the beginning the store kept"),
-  signature,
-  envelope,
-  contractProblems: z
-    .array(z.object({ field: z.string(), message: z.string() }))
-    .describe('where the envelope breaks the contract'),
-  kind: z.enum(['first', 'retry', 'duplicate', 'replay', 'edited-replay']).optional(),
-  retry: z.number().optional(),
-  repeatOf: z.string().nullable().optional().describe("the event's oldest capture held when this one came"),
-  duplicateOf: z.string().nullable().describe('for a duplicate: the capture the app had taken'),
-  rejected: z
-    .object({ statusCode: z.number(), code: z.string() })
-    .nullable()
-    .describe('set when clockhook answered itself instead of forwarding'),
-  injected: z.array(z.string()).optional().describe('faults injected on purpose (listen --faults)'),
-  trace: z.object({ traceId: z.string(), spanId: z.string() }).optional(),
-  forward: forward.nullable().optional(),
-  pinned: z.boolean().optional(),
-  route: z.string().nullable().optional().describe('the route that took it (--forward-to TYPES=TARGET)'),
-  story: captureStory,
-});
+/** A JSON Schema as zod takes it (fromJSONSchema). */
+type JsonSchema = Parameters<typeof z.fromJSONSchema>[0];
+
+const bodyPartSchema = z.toJSONSchema(z.object(bodyPart)) as { properties: object; required: string[] };
+const { bodyFile: _bodyFile, ...storedProperties } = CAPTURE_PROPERTIES;
+
+/**
+ * A capture whole: the capture as stored (its schema derived from the store's, src/store/capture-schema.ts, so
+ * a field the store keeps is in it: drift, say), its body as a part (see bodyPart), and its story.
+ */
+export const wholeCapture = z.fromJSONSchema({
+  type: 'object',
+  properties: {
+    ...storedProperties,
+    ...bodyPartSchema.properties,
+    bodyMissing: {
+      type: 'string',
+      description: "the body's own file is gone: the body is the beginning the store kept",
+    },
+    story: CAPTURE_STORY_SCHEMA,
+  },
+  required: [...CAPTURE_REQUIRED, ...bodyPartSchema.required, 'story'],
+  additionalProperties: false,
+} as unknown as JsonSchema);
 
 /** One capture in a list: what it was and what it got, no body. */
 export const captureSummary = z.object({

@@ -1,4 +1,3 @@
-import type { DeliveryTracer } from '../listener/tracing.js';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -12,7 +11,7 @@ import {
   ByteBudget,
   hardenedServerOptions,
 } from '../http/index.js';
-import { type Logger, silentLogger } from '../logger.js';
+import type { Logger } from '../logger.js';
 import { closeNow, isEveryInterface, listenOn } from '../http/index.js';
 import { type BusHandlers, RelayBus } from './bus.js';
 import { CLAIM_MS } from './claims.js';
@@ -23,55 +22,9 @@ import { handle, handleRemote, type RelayContext, type RelayRequestLog } from '.
 import { FileKeyStore, RedisKeyStore } from './keys.js';
 import { relayMetrics } from './metrics.js';
 import { CONNECT_PATH, channelFor, KEY_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION, TOKEN_PATTERN } from './protocol.js';
-import { LIMITS } from '../contract/index.js';
+import { type RelayConfig, relayConfig, type RelayServerOptions } from './options.js';
 
-export type { RelayRequestLog };
-
-export interface RelayServerOptions {
-  /** @default 8080 */
-  port?: number;
-  /** @default '0.0.0.0' */
-  host?: string;
-  /** The URL senders use (behind a TLS proxy, say). @default the bound address */
-  publicUrl?: string;
-  /** PEM files to serve HTTPS directly. */
-  tlsCert?: string;
-  tlsKey?: string;
-  /** Largest request body relayed. @default 5 MiB */
-  maxBody?: number;
-  /**
-   * Most bytes of request bodies held at once, being read or in flight, in all; one channel may hold a
-   * quarter of it. Beyond: 503 with Retry-After. @default 256 MiB
-   */
-  maxBuffered?: number;
-  /** @default 1000 */
-  maxChannels?: number;
-  /** Requests in flight per channel. @default 256 */
-  maxInFlight?: number;
-  /** How long a sender waits for the listener. @default 30000 */
-  responseTimeoutMs?: number;
-  /** Ping interval; a listener silent for two intervals is dropped. @default 15000 */
-  heartbeatMs?: number;
-  /** Headers and body must arrive within this (slowloris). @default 60000 */
-  requestTimeoutMs?: number;
-  /** Retry-After seconds on 503. @default 10 */
-  retryAfterSeconds?: number;
-  /** A Redis URL: instances that share it share their channels (see docs/relay.md). */
-  redis?: string;
-  /** Without Redis, a file of access keys (`clockhook relay keys`): listeners must present one. */
-  keysFile?: string;
-  /** Channels one access key may hold at once, on all instances. @default 20 */
-  maxChannelsPerKey?: number;
-  /** Requests in flight on one access key's channels, per instance. @default 256 */
-  maxInFlightPerKey?: number;
-  /** How often the access keys are read again and each key's use written. @default 2000 */
-  keysRefreshMs?: number;
-  logger?: Logger;
-  /** Told about each relayed request (never bodies, tokens or secrets). */
-  onRequest?: (log: RelayRequestLog) => void;
-  /** Spans of each relayed request (`relay --otlp`): see docs/tracing.md. @default off */
-  tracer?: DeliveryTracer | null;
-}
+export type { RelayRequestLog, RelayServerOptions };
 
 export interface RelayServer {
   url: string;
@@ -84,14 +37,14 @@ export interface RelayServer {
 
 /** The relay's HTTP or HTTPS server, with the time limits that drop slow senders (slowloris). */
 async function createRelayHttpServer(
-  options: RelayServerOptions,
+  options: RelayConfig,
   onRequest: (req: IncomingMessage, res: ServerResponse) => void,
 ): Promise<{ server: Server; tls: boolean }> {
   const tls =
     options.tlsCert && options.tlsKey
       ? { cert: await readFile(options.tlsCert), key: await readFile(options.tlsKey) }
       : null;
-  const limits = hardenedServerOptions(options.requestTimeoutMs ?? 60_000);
+  const limits = hardenedServerOptions(options.requestTimeoutMs);
   const server: Server = tls
     ? createHttpsServer(Object.assign({}, tls, limits), onRequest)
     : createHttpServer(limits, onRequest);
@@ -125,11 +78,9 @@ function refuseForDescriptors(relay: RelayContext, guard: ConnectionGuard, req: 
 const REVOKED = 'The access key of this listener was revoked on the relay. Ask its operator for a new one.';
 
 /** The relay's limits and what it shares with each request, from its options. */
-async function relayContext(options: RelayServerOptions, logger: Logger): Promise<RelayContext> {
-  const budget = new ByteBudget(options.maxBuffered ?? 256 * 1024 * 1024);
-  const maxChannels = options.maxChannels ?? 1000;
-  const maxInFlight = options.maxInFlight ?? 256;
-  const maxInFlightPerKey = options.maxInFlightPerKey ?? 256;
+async function relayContext(options: RelayConfig, logger: Logger): Promise<RelayContext> {
+  const budget = new ByteBudget(options.maxBuffered);
+  const { maxChannels, maxInFlight, maxInFlightPerKey } = options;
   const inFlight = { count: 0 };
   const metrics = await relayMetrics({ channels: () => channels.connected, inFlight: () => inFlight.count });
   const bus = options.redis ? await RelayBus.open(options.redis, logger, metrics) : null;
@@ -142,14 +93,14 @@ async function relayContext(options: RelayServerOptions, logger: Logger): Promis
   return {
     channels,
     budget,
-    maxBody: options.maxBody ?? 5 * 1024 * 1024,
+    maxBody: options.maxBody,
     maxChannels,
     maxInFlight,
     maxInFlightPerKey,
-    timeoutMs: options.responseTimeoutMs ?? LIMITS.receiverTimeoutMs,
-    retryAfter: String(options.retryAfterSeconds ?? 10),
-    onRequest: options.onRequest ?? (() => {}),
-    tracer: options.tracer ?? null,
+    timeoutMs: options.responseTimeoutMs,
+    retryAfter: String(options.retryAfterSeconds),
+    onRequest: options.onRequest,
+    tracer: options.tracer,
     bus,
     gate,
     metrics,
@@ -279,8 +230,9 @@ function acceptListeners(
  * instances share their channels: a request that comes in on one travels to the instance holding its
  * listener over Redis pub/sub, and the answer comes back the same way.
  */
-export async function startRelayServer(options: RelayServerOptions = {}): Promise<RelayServer> {
-  const logger = options.logger ?? silentLogger;
+export async function startRelayServer(given: RelayServerOptions = {}): Promise<RelayServer> {
+  const options = relayConfig(given);
+  const { logger } = options;
   const { WebSocketServer: Server } = await import('ws'); // loaded by a relay only
   const relay = await relayContext(options, logger);
   const { channels, maxBody, bus } = relay;
@@ -299,21 +251,18 @@ export async function startRelayServer(options: RelayServerOptions = {}): Promis
   guard.watch(server);
   const low = limit === null ? null : lowLimitWords(limit, relay.maxChannels);
   if (low) logger.warn(low);
-  acceptListeners(server, wss, relay, guard, options.maxChannelsPerKey ?? 20, () => publicUrl);
-  const stopTimers = startTimers(relay, {
-    heartbeatMs: options.heartbeatMs ?? 15_000,
-    keysMs: options.keysRefreshMs ?? 2000,
-  });
+  acceptListeners(server, wss, relay, guard, options.maxChannelsPerKey, () => publicUrl);
+  const stopTimers = startTimers(relay, { heartbeatMs: options.heartbeatMs, keysMs: options.keysRefreshMs });
 
   try {
-    await listenOn(server, options.port ?? 8080, options.host ?? '0.0.0.0');
+    await listenOn(server, options.port, options.host);
   } catch (error) {
     stopTimers();
     await bus?.close();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
-  const bound = options.host && !isEveryInterface(options.host) ? options.host : '127.0.0.1';
+  const bound = !isEveryInterface(options.host) ? options.host : '127.0.0.1';
   const url = `${tls ? 'https' : 'http'}://${bound.includes(':') ? `[${bound}]` : bound}:${port}`;
   const publicUrl = (options.publicUrl ?? url).replace(/\/+$/, '');
 

@@ -41,7 +41,7 @@ export interface EventStory {
   words: string;
   /** When the service tries next, when known. */
   next: NextAttempt | null;
-  /** Whether it is in the one "failed" set: its latest delivery or replay did not get a 2xx. */
+  /** Whether it is in the one "failed" set: failing, given up or disabled (a failed replay puts none there). */
   failed: boolean;
   /** The colour class of its state (see stateTone). */
   tone: Tone;

@@ -46,7 +46,7 @@ export function isFailedNow(capture: Capture, stories: ReadonlyMap<string, Event
 
 /**
  * The one "failed" set, as `replay --failed`, `captures list --status failed` and the page's Failed filter
- * take it: of each event whose latest delivery or replay did not get a 2xx, the capture a replay sends,
+ * take it: of each event whose newest delivery failed, with no replay taken since, the capture a replay sends,
  * oldest first. An event taken later, by a retry or a replay, is not among them.
  */
 export function failedToResend(

@@ -5,10 +5,11 @@ import { durationWords, LIMITS } from '../contract/index.js';
 import type { Tone } from '../shared/verdict.js';
 
 /**
- * An event's state: delivered (its latest delivery or replay got a 2xx); failing (the latest did not);
- * given up (the service made its five attempts); disabled (nothing comes while the endpoint is disabled);
- * missed (it never reached this listen); pending (its latest is still with the app); rejected (a request
- * clockhook refused that carries no event: unsigned, or not an envelope; nobody sends it again).
+ * An event's state, from the service's newest delivery held here plus what was done here: delivered (the app
+ * took that delivery, or a replay since); failing (it did not); given up (the service made its five attempts);
+ * disabled (nothing comes while the endpoint is disabled); missed (it never reached this listen); pending (that
+ * delivery is still with the app); rejected (a request clockhook refused that carries no event: unsigned, or not
+ * an envelope; nobody sends it again, and its replays do not make it an event). A replay that failed changes none.
  */
 export type EventState = 'pending' | 'delivered' | 'failing' | 'given-up' | 'disabled' | 'missed' | 'rejected';
 

@@ -56,7 +56,7 @@ describe("the page's Missed while away", () => {
     const missed = page.getByRole('region', { name: 'Missed while away' });
     await expect.poll(() => missed.textContent()).toContain('Missed while away (1)');
     expect(await missed.textContent()).toContain(
-      `time_card.approved ${eventId} · the service gave up after 5 attempts`,
+      `time_card.approved ${eventId} · the service gave up after its 5 attempts`,
     );
     await missed.getByRole('button', { name: 'Redeliver 1' }).click();
     await expect.poll(() => app.received.some((r) => r.body.includes(eventId)), { timeout: 10_000 }).toBe(true);

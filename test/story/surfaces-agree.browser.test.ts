@@ -1,118 +1,291 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { createServer, type Server } from 'node:http';
+import { stripVTControlCharacters } from 'node:util';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sendDelivery } from '../../src/testing/index.js';
 import { launchChromium } from '../helpers/browser.js';
-import { BIN, cleanEnv, runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
+import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
+import { post } from '../helpers/listen.js';
+import { type McpUnderTest, startMcp } from '../helpers/mcp.js';
+import { portForRestarts } from '../helpers/ports.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
-import { SECRET } from '../helpers/delivery.js';
 
-// A cut answer and a retry, told by the four surfaces that render a capture: listen's line, `captures list`,
-// the page (its chart and its row's mark) and the MCP tools. Each renders the story (src/story/): a cut 200
-// failed, in the colour of a failure; a retry is "retry 1", in one colour everywhere.
-const RED = '\u001b[31m';
-const GREY = '\u001b[90m';
+// One delivery of each kind, told by every surface that renders a capture: listen's own line, `captures list`,
+// `captures show`, `events get`, the page (its rows and chart) and the MCP tools (through the SDK's client, which
+// checks each result against its tool's output schema). The record's judgement (src/story/) is read once, from
+// `captures list --json`; every surface must say the same status, time, outcome, words, what comes next and tone.
+
+type Json = Record<string, any>;
+type Story = {
+  kind: string;
+  words: string;
+  outcome: string;
+  status: string;
+  tone: string;
+  durationMs: number | null;
+  answer: string | null;
+  event: { state: string; words: string; tone: string; failed: boolean; latest: boolean };
+};
+type Recorded = Json & { id: string; source: string; envelope: { id: string } | null; story: Story };
+
+/** How the terminal paints a tone (cli/output.ts's PAINT), with FORCE_COLOR. */
+const CODE: Record<string, number> = { ok: 32, bad: 31, warn: 33, info: 36, plain: 90 };
+const painted = (tone: string, text: string) => `\u001b[${CODE[tone]}m${text}\u001b[39m`;
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let app: Receiver;
+let restarted: Server | undefined;
 let listen: SpawnedCli;
 let listener: string;
 let inspector: string;
+let secret: string;
 let browser: Browser;
-/** How many times the app has seen each event id. */
+let mcp: McpUnderTest;
+/** The events the sandbox emitted (trigger): one the app takes, one it fails at first. */
+const triggered: Record<'taken' | 'failed', string> = { taken: '', failed: '' };
+/** Every capture as the store holds it at the end, with its story: the record every surface renders. */
+let records: Recorded[];
+const cli = (...args: string[]) => runCli(args, { cwd: dir.path, env: { FORCE_COLOR: '1' } });
+const recordsOf = (eventId: string) => records.filter((r) => r.envelope?.id === eventId);
 const seen = new Map<string, number>();
 
-beforeAll(async () => {
-  dir = await tempDir();
-  // The app: cuts its answer to evt_agree_cut short (a 200 promising 100 bytes, then the connection closes);
-  // fails evt_agree_retry's first delivery and takes the second.
-  app = await startReceiver((request, res) => {
-    const id = (JSON.parse(request.body.toString('utf8')) as { id: string }).id;
-    seen.set(id, (seen.get(id) ?? 0) + 1);
-    if (id === 'evt_agree_cut') {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+/** The app: its answer by event id (and by type for the sandbox's events), counting each id's arrivals. */
+function startApp() {
+  return startReceiver((request, res) => {
+    const { id, type } = JSON.parse(request.body.toString('utf8')) as { id: string; type: string };
+    const n = (seen.get(id) ?? 0) + 1;
+    seen.set(id, n);
+    const answer = (status: number) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(status < 300 ? '{"ok":true}' : '{"error":"handler broken"}');
+    };
+    if (id === 'evt_cut_length' || id === 'evt_cut_chunked') {
+      // A 200 promising 100 bytes (or chunked), then the connection closes.
+      const length = id === 'evt_cut_length' ? { 'content-length': '100' } : {};
+      res.writeHead(200, { 'content-type': 'application/json', ...length });
       res.write('{"ok":');
       setTimeout(() => res.socket?.destroy(), 20);
       return;
     }
-    res.writeHead(seen.get(id) === 1 ? 500 : 200, { 'content-type': 'application/json' });
-    res.end(seen.get(id) === 1 ? '{"error":"not yet"}' : '{"ok":true}');
+    // The fifth attempt never gets an answer: listen's --timeout ends it.
+    if (id === 'evt_fifth') return n < 5 ? answer(500) : undefined;
+    if (id === 'evt_500') return answer(500);
+    if (id === 'evt_retry') return answer(n === 1 ? 500 : 200);
+    if (type === 'employee.created') return answer(n === 1 ? 200 : 500);
+    if (type === 'punch.updated') return answer(n === 1 ? 500 : 200);
+    answer(200);
   });
-  const args = ['listen', '--port', '0', '--inspector-port', '0', '--secret', SECRET, '--forward-to', app.url];
-  listen = spawnCli([...args, '--no-open'], { cwd: dir.path, env: { FORCE_COLOR: '1' } });
-  listener = (await listen.waitForLine((l) => /Listening/.test(l.text ?? ''), 30_000)).text.match(/http\S+/)[0];
-  inspector = (await listen.waitForLine((l) => /Inspector/.test(l.text ?? ''))).text.match(/http\S+/)[0];
-  const send = (id: string) =>
-    sendDelivery(listener, { secret: SECRET, body: { id, object: 'event', type: 'punch.created', created: 1 } });
-  await send('evt_agree_cut').catch(() => {}); // the sender sees the connection closed
-  await send('evt_agree_retry');
-  await send('evt_agree_retry');
+}
+
+const send = (id: string, type = 'punch.created', data: Json = { id: 1 }) =>
+  sendDelivery(listener, { secret, body: { id, object: 'event', type, api_version: '2026-11-01', created: 1, data } });
+
+beforeAll(async () => {
+  dir = await tempDir();
+  app = await startApp();
+  const [down, dead] = [await portForRestarts(), await portForRestarts()];
+  const args = ['listen', '--port', '0', '--inspector-port', '0', '--timeout', '1500', '--wait-for-app', '3'];
+  const routes = [`shift.created=127.0.0.1:${down}`, `shift.deleted=127.0.0.1:${dead}`, app.url];
+  listen = spawnCli([...args, ...routes.flatMap((r) => ['--forward-to', r]), '--no-open'], {
+    cwd: dir.path,
+    env: { FORCE_COLOR: '1' },
+  });
+  // The URLs on listen's ready lines, without their colour.
+  const urlOn = async (label: RegExp) =>
+    stripVTControlCharacters((await listen.waitForLine((l) => label.test(l.text ?? ''), 30_000)).text).match(
+      /http\S+/,
+    )![0];
+  listener = await urlOn(/Listening/);
+  inspector = await urlOn(/Inspector/);
+  secret = (await runCli(['secret'], { cwd: dir.path })).stdout.trim();
+
+  // The service's own events: one the app takes, one it fails (the sandbox tries again in a minute).
+  triggered.taken = JSON.parse((await cli('trigger', 'employee.created', '--json')).stdout).id;
+  triggered.failed = JSON.parse((await cli('trigger', 'punch.updated', '--json')).stdout).id;
+  // Held for an app that is down, then taken once it is up; held until listen gives up on one that stays down.
+  const held = send('evt_held', 'shift.created');
+  const gaveUp = send('evt_gave_up', 'shift.deleted');
+  await listen.waitForLine((l) => (l.text ?? '').includes(`app not answering on :${down}`));
+  restarted = createServer((_req, res) => res.writeHead(200).end('{"ok":true}'));
+  await new Promise<void>((resolve) => restarted?.listen(down, '127.0.0.1', resolve));
+  // A 200, a 500, a retry taken, answers cut short, five attempts of which the last times out, a drift.
+  await send('evt_ok');
+  await send('evt_500');
+  await send('evt_retry');
+  await send('evt_retry');
+  await send('evt_cut_length').catch(() => {}); // the sender sees the connection closed
+  await send('evt_cut_chunked').catch(() => {});
+  for (let i = 0; i < 5; i++) await send('evt_fifth');
+  await send('evt_drift_a', 'time_card.approved', { hours: 8 });
+  await send('evt_drift_b', 'time_card.approved', { hours: '8' });
+  await post(listener, '{"id":"evt_unsigned","object":"event","type":"punch.created","created":1}', {
+    'content-type': 'application/json',
+  });
+  await Promise.all([held, gaveUp]);
+  // Local replays: one answered 200 after the service's delivery failed, one that fails for a delivered event,
+  // and one re-signed of a request that carried no event (unsigned).
+  const capturesOf = async (eventId: string) =>
+    (await cli('captures', 'list', '--json', '--limit', '100')).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Recorded)
+      .filter((c) => c.envelope?.id === eventId);
+  for (const eventId of Object.values(triggered))
+    await vi.waitFor(async () => expect(await capturesOf(eventId)).toHaveLength(1), { timeout: 15_000, interval: 100 });
+  for (const eventId of [triggered.failed, triggered.taken, 'evt_unsigned']) {
+    const [original] = await capturesOf(eventId);
+    expect((await cli('replay', original.id, '--json')).stdout).toContain('"via":"listen"');
+  }
+  records = (await cli('captures', 'list', '--json', '--limit', '100')).stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Recorded)
+    .reverse();
   browser = await launchChromium();
-}, 60_000);
+  mcp = await startMcp(dir.path);
+}, 90_000);
 
 afterAll(async () => {
+  await mcp?.close();
   await browser?.close();
   await listen?.stop();
   await app?.close();
+  await new Promise((resolve) => (restarted ? restarted.close(resolve) : resolve(undefined)));
   await dir?.remove();
 });
 
-/** The line a surface printed for an event's capture: the `n`th (1-based) of them. */
-const lineOf = (lines: string[], eventId: string, n = 1) => lines.filter((l) => l.includes(`[${eventId}]`))[n - 1];
-
-describe('the surfaces agree on a cut answer and a retry', () => {
-  it("listen's line, captures list, the page and MCP tell both alike", async () => {
-    // listen's own line for each delivery (coloured: FORCE_COLOR).
-    await expect.poll(() => listen.lines.filter((l) => /evt_agree_/.test(l.text ?? '')).length).toBe(3);
-    const live = listen.lines.map((l) => l.text ?? '');
-    const listed = (await runCli(['captures', 'list'], { cwd: dir.path, env: { FORCE_COLOR: '1' } })).stdout
-      .trim()
-      .split('\n')
-      .reverse();
-    for (const lines of [live, listed]) {
-      expect(lineOf(lines, 'evt_agree_cut')).toContain(`${RED}[200 cut]`);
-      expect(lineOf(lines, 'evt_agree_retry', 2)).toContain(`${GREY}retry 1`);
-      expect(lineOf(lines, 'evt_agree_retry', 1)).not.toMatch(/retry 1/);
-    }
-
-    // The page: the chart counts the cut answer as failed, and the retry's mark is "retry 1", plain (grey).
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await page.goto(inspector);
-    const bars = page.locator('#chart g[role="img"]');
-    await expect.poll(async () => (await bars.allInnerTexts()).length).toBeGreaterThan(0);
-    const counted = await bars.evaluateAll((groups) => groups.map((g) => g.getAttribute('aria-label') ?? ''));
-    expect(counted.join(' ')).toMatch(/1 2xx, 2 failed, 0 rejected/);
-    await page.getByRole('button', { name: 'By request' }).click();
-    const retryMark = page.locator('#captures li.capture .badge', { hasText: 'retry 1' });
-    await expect.poll(() => retryMark.count()).toBe(1);
-    expect(await retryMark.getAttribute('class')).toBe('badge plain');
-    await page.close();
-
-    // MCP: the same words and the same outcome.
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'mcp'],
-      cwd: dir.path,
-      env: cleanEnv() as Record<string, string>,
+describe('one record of a delivery, judged once', () => {
+  it('judges each kind as the contract and the story say', () => {
+    const one = (eventId: string, n = 0) => recordsOf(eventId)[n].story;
+    expect(one('evt_ok')).toMatchObject({ status: '200', outcome: '2xx', tone: 'ok' });
+    expect(one('evt_500')).toMatchObject({ status: '500', outcome: 'failed', tone: 'bad', answer: 'handler broken' });
+    expect(one('evt_500').event.words).toBe('failing: the service tries again (attempt 2 of 5)');
+    for (const cut of ['evt_cut_length', 'evt_cut_chunked'])
+      expect(one(cut)).toMatchObject({ status: '200 cut', outcome: 'failed', tone: 'bad', event: { failed: true } });
+    // The fifth attempt timed out: the service gives up, it does not retry.
+    expect(one('evt_fifth', 4)).toMatchObject({
+      kind: 'retry',
+      words: 'retry 4',
+      status: 'no answer',
+      event: { state: 'given-up', words: 'given up: the service gave up after its 5 attempts' },
     });
-    const client = new Client({ name: 'surfaces-agree', version: '1.0.0' });
-    await client.connect(transport);
+    expect(recordsOf('evt_held')[0].forward.waitedMs).toBeGreaterThan(0);
+    expect(one('evt_held')).toMatchObject({ status: '200', outcome: '2xx' });
+    expect(one('evt_gave_up')).toMatchObject({ status: 'no answer', outcome: 'failed', tone: 'bad' });
+    expect(recordsOf('evt_drift_b')[0].drift).toEqual(['data.hours: string, was number']);
+    // The replay taken after the service's delivery failed: delivered here, and the service's next attempt said.
+    expect(one(triggered.failed, 1)).toMatchObject({ kind: 'replay', outcome: '2xx', event: { state: 'delivered' } });
+    expect(one(triggered.failed, 1).event.words).toBe(
+      'delivered here by a replay; the service still tries again (attempt 2 of 5), and that delivery arrives as a duplicate',
+    );
+    // A failed replay of a delivered event leaves it delivered; a re-signed replay of what carried no event
+    // leaves it rejected: neither is a failing event.
+    expect(one(triggered.taken, 1)).toMatchObject({ kind: 'replay', outcome: 'failed', status: '500' });
+    expect(one(triggered.taken, 1).event).toMatchObject({ state: 'delivered', failed: false });
+    expect(one('evt_unsigned')).toMatchObject({ status: '400', outcome: 'rejected', tone: 'plain' });
+    expect(one('evt_unsigned', 1)).toMatchObject({ kind: 'replay', outcome: '2xx' });
+    expect(one('evt_unsigned', 1).event).toMatchObject({ state: 'rejected', failed: false });
+  });
+
+  it("listen's own line, captures list and captures show say what the record says", async () => {
+    const deliveryLines = () => listen.lines.map((l) => l.text ?? '').filter((l) => /--> .*\[evt_/.test(l));
+    await expect.poll(() => deliveryLines().length).toBe(records.length);
+    const live = deliveryLines();
+    const listed = (await cli('captures', 'list', '--limit', '100')).stdout.trim().split('\n').reverse();
+    for (const record of records) {
+      const { story } = record;
+      const n = recordsOf(record.envelope!.id).indexOf(record);
+      const status = painted(story.tone, `[${story.status}]`);
+      const time = story.durationMs === null ? '' : ` (${story.durationMs} ms)`;
+      for (const [surface, lines] of [
+        ['listen', live],
+        ['captures list', listed],
+      ] as const) {
+        const line = lines.filter((l) => l.includes(`[${record.envelope!.id}]`))[n];
+        expect(line, `${surface}: ${record.envelope!.id} #${n}`).toContain(`<-- ${status} POST `);
+        if (time) expect(line, `${surface}: ${record.envelope!.id} #${n}`).toContain(time);
+        if (story.kind !== 'first') expect(line).toContain(story.words);
+        expect(line).not.toMatch(/will retry|aborted/);
+      }
+      // captures list tells the event's state as it stands now, on its newest capture.
+      const line = listed.filter((l) => l.includes(`[${record.envelope!.id}]`))[n];
+      if (story.event.latest && story.event.state !== 'delivered')
+        expect(line).toContain(painted(story.event.tone, story.event.words));
+    }
+    for (const record of records.filter((r) => r.envelope?.id.startsWith('evt_'))) {
+      const shown = (await cli('captures', 'show', record.id)).stdout;
+      const time = record.story.durationMs === null ? '' : ` in ${record.story.durationMs} ms`;
+      expect(shown).toContain(`${painted(record.story.tone, record.story.status)}`);
+      if (record.forward) expect(shown).toContain(`answered ${painted(record.story.tone, record.story.status)}`);
+      expect(shown).toContain(time);
+      expect(shown).toContain(`the event is ${painted(record.story.event.tone, record.story.event.words)}`);
+    }
+  }, 60_000);
+
+  it('the MCP tools give the same judgement, every result valid for a strict client', async () => {
+    const listed = (await mcp.call('list_captures', { limit: 100 })).data.captures as Json[];
+    for (const record of records) {
+      const summary = listed.find((c) => c.id === record.id);
+      expect(summary?.story, record.id).toEqual(record.story);
+      expect(summary).toMatchObject({ outcome: record.story.outcome, durationMs: record.story.durationMs });
+      const whole = await mcp.call('get_capture', { id: record.id });
+      expect(whole.error, whole.text).toBe(false);
+      expect(whole.data.capture.story).toEqual(record.story);
+    }
+    expect((await mcp.call('get_capture', { id: recordsOf('evt_drift_b')[0].id })).data.capture.drift).toEqual([
+      'data.hours: string, was number',
+    ]);
+    // The failed set: neither the delivered event with a failed replay nor the rejected one.
+    const failed = (await mcp.call('list_captures', { status: 'failed', limit: 100 })).data.captures as Json[];
+    const failedEvents = new Set(failed.map((c) => c.eventId));
+    for (const eventId of [triggered.taken, 'evt_unsigned', 'evt_ok']) expect(failedEvents.has(eventId)).toBe(false);
+    for (const eventId of ['evt_500', 'evt_fifth', 'evt_cut_length']) expect(failedEvents.has(eventId)).toBe(true);
+  }, 60_000);
+
+  it('events get and get_event tell the event as its captures do, with the service view', async () => {
+    for (const eventId of [triggered.taken, triggered.failed]) {
+      const { event } = recordsOf(eventId).at(-1)!.story;
+      const got = JSON.parse((await runCli(['events', 'get', eventId, '--json'], { cwd: dir.path })).stdout);
+      expect(got.story.state).toBe(event.state);
+      const asked = await mcp.call('get_event', { eventId });
+      expect(asked.data.story.state).toBe(event.state);
+      expect(asked.data.story.next?.attempt ?? null).toBe(got.story.next?.attempt ?? null);
+    }
+    // The service says when its next attempt at the failed event is due; the captures alone say which it is.
+    const got = JSON.parse((await runCli(['events', 'get', triggered.failed, '--json'], { cwd: dir.path })).stdout);
+    expect(got.story.next.attempt).toBe(2);
+    expect(got.story.words).toMatch(
+      /^delivered here by a replay; the service still tries again in .*\(attempt 2 of 5\)/,
+    );
+  }, 30_000);
+
+  it('the page shows the same status, time and tone in each row, and counts the outcomes alike', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     try {
-      const { structuredContent } = (await client.callTool({ name: 'list_captures', arguments: {} })) as unknown as {
-        structuredContent: {
-          captures: { eventId: string; outcome: string; story: { words: string; status: string } }[];
-        };
-      };
-      const byEvent = (id: string) => structuredContent.captures.filter((c) => c.eventId === id).reverse();
-      expect(byEvent('evt_agree_cut')[0]).toMatchObject({ outcome: 'failed', story: { status: '200 cut' } });
-      expect(byEvent('evt_agree_retry').map((c) => [c.story.words, c.outcome])).toEqual([
-        ['first delivery', 'failed'],
-        ['retry 1', '2xx'],
-      ]);
+      await page.goto(inspector);
+      await page.getByRole('button', { name: 'By request' }).click();
+      const rows = page.locator('#captures li.capture');
+      await expect.poll(() => rows.count()).toBe(records.length);
+      for (const record of records) {
+        const row = page.locator(`#captures li.capture[data-id="${record.id}"]`);
+        const chip = row.locator('.chip');
+        expect(await chip.textContent(), record.id).toBe(record.story.status);
+        expect(await chip.getAttribute('class'), record.id).toBe(`chip ${record.story.tone}`);
+        const time = record.story.durationMs === null ? '' : `${record.story.durationMs} ms`;
+        expect(await row.locator('.duration').textContent(), record.id).toBe(time);
+      }
+      const bars = page.locator('#chart g[role="img"]');
+      const labels = await bars.evaluateAll((groups) => groups.map((g) => g.getAttribute('aria-label') ?? ''));
+      const counted = { '2xx': 0, failed: 0, rejected: 0 };
+      for (const label of labels)
+        for (const [, n, outcome] of label.matchAll(/(\d+) (2xx|failed|rejected)/g))
+          counted[outcome as keyof typeof counted] += Number(n);
+      const expected = { '2xx': 0, failed: 0, rejected: 0 };
+      for (const record of records) expected[record.story.outcome as keyof typeof expected] += 1;
+      expect(counted).toEqual(expected);
     } finally {
-      await client.close();
+      await page.close();
     }
   }, 60_000);
 });
