@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { type AppStateEvent, SERVICE_LIMIT_SECONDS } from '../listener/app-wait.js';
 import { LISTEN_DEFAULTS } from '../listen/defaults.js';
 import { UsageError } from '../errors.js';
-import { colour, printLine, writeLine } from './output.js';
+import { PAINT, printLine, writeLine } from './output.js';
 
 export interface AppWaitFlags {
   waitForApp: string;
@@ -28,11 +28,11 @@ export function sayAppState(event: AppStateEvent, json: boolean): void {
   const where = event.target.replace(/^https?:\/\/(127\.0\.0\.1|localhost)/, '');
   if (event.state === 'down')
     writeLine(
-      colour.yellow(
+      PAINT.warn(
         `app not answering on ${where}: holding deliveries for up to ${event.waitMs / 1000} s (--wait-for-app)`,
       ),
     );
-  else writeLine(colour.green(`app back after ${Math.round(event.downMs / 100) / 10} s: ${event.delivered} delivered`));
+  else writeLine(PAINT.ok(`app back after ${Math.round(event.downMs / 100) / 10} s: ${event.delivered} delivered`));
 }
 
 /** The flag, after --timeout in listen's help. */

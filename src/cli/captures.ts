@@ -15,7 +15,7 @@ import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/
 import type { Capture, StoreReading } from '../store/index.js';
 import { type CaptureFlags, filterOf, namedCaptures, readStore, withCaptureFilters } from './capture-options.js';
 import { UsageError } from '../errors.js';
-import { colour, PAINT, printJson, writeLine } from './output.js';
+import { PAINT, printJson, writeLine } from './output.js';
 import { captureFacts, deliveryLine } from './delivery-line.js';
 import { packageVersion } from './version.js';
 import { folderFiles } from '../folder/index.js';
@@ -77,7 +77,7 @@ async function showCapture(reading: StoreReading, capture: Capture): Promise<str
     ...headers,
     '',
     bodyText(body),
-    ...(missing ? [colour.red(`(body missing) ${missing}`)] : []),
+    ...(missing ? [PAINT.bad(`(body missing) ${missing}`)] : []),
     '',
     `Signature: ${status}${reason ? ` (${reason})` : ''}${hint ? `: ${hint}` : ''}`,
     `Answer: ${answer}`,

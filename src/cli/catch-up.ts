@@ -4,7 +4,7 @@ import { missedSummary } from '../story/index.js';
 import type { ApiClient } from '../api/index.js';
 import type { WebhookEndpoint } from '../contract/index.js';
 import { endpointRecordOnFile } from './secret.js';
-import { colour, printLine, writeLine } from './output.js';
+import { PAINT, printLine, writeLine } from './output.js';
 import { STATE_DIR } from '../folder/index.js';
 
 /**
@@ -46,7 +46,7 @@ export async function reportMissed(
   // Once they are being redelivered, no hint to get them; while listen runs, its store is locked, and the
   // command that works from another terminal is `events redeliver --missed`.
   const hint = redeliver ? undefined : WHILE_LISTEN_RUNS;
-  if (!json) writeLine(colour.yellow(missedSummary(missed, { hint })));
+  if (!json) writeLine(PAINT.warn(missedSummary(missed, { hint })));
   if (redeliver) await session.catchUp(confirmOthers({ yes, say, count: missed.length }), say);
 }
 

@@ -5,7 +5,7 @@ import { normalizeForwardTarget } from '../listener/target.js';
 import { badPortProblem } from '../http/index.js';
 import { parseEventList } from './api-options.js';
 import { OptionError, UsageError } from '../errors.js';
-import { colour, formatTable, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
+import { formatTable, PAINT, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
 import { fromEnv, parsePositiveInt, strayArgumentsError } from './process.js';
 import { describeRecord, RECORDS_PATH, recordsOnFile } from './secret.js';
 
@@ -18,7 +18,7 @@ interface CheckFlags {
   json?: boolean;
 }
 
-const MARK = { pass: colour.green('pass'), warn: colour.yellow('warn'), fail: colour.red('FAIL') };
+const MARK = { pass: PAINT.ok('pass'), warn: PAINT.warn('warn'), fail: PAINT.bad('FAIL') };
 
 /**
  * The table of checks; on a terminal too narrow for all of it, without the SENT column (the check's

@@ -12,7 +12,7 @@ import {
   statusOf,
   statusShown,
 } from '../story/index.js';
-import { colour, PAINT } from './output.js';
+import { PAINT } from './output.js';
 
 /** What a line says of a capture: a delivery's report, or a stored capture seen as one (a status may be unknown yet). */
 export type LineFacts = Omit<DeliveryReport, 'status'> & { status: number | null };
@@ -68,19 +68,19 @@ export function deliveryLine(
   facts: LineFacts,
   { id = false, at = new Date() }: { id?: boolean; at?: Date } = {},
 ): string {
-  const time = colour.grey(at.toTimeString().slice(0, 8));
+  const time = PAINT.plain(at.toTimeString().slice(0, 8));
   const target = facts.target ?? (facts.route === null ? 'clockhook (no route)' : 'clockhook');
   const status = statusText(facts);
   const duration = durationText(facts);
-  const error = facts.error ? colour.red(` ${facts.error}`) : '';
+  const error = facts.error ? PAINT.bad(` ${facts.error}`) : '';
   // Refused before its body was read (listener_busy): there is no verdict and no capture to name.
   if (facts.captureId === null)
-    return `${time}${facts.source === 'replay' ? colour.cyan(' replay') : ''} --> ${facts.method} (not captured)  <-- ${status} ${target}${duration}${error}`;
+    return `${time}${facts.source === 'replay' ? PAINT.info(' replay') : ''} --> ${facts.method} (not captured)  <-- ${status} ${target}${duration}${error}`;
   const what = facts.type ? `${facts.type} [${facts.eventId}]` : `${facts.method} (not an envelope)`;
-  const waited = facts.waitedMs ? colour.grey(` held ${Math.round(facts.waitedMs / 100) / 10} s for the app`) : '';
-  const injected = facts.injected ? colour.yellow(` injected: ${facts.injected.join(', ')}`) : '';
+  const waited = facts.waitedMs ? PAINT.plain(` held ${Math.round(facts.waitedMs / 100) / 10} s for the app`) : '';
+  const injected = facts.injected ? PAINT.warn(` injected: ${facts.injected.join(', ')}`) : '';
   const said = facts.story?.answer ?? facts.answer;
-  const answer = said ? colour.grey(` ${JSON.stringify(said)}`) : '';
+  const answer = said ? PAINT.plain(` ${JSON.stringify(said)}`) : '';
   const shownId = id ? `  ${facts.captureId}` : '';
   return `${time}${kindText(facts.story)} --> ${what} ${signatureText(facts)}  <-- ${status} ${facts.method} ${target}${duration}${waited}${error}${injected}${answer}${shownId}${stateText(facts.story)}`;
 }

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { FaultsOption } from '../listener/index.js';
 import { parseFaults } from '../listener/faults.js';
 import { UsageError } from '../errors.js';
-import { colour } from './output.js';
+import { PAINT } from './output.js';
 
 export interface FaultFlags {
   faults?: string;
@@ -28,7 +28,7 @@ export function faultsOption(flags: FaultFlags): FaultsOption | null {
 
 /** The faults line after the ready line, for people. */
 export function faultsReadyLine(faults: { spec: string; seed: number }, lead = 'Injecting faults'): string {
-  return colour.yellow(
+  return PAINT.warn(
     `${lead}: ${faults.spec} (seed ${faults.seed}: --faults-seed ${faults.seed} repeats them). See docs/faults.md.`,
   );
 }

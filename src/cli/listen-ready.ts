@@ -3,7 +3,7 @@
 import { networkInterfaces } from 'node:os';
 import type { ReadyInfo } from '../listen/index.js';
 import { isEveryInterface } from '../http/index.js';
-import { colour, maskSecret } from './output.js';
+import { maskSecret, PAINT } from './output.js';
 
 /**
  * The secret's line: masked unless asked; whether the app can keep it, as the endpoint stays for the next
@@ -52,7 +52,7 @@ export function printReady(
 ): void {
   const network = networkUrls(ready.listener, host);
   const lines = [
-    colour.cyan('clockhook listen is ready'),
+    PAINT.info('clockhook listen is ready'),
     `  Listening   ${ready.listener}`,
     ...(network.length > 0 ? [`  Network     ${network.join(', ')}`] : []),
     ...(ready.routes
@@ -69,6 +69,6 @@ export function printReady(
   );
   if (ready.inspector) lines.push(`  Inspector   ${ready.inspector}`);
   if (mode === 'sandbox')
-    lines.push('', `Send a test delivery from another terminal: ${colour.cyan('npx clockhook trigger punch.created')}`);
+    lines.push('', `Send a test delivery from another terminal: ${PAINT.info('npx clockhook trigger punch.created')}`);
   console.log(lines.join('\n'));
 }

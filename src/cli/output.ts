@@ -17,7 +17,7 @@ function paint(code: number) {
   return (text: string) => (useColour() ? `\u001b[${code}m${text}\u001b[39m` : text);
 }
 
-export const colour = {
+const colour = {
   green: paint(32),
   red: paint(31),
   yellow: paint(33),

@@ -6,7 +6,7 @@ import { readListenDiscovery } from '../folder/index.js';
 import { faultsText } from '../listener/faults.js';
 import { statusWords } from './delivery-line.js';
 import { faultsOption, type FaultFlags, faultsReadyLine } from './listen-faults.js';
-import { colour, printLine, writeLine } from './output.js';
+import { PAINT, printLine, writeLine } from './output.js';
 
 export interface ScenarioFlags extends FaultFlags {
   scenario: string;
@@ -30,9 +30,9 @@ function playedLine(d: PlayedDelivery): string {
   const kind = d.kind === 'first' ? 'first delivery' : `a ${d.kind}`;
   const what = d.type ? `${d.type} [${d.eventId}], ${kind}` : 'not an event';
   const now = d.played.sent ? `${statusWords(d.played.status)} (${d.played.durationMs} ms)` : 'not sent';
-  const injected = d.injected?.length ? colour.yellow(` faults: ${d.injected.join(', ')}`) : '';
-  const error = d.played.error ? colour.red(` ${d.played.error}`) : '';
-  const differs = d.differs ? colour.red('  differs from the recording') : '';
+  const injected = d.injected?.length ? PAINT.warn(` faults: ${d.injected.join(', ')}`) : '';
+  const error = d.played.error ? PAINT.bad(` ${d.played.error}`) : '';
+  const differs = d.differs ? PAINT.bad('  differs from the recording') : '';
   return `#${d.index} ${what}: recorded ${statusWords(d.recorded.status)}, now ${now}${error}${injected}${differs}`;
 }
 
@@ -77,7 +77,7 @@ export async function runScenario(flags: ScenarioFlags, secretOf: () => Promise<
     });
   else {
     if (faults) writeLine(faultsReadyLine({ spec: faultsText(faults.spec), seed: faults.seed }, 'Faults'));
-    writeLine(result.ok ? colour.green(result.summary) : colour.red(result.summary));
+    writeLine(result.ok ? PAINT.ok(result.summary) : PAINT.bad(result.summary));
   }
   if (!result.ok) process.exitCode = 1;
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { consoleLogger } from '../logger.js';
 import type { RelayRequestLog } from '../relay/index.js';
 import { CliError, UsageError } from '../errors.js';
-import { colour, PAINT, printLine } from './output.js';
+import { PAINT, printLine } from './output.js';
 import { statusTone } from '../story/index.js';
 import { startTracer, tracingOption } from './tracing.js';
 import { bindFailure, fromEnv, onShutdown, parsePort, parsePositiveInt, parseSizeFlag } from './process.js';
@@ -141,7 +141,7 @@ async function runRelay(flags: RelayFlags): Promise<void> {
   });
   if (flags.json) printLine({ event: 'ready', url: relay.url, publicUrl: relay.publicUrl });
   else {
-    console.log(`Relay ready at ${colour.cyan(relay.url)} (public URL ${relay.publicUrl})`);
+    console.log(`Relay ready at ${PAINT.info(relay.url)} (public URL ${relay.publicUrl})`);
     if (redis) console.log(`Sharing channels with the other instances on Redis at ${redactedUrl(redis)}`);
     const withKey = redis || flags.keys ? ' --relay-key <key>' : '';
     console.log(`Listeners connect with: npx clockhook listen --relay ${relay.publicUrl}${withKey}`);

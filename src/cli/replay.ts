@@ -18,7 +18,7 @@ import { UsageError } from '../errors.js';
 import { captureLine } from './captures.js';
 import { statusWords } from './delivery-line.js';
 import { type EventStory, failedToResend, storiesOf } from '../story/index.js';
-import { colour, printLine, writeLine } from './output.js';
+import { PAINT, printLine, writeLine } from './output.js';
 import { fromEnv } from './process.js';
 import { describeRecord, recordsOnFile } from './secret.js';
 import { isTaken } from '../contract/index.js';
@@ -78,7 +78,7 @@ function outcomeLine(capture: Capture, outcome: ReplayOutcome): string {
   const what = capture.envelope?.type ? `${capture.envelope.type} [${capture.envelope.id}]` : capture.method;
   const status = statusWords(outcome.status);
   const recorded = outcome.replayId ? ` as ${outcome.replayId}` : '';
-  const error = outcome.error ? colour.red(` ${outcome.error}`) : '';
+  const error = outcome.error ? PAINT.bad(` ${outcome.error}`) : '';
   return `replayed ${capture.id} ${what}${recorded}  <-- ${status} ${outcome.target} (${outcome.durationMs} ms)${error}`;
 }
 

@@ -3,7 +3,7 @@ import { API_VERSION, isApiVersionLabel, LIMITS, nextAttemptAfter } from '../con
 import type { AttemptReport } from '../sandbox/index.js';
 import { consoleLogger } from '../logger.js';
 import { UsageError } from '../errors.js';
-import { colour, PAINT, printLine } from './output.js';
+import { PAINT, printLine } from './output.js';
 import { bindFailure, fileFailure, onShutdown, parseFetchablePort, parseTimeScale } from './process.js';
 import { nextWords, statusTone } from '../story/index.js';
 import { folderFiles } from '../folder/index.js';
@@ -68,7 +68,7 @@ export function registerSandbox(program: Command): void {
       if (flags.json) {
         printLine({ event: 'ready', apiBase: sandbox.apiBase, apiKey: sandbox.apiKey, account: sandbox.account });
       } else {
-        console.log(`Sandbox ready at ${colour.cyan(sandbox.apiBase)}`);
+        console.log(`Sandbox ready at ${PAINT.info(sandbox.apiBase)}`);
         console.log(`API key (full scope, account ${sandbox.account}, pro plan): ${sandbox.apiKey}`);
         console.log('Other clockhook commands in this folder find it by themselves. Ctrl-C to stop.');
       }

@@ -4,7 +4,7 @@ import { type ExporterEvent, type TracingConfig, tracingConfig } from '../tracin
 import { startTracing } from '../tracing/start.js';
 import type { OtelTracing } from '../tracing/otel.js';
 import { UsageError } from '../errors.js';
-import { colour, printLine, writeLine } from './output.js';
+import { PAINT, printLine, writeLine } from './output.js';
 import type { Command } from 'commander';
 
 export interface TracingFlags {
@@ -42,11 +42,11 @@ export function sayTracing(event: ExporterEvent, json: boolean): void {
   if (json) return printLine({ event: 'tracing', ...event });
   if (event.state === 'down')
     writeLine(
-      colour.yellow(
+      PAINT.warn(
         `tracing: spans do not reach ${event.url} (${event.error}); deliveries go on, and this is said again once they do`,
       ),
     );
-  else writeLine(colour.green(`tracing: spans reach ${event.url} again`));
+  else writeLine(PAINT.ok(`tracing: spans reach ${event.url} again`));
 }
 
 /** The relay's tracer, loaded only when tracing is on (startTracing): with it off, nothing of OpenTelemetry is. */

@@ -1,15 +1,7 @@
 import { SandboxClient } from '../api/sandbox-client.js';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import {
-  isDomainEventType,
-  parseSetValue,
-  PING_EVENT_TYPE,
-  sampleData,
-  setPath,
-  unsetPath,
-  unknownTypeWords,
-} from '../contract/index.js';
+import { changedData, isDomainEventType, parseSetValue, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';
 import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './api-options.js';
 import { CliError, UsageError } from '../errors.js';
 import { eventTypesHelp } from './help.js';
@@ -73,20 +65,19 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 async function dataOf(type: string, flags: TriggerFlags): Promise<Record<string, unknown> | undefined> {
   const data = flags.data ? await readData(flags.data) : undefined;
   if (flags.set.length === 0 && flags.unset.length === 0) return data;
-  const changed = structuredClone(data ?? sampleData(type));
+  const set = flags.set.map((assignment): [string, unknown] => {
+    const eq = assignment.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--set ${assignment}: write it as path=value, such as employee.name=Zoë.`);
+    return [assignment.slice(0, eq), parseSetValue(assignment.slice(eq + 1))];
+  });
   try {
-    for (const assignment of flags.set) {
-      const eq = assignment.indexOf('=');
-      if (eq <= 0) throw new OptionError(`--set ${assignment}: write it as path=value, such as employee.name=Zoë.`);
-      setPath(changed, assignment.slice(0, eq), parseSetValue(assignment.slice(eq + 1)));
-    }
-    for (const path of flags.unset) {
-      if (!unsetPath(changed, path)) throw new OptionError(`--unset ${path}: the data has nothing at ${path}.`);
-    }
+    const changed = changedData(type, { data, set, unset: flags.unset });
+    if ('missing' in changed)
+      throw new OptionError(`--unset ${changed.missing}: the data has nothing at ${changed.missing}.`);
+    return changed.data;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  return changed;
 }
 
 /** A real service has no way to emit events on request; only a sandbox answers /sandbox/health. */

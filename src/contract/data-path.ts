@@ -1,4 +1,5 @@
 import { OptionError } from '../errors.js';
+import { sampleData } from './samples.js';
 /**
  * Changes to an event's `data` by dot path, as `trigger --set` and `--unset` take them: `employee.name`,
  * `tags[0]`, `shifts[1].start`. A path that does not exist is made (an object, or an array when the next
@@ -59,4 +60,23 @@ export function unsetPath(target: Record<string, unknown>, path: string): boolea
   if (Array.isArray(node) && typeof last === 'number') node.splice(last, 1);
   else delete (node as Container)[last];
   return true;
+}
+
+/**
+ * An event's data as `trigger`, the MCP tool and the testing library make it: `data` (a copy of the type's sample
+ * when none is given), changed by each of `set` in turn, then each of `unset`. `missing`: a path `unset` names
+ * that the data does not have (each surface says so in its own words: a flag, a tool's argument).
+ */
+export function changedData(
+  type: string,
+  {
+    data,
+    set = [],
+    unset = [],
+  }: { data?: Record<string, unknown>; set?: [path: string, value: unknown][]; unset?: string[] },
+): { data: Record<string, unknown> } | { missing: string } {
+  const changed = structuredClone(data ?? sampleData(type));
+  for (const [path, value] of set) setPath(changed, path, value);
+  const missing = unset.find((path) => !unsetPath(changed, path));
+  return missing === undefined ? { data: changed } : { missing };
 }

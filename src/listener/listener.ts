@@ -10,21 +10,16 @@ import {
   leaseFrom,
 } from '../http/index.js';
 import { isEveryInterface, listenOn } from '../http/index.js';
-import { type Capture, type CaptureSignature, newCaptureId } from '../store/index.js';
-import { Aside } from './aside.js';
-import { forwardAndAnswer } from './forward-step.js';
+import { type Capture, newCaptureId } from '../store/index.js';
 import type { AppStateEvent } from './app-wait.js';
-import { storeCapture } from './store-capture.js';
 import type { StoryBook } from '../story/index.js';
 import { Advisor } from './advice.js';
-import { answerItself, answerUnstored, refuseBusy } from './answer.js';
-import { routeRequest } from './route.js';
-import { type Body, captureOf } from './capture.js';
 import { type Delivered, type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
-import { chooseRoute, type ForwardRoute, isRouted, type Route, routeOfCapture } from './routes.js';
+import { type ForwardRoute, isRouted, type Route } from './routes.js';
 import { Forwarder } from './forward.js';
 import { Hold } from './hold.js';
 import { Injector } from './injector.js';
+import { deliveryOf, type ListenerParts, runDelivery } from './passes.js';
 import { type Read, readFromSocket, wholeBody } from './read.js';
 import { Reporter } from './report.js';
 import { ShapeBook } from './shapes.js';
@@ -39,7 +34,6 @@ import {
   replayResult,
 } from './replay.js';
 import { normalizeBasePath } from './target.js';
-import { verifyDelivery } from './verify.js';
 
 /** The listener's routes: one per route given, or none (capture-only). */
 function routesOf(config: {
@@ -56,18 +50,16 @@ function routesOf(config: {
 }
 
 /**
- * The listener: every request under the base path goes through the same steps, each a function of its
- * own: route (path and method), read (the raw bytes under the byte budget), verify (the signature),
- * capture (stored before anything is sent on), forward (to the app, with http-proxy) and answer (the
- * app's answer, or the listener's own, goes back to the sender once the capture is durable).
+ * The listener: every request under the base path goes through the same steps (passes.ts), each a function of
+ * its own: route (path and method), read (the raw bytes under the byte budget), hold (until listen is ready),
+ * verify and capture, store (durable before anything is sent on), answer (the listener's own) or forward (to
+ * the app, with http-proxy, its answer back to the sender); then one finish records and reports it.
  */
 export class Listener {
   readonly #options: ListenerConfig;
   readonly #basePath: string;
   /** Where deliveries go: one route per --forward-to (none: capture-only). */
   readonly #routes: Route[];
-  /** Whether the routes are by event type (`TYPES=TARGET`, or several): captures then record their route. */
-  readonly #routed: boolean;
   /** Requests not answered yet, counted rather than kept (see docs/performance.md). */
   #inFlight = 0;
   /** The request bodies held now (see maxBufferedBytes). */
@@ -76,9 +68,8 @@ export class Listener {
   readonly #hold: Hold;
   /** Faults on purpose (--faults): what they are, and what was injected; null without. */
   readonly injector: Injector | null;
-  readonly #reporter: Reporter;
-  /** The shapes of each type's deliveries, to tell one that drifted. */
-  readonly #shapes: ShapeBook;
+  /** What a delivery's steps use of the listener, made once. */
+  readonly #parts: ListenerParts;
   #settled: (() => void) | null = null;
   #server: Server | null = null;
   #secret: string | null;
@@ -93,15 +84,25 @@ export class Listener {
     this.#basePath = normalizeBasePath(config.path);
     this.#secret = config.secret;
     this.#routes = routesOf(config);
-    this.#routed = isRouted(config.routes);
     this.#advisor = new Advisor(config.logger, this.#basePath, config.tolerance);
     this.#hold = new Hold(config.held);
     this.injector = config.faults ? new Injector(config.faults, config.logger) : null;
-    this.#reporter = new Reporter(config.store, config.stories, config.onDelivery);
-    this.#shapes = new ShapeBook(
-      () => config.store.all(),
-      (line) => config.logger.warn(line),
-    );
+    this.#parts = {
+      config,
+      basePath: this.#basePath,
+      routes: this.#routes,
+      routed: isRouted(config.routes),
+      advisor: this.#advisor,
+      hold: this.#hold,
+      injector: this.injector,
+      reporter: new Reporter(config.store, config.stories, config.onDelivery),
+      shapes: new ShapeBook(
+        () => config.store.all(),
+        (line) => config.logger.warn(line),
+      ),
+      secret: () => this.#secret,
+      deliver: (request, replay) => this.deliver(request, replay),
+    };
   }
 
   /** The stories of the store's events, kept as captures come (the page reads the same ones). */
@@ -227,7 +228,10 @@ export class Listener {
     const lease = leaseFrom(this.#budget);
     this.#inFlight += 1;
     try {
-      return await this.#steps(req, res, () => read(lease), replay);
+      return await runDelivery(
+        deliveryOf(req, res, () => read(lease), replay),
+        this.#parts,
+      );
     } catch (error) {
       const detail = error instanceof Error ? error.stack : error;
       this.#options.logger.error(`listener: unexpected failure on ${req.method} ${req.url}: ${detail}`);
@@ -241,113 +245,5 @@ export class Listener {
       this.#inFlight -= 1;
       if (this.#inFlight === 0) this.#settled?.();
     }
-  }
-
-  /** The steps of one request, in order; see the class's comment. Each runs through its delivery's Aside. */
-  async #steps(
-    req: IncomingMessage,
-    res: ServerResponse,
-    read: () => Promise<Body | 'busy'>,
-    replay: Replaying,
-  ): Promise<Capture | null> {
-    const started = performance.now();
-    const relative = routeRequest(req, res, this.#basePath, this.#advisor);
-    if (relative === null) return null;
-    const { tracer, store } = this.#options;
-    const linkTo = tracer && replay.replayOf ? store.get(replay.replayOf)?.trace : undefined;
-    const aside = Aside.of(req, this.#basePath, { tracer, injector: this.injector }, linkTo);
-    const body = await read();
-    if (body === 'busy') return this.#refuseBusy(req, res, aside, started, replay);
-    if (!(await this.#hold.pass())) return this.#refuseClosing(res, aside);
-    // Nothing goes to the app, and the sender is told nothing, before the capture is on the disk (fsynced): a
-    // capture that cannot be kept is answered 503 and never forwarded, so the app never handles a delivery
-    // that the sender is then told failed (and sends again). From here on only the capture as stored is kept
-    // (for a large body, its beginning; the raw bytes are held until the app has them).
-    const made = () =>
-      aside.capture(
-        () => this.#verify(req, body),
-        (signature) => this.#captureOf(req, body, signature, replay),
-        replay,
-      );
-    // The capture as made is handed on, never held in a variable here: for a large body it holds the whole
-    // decoded text, and this function waits on the app with everything it holds.
-    const { stored, kept } = await aside.store(made(), (capture) =>
-      this.#store(res, capture, body, { started, aside }),
-    );
-    if (!kept) return stored;
-    const route = routeOfCapture(this.#routes, this.#routed, stored);
-    if (stored.rejected || !route) {
-      const status = answerItself(res, stored, this.#options.maxBodyBytes);
-      this.#reporter.report(stored, { status, started, error: stored.rejected?.code }, aside.trace);
-      return stored;
-    }
-    const exchange = { req, res, capture: stored, bytes: body.bytes, relative, started, aside };
-    const forward = await forwardAndAnswer(route.forwarder, exchange, {
-      store,
-      reporter: this.#reporter,
-      advisor: this.#advisor,
-    });
-    const sign = { secret: this.#secret, now: this.#options.now() };
-    await aside.after({ capture: stored, bytes: body.bytes, forward, res }, sign, (request) =>
-      this.deliver(request, { injected: ['duplicate'] }),
-    );
-    return stored;
-  }
-
-  /** The bodies held fill the budget: refused at once (see refuseBusy), nothing captured. */
-  #refuseBusy(req: IncomingMessage, res: ServerResponse, aside: Aside, started: number, replay: Replaying): null {
-    aside.refused(503, 'listener_busy');
-    const { maxBufferedBytes, onDelivery } = this.#options;
-    const source = replay.replayOf === undefined ? 'delivery' : 'replay';
-    refuseBusy(req, res, { advisor: this.#advisor, maxBufferedBytes, started }, (report) =>
-      onDelivery(Object.assign(report, { source })),
-    );
-    return null;
-  }
-
-  /** Stopped before it was ready: nothing was checked or kept, so the sender must send it again. */
-  #refuseClosing(res: ServerResponse, aside: Aside): null {
-    aside.refused(503, 'listener_closing');
-    answerError(res, 503, 'listener_closing', 'clockhook stopped before it was ready; retry later.', {
-      requestId: newCaptureId(),
-      headers: { 'retry-after': '10' },
-    });
-    return null;
-  }
-
-  /** Step "verify", with the secret known now. */
-  #verify(req: IncomingMessage, body: Body): CaptureSignature {
-    const { tolerance, now } = this.#options;
-    return verifyDelivery(req.headers['x-service-signature'], body.bytes, { secret: this.#secret, tolerance, now });
-  }
-
-  /** Step "capture": the capture of a request read whole and verified, with what it is for its event. */
-  #captureOf(req: IncomingMessage, body: Body, signature: CaptureSignature, replay: Replaying): Capture {
-    const { stories, now, skipVerify } = this.#options;
-    return captureOf(req, body, {
-      signature,
-      replayOf: replay.replayOf,
-      edited: replay.edited,
-      decide: (arriving, edited) => stories.decide(arriving, { edited }),
-      refuseUnsigned: !skipVerify,
-      routeFor: (type) => (this.#routed ? (chooseRoute(this.#routes, type)?.name ?? null) : undefined),
-      forwarding: this.#routes.length > 0,
-      drift: (type, data, id) => this.#shapes.drift(type, data, id),
-      now: now(),
-    });
-  }
-
-  /** Step "store" (see storeCapture); a capture that could not be made durable is answered 503 here. */
-  async #store(
-    res: ServerResponse,
-    capture: Capture,
-    body: Body,
-    { started, aside }: { started: number; aside: Aside },
-  ): Promise<{ stored: Capture; kept: boolean }> {
-    const { stored, failure } = await storeCapture(this.#options.store, capture, body.bytes);
-    if (!failure) return { stored, kept: true };
-    answerUnstored(res, stored, failure, this.#options);
-    this.#reporter.report(stored, { status: 503, started, error: 'capture_failed' }, aside.trace);
-    return { stored, kept: false };
   }
 }

@@ -4,12 +4,10 @@ import { SandboxClient } from '../api/sandbox-client.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
+  changedData,
   EVENT_TYPES_BY_RESOURCE,
   isDomainEventType,
   PING_EVENT_TYPE,
-  sampleData,
-  setPath,
-  unsetPath,
   unknownTypeWords,
 } from '../contract/index.js';
 import { short } from './bounds.js';
@@ -23,11 +21,9 @@ export const READS = { readOnlyHint: true, openWorldHint: true } as const;
 
 /** The event's data: the type's sample, changed by `set` (dot paths, as trigger --set) and `unset`. */
 function eventData(type: string, set: Record<string, unknown>, unset: string[]): unknown {
-  const data = structuredClone(sampleData(type));
-  for (const [path, value] of Object.entries(set)) setPath(data, path, value);
-  for (const path of unset)
-    if (!unsetPath(data, path)) throw new Error(`unset ${short(path)}: the data has nothing at that path.`);
-  return data;
+  const changed = changedData(type, { set: Object.entries(set), unset });
+  if ('missing' in changed) throw new Error(`unset ${short(changed.missing)}: the data has nothing at that path.`);
+  return changed.data;
 }
 
 function registerTypes(server: McpServer): void {

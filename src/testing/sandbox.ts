@@ -1,5 +1,5 @@
 import { ApiClient, SandboxClient } from '../api/index.js';
-import { type DeliveryAttempt, type EventRecord, sampleData, setPath } from '../contract/index.js';
+import { changedData, type DeliveryAttempt, type EventRecord } from '../contract/index.js';
 import { type SetTimer, startSandbox as startSandboxServer } from '../sandbox/index.js';
 import { ManualClock } from './clock.js';
 
@@ -159,9 +159,9 @@ export async function startSandbox(options: SandboxTestOptions = {}): Promise<Te
       return { id: endpoint.id, secret: endpoint.secret as string };
     },
     async trigger(type, { data, set = {} } = {}) {
-      const changed = structuredClone(data ?? sampleData(type));
-      for (const [path, value] of Object.entries(set)) setPath(changed, path, value);
-      return new SandboxClient(client).emit(type, changed);
+      const changed = changedData(type, { data, set: Object.entries(set) });
+      // Nothing is unset here, so no path can be missing.
+      return new SandboxClient(client).emit(type, 'data' in changed ? changed.data : undefined);
     },
     deliveries: (filter) => readDeliveries(client, filter),
     waitForDelivery: (predicate, { timeout = 10_000 } = {}) => waitForDelivery(client, arrivals, predicate, timeout),
