@@ -25,9 +25,9 @@ export interface CheckOptions {
   events?: string[];
   /** GET <url>?id=<event id> answers how many times the app processed that id. */
   dedupeProbe?: URL;
-  /** Per request. @default 30000 (the contract's limit) */
+  /** Per request. @default LIMITS.receiverTimeoutMs (the contract's limit) */
   timeoutMs?: number;
-  /** @default '2026-11-01' */
+  /** @default API_VERSION (the one clockhook sends) */
   apiVersion?: string;
   /** Answers slower than this are a warning. @default 10000 */
   slowMs?: number;

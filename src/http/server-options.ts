@@ -12,6 +12,7 @@ export function hardenedServerOptions(requestTimeoutMs: number): ServerOptions {
     keepAliveTimeout: 5_000,
     // How often Node looks for requests past those limits (30 s by default): a slow connection is
     // dropped soon after its limit, not up to 30 s later.
-    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
+    // At most every 30 s (Node's own default), sooner for a short request timeout.
+    connectionsCheckingInterval: Math.min(30 * 1000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
   };
 }

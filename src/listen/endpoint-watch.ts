@@ -16,7 +16,7 @@ export interface EndpointWatchOptions {
   now: () => number;
   /** How long after a failed delivery to read the endpoint: the service updates it once the attempt is over. @default 2000 */
   settleMs?: number;
-  /** Reads at most this often, so a burst of failures costs one request, not one each. @default 30000 */
+  /** Reads at most this often, so a burst of failures costs one request, not one each. @default 30 s (a read interval of clockhook's, not a contract number) */
   minIntervalMs?: number;
 }
 
@@ -81,7 +81,7 @@ export class EndpointWatch {
   /** A delivery was answered with something other than 2xx: the endpoint is read again soon. */
   deliveryFailed(): void {
     if (this.#timer || !this.#options.client || !this.#current || this.#closing.signal.aborted) return;
-    const { settleMs = 2000, minIntervalMs = 30_000 } = this.#options;
+    const { settleMs = 2000, minIntervalMs = 30 * 1000 } = this.#options;
     const waitMs = Math.max(settleMs, this.#lastReadAt + minIntervalMs - this.#options.now());
     this.#timer = setTimeout(() => {
       this.#timer = null;

@@ -62,7 +62,7 @@ export interface ListenerOptions {
   skipVerify?: boolean;
   /** @default 300 */
   tolerance?: number;
-  /** Time the app has to answer. @default 30000 (the contract's) */
+  /** Time the app has to answer. @default LIMITS.receiverTimeoutMs (the contract's) */
   timeoutMs?: number;
   /**
    * How long a delivery waits for an app that is not answering (refusing connections: restarting, say) before

@@ -3,7 +3,7 @@ import { formatMiB } from '../size.js';
 import { spaceNeeded } from './disk-full.js';
 
 /** How long after a fold or compaction failed (a full disk) the next one is tried. */
-export const HOUSEKEEPING_RETRY_MS = 30_000;
+export const HOUSEKEEPING_RETRY_MS = 30 * 1000;
 
 /**
  * Folding the journal into a new snapshot is housekeeping: when the disk has no room for the snapshot,

@@ -1,6 +1,6 @@
 import { OptionError } from '../errors.js';
 /**
- * The sandbox's timers under a test's hand: retries (1 min, 5 min, 30 min, 2 h) and the receiver's 30 s
+ * The sandbox's timers under a test's hand: retries (the contract's retry table) and the receiver's time
  * limit come due when the test advances this clock, not when that much time has passed.
  */
 export class ManualClock {

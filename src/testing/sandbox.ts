@@ -10,9 +10,9 @@ export interface Delivery extends DeliveryAttempt {
 }
 
 export interface SandboxTestOptions {
-  /** `api_version` of the envelopes it sends. @default '2026-11-01' */
+  /** `api_version` of the envelopes it sends. @default API_VERSION (the one clockhook sends) */
   apiVersion?: string;
-  /** The receiver's time limit per attempt, in ms on the sandbox's clock (see `advance`). @default 30000 */
+  /** The receiver's time limit per attempt, in ms on the sandbox's clock (see `advance`). @default LIMITS.receiverTimeoutMs (the contract's) */
   deliveryTimeoutMs?: number;
   /**
    * What the service may do, on purpose, to test that a handler survives it: `duplicate` delivers every

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LIMITS, verifySignature } from '../../src/contract/index.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { ManualClock } from '../../src/testing/clock.js';
 
 const TIME_SCALE = 0.0001; // 1 min → 6 ms, 2 h → 720 ms
 let t: TestSandbox;
@@ -112,17 +113,21 @@ describe('sandbox delivery worker', () => {
     expect((await t.call('GET', `/event/${event.id}`)).body.data).toEqual({ id: 1, custom: true });
   });
 
-  it('retries on the contract schedule, scaled, then marks the delivery failed', async () => {
-    t = await startTestSandbox({ timeScale: TIME_SCALE });
+  it('retries on the contract schedule, then marks the delivery failed', async () => {
+    // The sandbox's timers on a clock the test moves: each attempt comes when its delay has passed, not before.
+    const clock = new ManualClock();
+    t = await startTestSandbox({ setTimer: clock.setTimer });
     const app = await failWith(500);
     await endpointFor(app.url);
     const { body: event } = await emit('punch.created');
-    const reports = await t.waitForAttempts(5);
-    expect(reports.map((r) => r.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'retrying', 'failed']);
-    const gaps = app.received.slice(1).map((r, i) => r.at - app.received[i].at);
-    LIMITS.retryDelaysMs.slice(1).forEach((delay, i) => {
-      expect(gaps[i], `gap before attempt ${i + 2}`).toBeGreaterThanOrEqual(delay * TIME_SCALE - 2);
-    });
+    await t.waitForAttempts(1);
+    for (const [i, delay] of LIMITS.retryDelaysMs.slice(1).entries()) {
+      await clock.advance(delay - 1);
+      expect(t.attempts, `attempt ${i + 2} before its delay`).toHaveLength(i + 1);
+      await clock.advance(1);
+      await t.waitForAttempts(i + 2);
+    }
+    expect(t.attempts.map((r) => r.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'retrying', 'failed']);
     const { body } = await t.call('GET', `/event/${event.id}`);
     expect(
       body.delivery_attempts.map((a: { attempt: number; statusCode: number }) => [a.attempt, a.statusCode]),
@@ -133,8 +138,8 @@ describe('sandbox delivery worker', () => {
       [4, 500],
       [5, 500],
     ]);
-    // No sixth attempt: wait longer than the last gap and check nothing more arrived.
-    await new Promise((resolve) => setTimeout(resolve, LIMITS.retryDelaysMs[4] * TIME_SCALE * 1.5));
+    // No sixth attempt: a day later, nothing more arrived.
+    await clock.advance(24 * 3_600_000);
     expect(app.received).toHaveLength(5);
   });
 
@@ -203,9 +208,9 @@ describe('sandbox delivery worker', () => {
   }, 30_000);
 
   it('makes no retry to an endpoint disabled meanwhile (it is excluded from deliveries), but still pings it', async () => {
-    // 600 ms before attempt 2: time enough to disable the endpoint first however busy the machine (with 60 ms,
-    // attempt 2 once went out before the update arrived, in a CI run with every test file busy).
-    t = await startTestSandbox({ timeScale: 0.01 });
+    // Attempt 2 comes only when the test moves the clock: the endpoint is disabled first however busy the machine.
+    const clock = new ManualClock();
+    t = await startTestSandbox({ setTimer: clock.setTimer });
     const app = await failWith(500);
     const endpoint = await endpointFor(app.url);
     const { body: event } = await emit('punch.created');
@@ -213,13 +218,14 @@ describe('sandbox delivery worker', () => {
     expect(
       (await t.call('POST', `/webhookEndpoint/${endpoint.id}`, { body: { status: 'disabled' } })).body.status,
     ).toBe('disabled');
-    // Attempt 2 was due 600 ms after the first; wait well past it (attempt 3 would be 3 s later still).
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    expect(app.received).toHaveLength(1);
-    expect((await t.call('GET', `/event/${event.id}`)).body.delivery_attempts).toHaveLength(1);
+    // Past every retry's time: none goes to the disabled endpoint. The ping after them is the next request it gets.
+    await clock.advance(LIMITS.retryDelaysMs.reduce((a: number, b: number) => a + b, 0));
     await t.call('POST', `/webhookEndpoint/${endpoint.id}/ping`);
     await app.waitFor(2);
+    await t.waitForAttempts(2);
     expect(app.received[1].headers['x-service-event']).toBe('webhook_endpoint.ping');
+    expect(app.received).toHaveLength(2);
+    expect((await t.call('GET', `/event/${event.id}`)).body.delivery_attempts).toHaveLength(1);
   });
 
   it('runs deliveries concurrently: a slow endpoint does not delay another', async () => {

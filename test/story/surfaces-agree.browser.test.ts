@@ -4,6 +4,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sendDelivery } from '../../src/testing/index.js';
 import { launchChromium } from '../helpers/browser.js';
+import { envelopeBody } from '../helpers/delivery.js';
 import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
 import { post } from '../helpers/listen.js';
 import { type McpUnderTest, startMcp } from '../helpers/mcp.js';
@@ -79,7 +80,7 @@ function startApp() {
 }
 
 const send = (id: string, type = 'punch.created', data: Json = { id: 1 }) =>
-  sendDelivery(listener, { secret, body: { id, object: 'event', type, api_version: '2026-11-01', created: 1, data } });
+  sendDelivery(listener, { secret, body: envelopeBody(id, { type, data }) });
 
 beforeAll(async () => {
   dir = await tempDir();
@@ -119,9 +120,7 @@ beforeAll(async () => {
   for (let i = 0; i < 5; i++) await send('evt_fifth');
   await send('evt_drift_a', 'time_card.approved', { hours: 8 });
   await send('evt_drift_b', 'time_card.approved', { hours: '8' });
-  await post(listener, '{"id":"evt_unsigned","object":"event","type":"punch.created","created":1}', {
-    'content-type': 'application/json',
-  });
+  await post(listener, envelopeBody('evt_unsigned'), { 'content-type': 'application/json' });
   await Promise.all([held, gaveUp]);
   // Local replays: one answered 200 after the service's delivery failed, one that fails for a delivered event,
   // and one re-signed of a request that carried no event (unsigned).
