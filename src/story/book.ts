@@ -147,18 +147,24 @@ function storyOf(
   { state, words: said, failed }: Omit<CaptureStory['event'], 'latest' | 'tone'>,
   latest: boolean,
 ): CaptureStory {
-  const verdict = verdictOf(capture);
+  const { outcome, status, tone, durationMs } = verdictOf(capture);
   const { forward } = capture;
-  const answer = verdict.outcome === 'failed' && forward && forward.statusCode !== null ? answerExcerpt(forward) : null;
-  return {
+  const answer = outcome === 'failed' && forward && forward.statusCode !== null ? answerExcerpt(forward) : null;
+  // One literal of one shape, made for every delivery listen reports: spreads would make each anew (see
+  // docs/performance.md, "Hidden classes").
+  const story: CaptureStory = {
     kind,
-    ...(retry === undefined ? {} : { retry }),
     words,
-    ...verdict,
+    outcome,
+    status,
+    tone,
+    durationMs,
     signatureTone: signatureTone(capture.signature.status),
     answer,
     event: { state, words: said, tone: stateTone(state), failed, latest },
   };
+  if (retry !== undefined) story.retry = retry;
+  return story;
 }
 
 /** A capture's story from its event's story (which carries the capture's delivery, when it is held). */

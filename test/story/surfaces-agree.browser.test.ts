@@ -287,4 +287,18 @@ describe('one record of a delivery, judged once', () => {
       await page.close();
     }
   }, 60_000);
+
+  it("returns a replay's result after its record: another process reads it answered at once", async () => {
+    // Through MCP (its own process reads the store's file), and through the CLI, each read right after.
+    const { id } = recordsOf('evt_ok')[0];
+    for (let i = 0; i < 3; i++) {
+      const replayed = await mcp.call('replay', { captureId: id });
+      expect(replayed.error, replayed.text).toBe(false);
+      const read = (await mcp.call('get_capture', { id: replayed.data.replayId })).data.capture;
+      expect(read.story).toMatchObject({ outcome: '2xx', status: String(replayed.data.status) });
+      const line = JSON.parse((await cli('replay', id, '--json')).stdout);
+      const shown = JSON.parse((await cli('captures', 'show', line.replayId, '--json')).stdout);
+      expect(shown.story).toMatchObject({ outcome: '2xx', status: String(line.status) });
+    }
+  }, 60_000);
 });
