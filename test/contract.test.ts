@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  changedData,
   checkEnvelope,
   EVENT_TYPES,
   matchesSubscription,
@@ -118,6 +119,19 @@ describe('checkEnvelope', () => {
   it('flags a body that is not an object', () => {
     expect(checkEnvelope([1, 2])).toHaveLength(1);
     expect(checkEnvelope('text')).toHaveLength(1);
+  });
+});
+
+describe("an event's data, changed by paths", () => {
+  it('takes a path relative to data, or with data. before it once, never making data twice', () => {
+    const plain = changedData('employee.updated', { set: [['hourlyRate', '26.00']] });
+    const prefixed = changedData('employee.updated', { set: [['data.hourlyRate', '26.00']] });
+    expect(prefixed).toEqual(plain);
+    expect('data' in prefixed && prefixed.data.data).toBeUndefined();
+    expect(changedData('employee.updated', { unset: ['data.hourlyRate'] })).toEqual(
+      changedData('employee.updated', { unset: ['hourlyRate'] }),
+    );
+    expect(changedData('employee.updated', { unset: ['data.nothing'] })).toEqual({ missing: 'data.nothing' });
   });
 });
 

@@ -1,5 +1,6 @@
 // The selected capture in detail: the request, the signature, the app's response, the service's attempts, the editor.
 import { textExcerpt } from './shared/excerpt.js';
+import { verdictOf } from './shared/verdict.js';
 import { clear, el, jsonTree } from './render.js';
 import { errorText, heldCapture, state, $ } from './state.js';
 import { captureLink, loadWholeBody, select, withWholeBody } from './selection.js';
@@ -81,15 +82,20 @@ export function rawBody(capture) {
   return el('div', {}, pre, more);
 }
 
-/** What the app answered; the capture keeps the first 16 KiB of its body. */
-export function appAnswer(forward) {
+/**
+ * What the app answered, its status and time as clockhook judged them on every surface (src/shared/verdict.ts);
+ * the capture keeps the first 16 KiB of its body.
+ */
+export function appAnswer(capture) {
+  const { forward } = capture;
+  const verdict = verdictOf(capture);
   return el(
     'div',
     {},
     keyValueTable([
       ['target', forward.target],
-      ['status', forward.statusCode],
-      ['duration', `${forward.durationMs} ms`],
+      ['status', verdict.status],
+      ['duration', verdict.durationMs === null ? null : `${verdict.durationMs} ms`],
       ['error', forward.error],
     ]),
     // As HTTP has them: headers, then the body. No answer (refused, timed out) has neither.
@@ -293,7 +299,7 @@ export function requestSections(capture, whole) {
 /** What the app answered, or why there is no answer. */
 export function appResponseSection(capture) {
   const forward = capture.forward;
-  if (forward) return appAnswer(forward);
+  if (forward) return appAnswer(capture);
   const why = capture.rejected
     ? `Not forwarded: clockhook answered ${capture.rejected.statusCode} ${capture.rejected.code}.`
     : forward === null

@@ -61,6 +61,48 @@ export function replayDirect(
   );
 }
 
+/** A result listen's inspector sends back for a request. */
+type ActionResult = { ok: boolean; data?: any; error?: { message: string } };
+
+/**
+ * The results of the requests sent on `socket`, by id. When listen stops (or the connection breaks) while one
+ * waits, each waiting one ends at once, said, rather than waiting for an answer that cannot come; whether the app
+ * got it is in listen's store once it runs again.
+ */
+function resultsOn(socket: import('ws').WebSocket) {
+  const waiting = new Map<number, (message: ActionResult) => void>();
+  let ended: string | null = null;
+  const end = (why: string) => {
+    ended ??= why;
+    for (const [, settle] of waiting) settle({ ok: false, error: { message: ended } });
+    waiting.clear();
+  };
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data)) as ActionResult & { type: string; id?: number };
+    if (message.type === 'result' && typeof message.id === 'number') waiting.get(message.id)?.(message);
+  });
+  socket.on('close', () =>
+    end(
+      'listen closed the connection before the replay had its answer (it stopped, or restarted); whether the app got it shows in captures list once listen runs again',
+    ),
+  );
+  socket.on('error', (error) =>
+    end(`the connection to listen failed before the replay had its answer: ${error.message}`),
+  );
+  let next = 1;
+  /** Sends `message` with an id of its own; its result, or why none can come. */
+  return (message: Record<string, unknown>): Promise<ActionResult> =>
+    new Promise((resolve) => {
+      if (ended) return resolve({ ok: false, error: { message: ended } });
+      const id = next++;
+      waiting.set(id, (result) => {
+        waiting.delete(id);
+        resolve(result);
+      });
+      socket.send(JSON.stringify({ ...message, id }));
+    });
+}
+
 /**
  * A running listen's inspector, over its WebSocket: replays go through the listener (recorded as replays,
  * shown live in the page, forwarded to its --forward-to). `inspectorUrl` carries the token.
@@ -73,25 +115,18 @@ export async function connectToListen(inspectorUrl: string) {
     socket.once('open', () => resolve());
     socket.once('error', reject);
   });
-  const waiting = new Map<number, (message: { ok: boolean; data?: any; error?: { message: string } }) => void>();
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { type: string; id?: number; ok: boolean };
-    if (message.type === 'result' && typeof message.id === 'number') waiting.get(message.id)?.(message);
-  });
-  let next = 1;
+  const ask = resultsOn(socket);
   return {
     /** `body`: an edited body, sent re-signed (listen refuses one with `asIs`). */
     async replay(capture: Capture, { asIs, body }: { asIs: boolean; body?: string }): Promise<ReplayOutcome> {
-      const id = next++;
       const started = performance.now();
-      const answer = await new Promise<{ ok: boolean; data?: any; error?: { message: string } }>((resolve) => {
-        waiting.set(id, resolve);
-        const mode = asIs ? 'asis' : 'resign';
-        socket.send(
-          JSON.stringify({ type: 'replay', id, captureId: capture.id, mode, ...(body === undefined ? {} : { body }) }),
-        );
+      const mode = asIs ? 'asis' : 'resign';
+      const answer = await ask({
+        type: 'replay',
+        captureId: capture.id,
+        mode,
+        ...(body === undefined ? {} : { body }),
       });
-      waiting.delete(id);
       const durationMs = Math.round(performance.now() - started);
       const target = capture.forward?.target ?? 'listen';
       if (!answer.ok)

@@ -76,7 +76,13 @@ export function changedData(
   }: { data?: Record<string, unknown>; set?: [path: string, value: unknown][]; unset?: string[] },
 ): { data: Record<string, unknown> } | { missing: string } {
   const changed = structuredClone(data ?? sampleData(type));
-  for (const [path, value] of set) setPath(changed, path, value);
-  const missing = unset.find((path) => !unsetPath(changed, path));
+  for (const [path, value] of set) setPath(changed, inData(path), value);
+  const missing = unset.find((path) => !unsetPath(changed, inData(path)));
   return missing === undefined ? { data: changed } : { missing };
 }
+
+/**
+ * A path into an event's data, as `set` and `unset` take it: relative to `data`, with a leading `data.` (the
+ * envelope's name for it, as a user reads the delivery) taken off once, so that it is never made twice.
+ */
+const inData = (path: string): string => (path.startsWith('data.') ? path.slice('data.'.length) : path);

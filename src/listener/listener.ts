@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ActionError } from '../errors.js';
+import { formatMiB } from '../size.js';
 import {
   answerClientError,
   answerError,
@@ -178,6 +179,12 @@ export class Listener {
     const { store, now } = this.#options;
     const original = replayable(store.get(asked.captureId), asked, this.#routes.length > 0);
     const { bytes, edited } = await replayBody(store, original, asked.body);
+    // Over what a delivery may be, listen would refuse it itself (413): said now, naming the bound.
+    if (bytes.length > this.#options.maxBodyBytes)
+      throw new ActionError(
+        'body_too_large',
+        `The body is ${formatMiB(bytes.length)}, over the ${formatMiB(this.#options.maxBodyBytes)} listen takes in one delivery; nothing was replayed.`,
+      );
     const request = replayRequest(original, bytes, { mode: asked.mode, secret: this.#secret, now: now() });
     if (this.#closing)
       throw new ActionError('listener_closing', 'clockhook is shutting down; the replay was not sent.');

@@ -9,7 +9,8 @@ import { captureIdInput, checkedType, eventIdInput, named, READ_ONLY, typeInput 
 import { listenHere, listenRunsHere, type McpContext, readStore } from './context.js';
 import { captureText, result, shownCapture, UNTRUSTED } from './present.js';
 import * as schema from './schemas.js';
-import { LIMITS } from '../contract/index.js';
+import { LIMITS, MAX_DELIVERY_BYTES } from '../contract/index.js';
+import { formatMiB } from '../size.js';
 
 const answered = (c: Capture) => c.forward !== undefined || c.rejected !== null;
 
@@ -118,6 +119,12 @@ function registerReplay(server: McpServer, ctx: McpContext): void {
     async ({ captureId, mode, body }) => {
       if (mode === 'asis' && body !== undefined)
         throw new Error('An edited body cannot go as-is: its old signature would not match. Use mode "resign".');
+      // listen keeps a delivery of at most MAX_DELIVERY_BYTES (413 beyond it): refused here, naming the bound.
+      const size = body === undefined ? 0 : Buffer.byteLength(body, 'utf8');
+      if (size > MAX_DELIVERY_BYTES)
+        throw new Error(
+          `body: ${formatMiB(size)} is over the ${formatMiB(MAX_DELIVERY_BYTES)} a listen takes in one delivery; send a smaller body.`,
+        );
       const listen = await listenHere(ctx);
       const original = named(await readStore(ctx), captureId);
       const connection = await connectToListen(listen.inspector);

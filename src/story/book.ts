@@ -2,10 +2,10 @@
 // in O(1) when a capture is added, answered or let go, so that deciding what a new capture is and telling an
 // event's state never reads the event's other captures again (issue 52).
 import type { Capture, CaptureObserver, CaptureStore } from '../store/index.js';
-import { deliveryStoryOf, eventState, type EventStory, storyKey, tellStory } from './event-story.js';
+import { captureWords, deliveryStoryOf, eventState, type EventStory, storyKey, tellStory } from './event-story.js';
 import { answerExcerpt } from '../shared/excerpt.js';
 import { signatureTone, type Tone, type Verdict, verdictOf } from '../shared/verdict.js';
-import { kindWords, stateTone } from './words.js';
+import { stateTone } from './words.js';
 import { byArrival, type Decided, EventSummary, type Lookup, summaryOf } from './summary.js';
 
 /**
@@ -133,7 +133,8 @@ export class StoryBook implements CaptureObserver {
     // listener tells one for every delivery it answers).
     const { kind, retry } = summary.kindOf(capture);
     const latest = summary.latest === capture.id;
-    return storyOf(capture, { kind, retry, words: kindWords(kind, retry) }, eventState(summary, {}, now), latest);
+    const words = captureWords(capture, kind, retry);
+    return storyOf(capture, { kind, retry, words }, eventState(summary, {}, now), latest);
   }
 }
 

@@ -70,7 +70,7 @@ function serviceState(service: ServiceView): { state: EventState; next: NextAtte
 }
 
 /** A request clockhook refused that is no delivery of an event: no envelope, or no signature at all. */
-const carriesNoEvent = (capture: Capture) =>
+export const carriesNoEvent = (capture: Capture) =>
   capture.rejected !== null && (!capture.envelope || capture.signature.status === 'missing');
 
 /**
@@ -132,6 +132,13 @@ function replaysOnly(latest: Capture): { state: EventState; next: NextAttempt | 
   return { state: outcome === '2xx' ? 'delivered' : 'failing', next: null };
 }
 
+/**
+ * What a capture was, in words: its kind's (see kindWords), except a request clockhook refused that carries no
+ * event, which was no delivery of one: "rejected request", never "first delivery".
+ */
+export const captureWords = (capture: Capture, kind: DeliveryKind, retry?: number): string =>
+  kind === 'first' && carriesNoEvent(capture) ? 'rejected request' : kindWords(kind, retry);
+
 /** What a held capture was for its event, in words. */
 export function deliveryStoryOf(summary: EventSummary, capture: Capture): DeliveryStory {
   const { kind, retry } = summary.kindOf(capture);
@@ -139,7 +146,7 @@ export function deliveryStoryOf(summary: EventSummary, capture: Capture): Delive
   return {
     kind,
     ...(retry === undefined ? {} : { retry }),
-    words: kindWords(kind, retry),
+    words: captureWords(capture, kind, retry),
     tone: kindTone(kind),
     outcome,
   };

@@ -1,4 +1,8 @@
 import { spawn } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { connectToListen } from '../../src/captures/index.js';
+import { sampleCapture } from '../helpers/capture.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv } from '../helpers/cli.js';
 import { startInspectedSession } from '../helpers/inspector.js';
@@ -79,6 +83,36 @@ describe('clockhook mcp: bounded, and said', () => {
     );
     expect(replayed.text).toContain(replayed.data.error);
   }, 30_000);
+
+  it("refuses an edited body over listen's bound, naming it, and replays one just under it", async () => {
+    const id = (await m.call('list_captures', { limit: 1 })).data.captures[0].id;
+    const over = await m.call('replay', { captureId: id, body: 'x'.repeat(FIVE_MIB + 1) });
+    expect(over.error).toBe(true);
+    expect(over.text).toMatch(/body: 5 MiB is over the 5 MiB a listen takes in one delivery/);
+    const under = await m.call('replay', { captureId: id, body: 'x'.repeat(FIVE_MIB - 1) });
+    expect(under.error, under.text).toBe(false);
+    expect(under.data.story).toMatchObject({ kind: 'edited-replay' });
+  }, 30_000);
+
+  it('ends a replay at once when listen closes the connection before its answer (no call hangs)', async () => {
+    const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await new Promise((resolve) => server.once('listening', resolve));
+    // A listen that stops while it holds the replay: the connection closes with no result sent.
+    server.on('connection', (socket) => socket.on('message', () => socket.terminate()));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const connection = await connectToListen(`http://127.0.0.1:${port}/?token=t`);
+      const started = performance.now();
+      const outcome = await connection.replay(sampleCapture('evt_held'), { asIs: false });
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(outcome).toMatchObject({ replayId: null, status: null });
+      expect(outcome.error).toMatch(/^listen closed the connection before the replay had its answer/);
+      // A second replay on the closed connection is said at once too.
+      expect((await connection.replay(sampleCapture('evt_held'), { asIs: false })).error).toMatch(/^listen closed/);
+    } finally {
+      server.close();
+    }
+  });
 
   it('says a folder without a store or a listen is not the project, in every tool that reads one', async () => {
     const empty = await tempDir();

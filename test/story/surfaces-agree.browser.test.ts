@@ -182,7 +182,12 @@ describe('one record of a delivery, judged once', () => {
     // leaves it rejected: neither is a failing event.
     expect(one(triggered.taken, 1)).toMatchObject({ kind: 'replay', outcome: 'failed', status: '500' });
     expect(one(triggered.taken, 1).event).toMatchObject({ state: 'delivered', failed: false });
-    expect(one('evt_unsigned')).toMatchObject({ status: '400', outcome: 'rejected', tone: 'plain' });
+    expect(one('evt_unsigned')).toMatchObject({
+      status: '400',
+      outcome: 'rejected',
+      tone: 'plain',
+      words: 'rejected request',
+    });
     expect(one('evt_unsigned', 1)).toMatchObject({ kind: 'replay', outcome: '2xx' });
     expect(one('evt_unsigned', 1).event).toMatchObject({ state: 'rejected', failed: false });
   });
@@ -213,6 +218,7 @@ describe('one record of a delivery, judged once', () => {
         expect(line).toContain(painted(story.event.tone, story.event.words));
     }
     for (const record of records.filter((r) => r.envelope?.id.startsWith('evt_'))) {
+      expect(JSON.parse((await cli('captures', 'show', record.id, '--json')).stdout).story).toEqual(record.story);
       const shown = (await cli('captures', 'show', record.id)).stdout;
       const time = record.story.durationMs === null ? '' : ` in ${record.story.durationMs} ms`;
       expect(shown).toContain(`${painted(record.story.tone, record.story.status)}`);
@@ -273,6 +279,17 @@ describe('one record of a delivery, judged once', () => {
         expect(await chip.getAttribute('class'), record.id).toBe(`chip ${record.story.tone}`);
         const time = record.story.durationMs === null ? '' : `${record.story.durationMs} ms`;
         expect(await row.locator('.duration').textContent(), record.id).toBe(time);
+      }
+      // The detail of each forwarded capture: its answer's status and time, as the row and the terminal say them.
+      for (const record of records.filter((r) => r.forward)) {
+        await page.locator(`#captures li.capture[data-id="${record.id}"]`).click();
+        await page.locator('#tab-response').click();
+        const cell = (name: string) =>
+          page
+            .locator('#panel-response tr', { has: page.locator('th', { hasText: new RegExp(`^${name}$`) }) })
+            .locator('td');
+        await expect.poll(() => cell('status').textContent(), { message: record.id }).toBe(record.story.status);
+        expect(await cell('duration').textContent()).toBe(`${record.story.durationMs} ms`);
       }
       const bars = page.locator('#chart g[role="img"]');
       const labels = await bars.evaluateAll((groups) => groups.map((g) => g.getAttribute('aria-label') ?? ''));
