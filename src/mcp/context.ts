@@ -18,6 +18,8 @@ export interface McpContext {
   /** Whether tools that make the real service do something may run (`--allow-writes`). */
   allowWrites: boolean;
   env: NodeJS.ProcessEnv;
+  /** When this session's `trigger` last emitted an event (ms since the epoch): where a wait for it begins. */
+  lastTriggerAt?: number;
 }
 
 /** The API the tools call: the real one when a key is set, else the sandbox running in this folder. */

@@ -79,6 +79,7 @@ function registerTrigger(server: McpServer, ctx: McpContext): void {
       if (!isDomainEventType(type)) throw new Error(`type: ${unknownTypeWords(type, MCP_TYPE_LISTING)}.`);
       const { client } = await writingApiOf(ctx, 'trigger');
       const data = eventData(type, set, unset);
+      ctx.lastTriggerAt = Date.now();
       const event = await new SandboxClient(client).emit(type, data);
       const text = `Triggered ${event.type} ${event.id}; wait_for_delivery with eventId ${event.id} returns what the app answered.`;
       return result(text, { id: event.id, type: event.type, created: Number(event.created) });

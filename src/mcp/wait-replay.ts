@@ -6,7 +6,9 @@ import type { Capture, StoreReading } from '../store/index.js';
 import { storiesOf } from '../story/index.js';
 import { bodyInputs } from './bounds.js';
 import { captureIdInput, checkedType, eventIdInput, named, READ_ONLY, typeInput } from './capture-tools.js';
-import { listenHere, listenRunsHere, type McpContext, readStore } from './context.js';
+import { apiOf, listenHere, listenRunsHere, type McpContext, readStore } from './context.js';
+import { waitForCapture } from './store-wait.js';
+import { ApiError } from '../api/index.js';
 import { captureText, result, shownCapture, UNTRUSTED } from './present.js';
 import * as schema from './schemas.js';
 import { LIMITS, MAX_DELIVERY_BYTES } from '../contract/index.js';
@@ -14,16 +16,43 @@ import { formatMiB } from '../size.js';
 
 const answered = (c: Capture) => c.forward !== undefined || c.rejected !== null;
 
-/** Reads the store every 200 ms until a capture `match` takes has been answered, or the time is up. */
-async function nextAnswered(ctx: McpContext, match: (c: Capture) => boolean, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const reading = await readStore(ctx);
-    const found = reading.captures.findLast((c) => match(c) && answered(c));
-    if (found) return { reading, found };
-    if (Date.now() >= deadline) return null;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+/** How far back a wait for a type looks by default, with no trigger in this session: what came just before it. */
+const LOOKBACK_MS = 10_000;
+
+/**
+ * Where a wait begins: a capture id or a time given as `since`; with `next`, now; else, for an event id, any of
+ * its captures; for a type, this session's last trigger, or the last LOOKBACK_MS, whichever is earlier (a
+ * delivery often comes before the assistant asks to wait for it).
+ */
+function startOf(
+  ctx: McpContext,
+  { eventId, next, since }: { eventId?: string; next: boolean; since?: string },
+): (c: Capture) => boolean {
+  if (since?.startsWith('cap_')) return (c) => c.id > since;
+  if (since !== undefined) {
+    const at = Date.parse(since);
+    if (Number.isNaN(at)) throw new Error(`since: ${since} is neither a capture id (cap_…) nor a time (ISO 8601).`);
+    return (c) => Date.parse(c.receivedAt) >= at;
   }
+  const called = Date.now();
+  if (next) return (c) => Date.parse(c.receivedAt) >= called;
+  if (eventId !== undefined) return () => true;
+  const from = Math.min(called - LOOKBACK_MS, ctx.lastTriggerAt ?? Infinity);
+  return (c) => Date.parse(c.receivedAt) >= from;
+}
+
+/** An event id that neither the store nor the service knows: said now, not after the time-out. */
+async function sayUnknownEvent(ctx: McpContext, eventId: string): Promise<void> {
+  const api = await apiOf(ctx).catch(() => null);
+  if (!api) return; // no service to ask: it may still come
+  const known = await api.client.getEvent(eventId).then(
+    () => true,
+    (error: unknown) => !(error instanceof ApiError && error.status === 404),
+  );
+  if (!known)
+    throw new Error(
+      `eventId: no event ${eventId}, neither among the captures here nor on the service; list_captures or trigger gives one.`,
+    );
 }
 
 async function shownResult(reading: StoreReading, found: Capture, maxBodyBytes: number) {
@@ -37,7 +66,7 @@ function registerWait(server: McpServer, ctx: McpContext): void {
     {
       title: 'Wait for a delivery',
       description:
-        "Waits for the next capture of a type or an event id and returns it, with the app's answer, once the app has answered. Without next, an event id already captured returns its newest capture at once; with next, only a capture that arrives after the call counts (the event's retry, or its redelivery).",
+        "Waits for a capture of a type or an event id and returns it, with the app's answer, once the app has answered. An event id already captured returns its newest capture at once; a type, one that came since this session's last trigger (or in the last 10 s); since sets where to wait from; with next, only a capture that arrives after the call counts (the event's retry, or its redelivery). An event id the service does not know is said at once.",
       inputSchema: {
         type: typeInput.optional(),
         eventId: eventIdInput.optional(),
@@ -45,6 +74,12 @@ function registerWait(server: McpServer, ctx: McpContext): void {
           .boolean()
           .default(false)
           .describe("only a capture that arrives after this call: wait for an event's retry or redelivery"),
+        since: z
+          .string()
+          .optional()
+          .describe(
+            'where to wait from: a capture id (cap_…, what came after it) or an ISO time; by default, for a type, the last trigger of this session or the last 10 s',
+          ),
         timeoutMs: z
           .number()
           .int()
@@ -61,18 +96,18 @@ function registerWait(server: McpServer, ctx: McpContext): void {
       },
       annotations: READ_ONLY,
     },
-    async ({ type, eventId, next, timeoutMs, maxBodyBytes }) => {
+    async ({ type, eventId, next, since, timeoutMs, maxBodyBytes }) => {
       checkedType(type);
-      const reading = await readStore(ctx);
+      const started = startOf(ctx, { eventId, next, since });
       const isIt = (c: Capture) =>
         (eventId === undefined || c.envelope?.id === eventId) && (type === undefined || c.envelope?.type === type);
-      // An event already captured counts unless only what comes next does; a type, only what comes next.
-      const before = new Set(eventId !== undefined && !next ? [] : reading.captures.map((c) => c.id));
-      const counts = (c: Capture) => !before.has(c.id) && isIt(c);
-      const held = reading.captures.findLast((c) => counts(c) && answered(c));
+      const counts = (c: Capture) => isIt(c) && started(c) && answered(c);
+      const reading = await readStore(ctx);
+      const held = reading.captures.findLast(counts);
       if (held) return shownResult(reading, held, maxBodyBytes);
       await listenRunsHere(ctx); // nothing new can come without one: said now, not after the time-out
-      const got = await nextAnswered(ctx, counts, timeoutMs);
+      if (eventId !== undefined && !reading.captures.some(isIt)) await sayUnknownEvent(ctx, eventId);
+      const got = await waitForCapture(ctx, counts, timeoutMs);
       if (got) return shownResult(got.reading, got.found, maxBodyBytes);
       return result(`Nothing arrived in ${timeoutMs} ms.`, { arrived: false, untrusted: UNTRUSTED });
     },

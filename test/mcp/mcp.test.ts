@@ -143,6 +143,32 @@ describe('clockhook mcp', () => {
     expect(diff.text).toContain('data.note: "from the assistant" -> "edited"');
   }, 90_000);
 
+  it('waits from what already came: a trigger then a wait for its type, an unknown event said at once, the time kept', async () => {
+    t.app.failing = false;
+    const { data: event } = await m.call('trigger', { type: 'geofence.created' });
+    // The delivery has come and been answered before the wait begins.
+    await expect
+      .poll(async () => (await m.call('list_captures', { eventId: event.id })).data.captures[0]?.outcome)
+      .toBe('2xx');
+    let started = performance.now();
+    const waited = await m.call('wait_for_delivery', { type: 'geofence.created', timeoutMs: 5_000 });
+    expect(waited.data).toMatchObject({ arrived: true, capture: { envelope: { id: event.id } } });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    started = performance.now();
+    const unknown = await m.call('wait_for_delivery', { eventId: 'evt_nobody_sent_this', timeoutMs: 10_000 });
+    expect(performance.now() - started).toBeLessThan(500 + 300); // the tool's 500 ms, and the call itself
+    expect(unknown).toMatchObject({ error: true });
+    expect(unknown.text).toMatch(
+      /^eventId: no event evt_nobody_sent_this, neither among the captures here nor on the service/,
+    );
+    started = performance.now();
+    const nothing = await m.call('wait_for_delivery', { type: 'schedule.published', timeoutMs: 1_000 });
+    const took = performance.now() - started;
+    expect(nothing.data.arrived).toBe(false);
+    expect(took).toBeGreaterThanOrEqual(1_000);
+    expect(took).toBeLessThan(1_100 + 100); // the wait's 100 ms, and the call itself
+  }, 30_000);
+
   it("returns check's verdicts for an http(s) receiver, and refuses any other URL", async () => {
     // The test app takes every request, signed or not: the forged-signature checks fail.
     const checked = await m.call('check_receiver', { url: `${t.app.url}/` });
