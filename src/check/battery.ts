@@ -8,7 +8,7 @@ import {
   API_VERSION,
 } from '../contract/index.js';
 import { type Answer, is2xx, redirectTo, postToReceiver } from './send.js';
-import type { CheckOptions, CheckResult } from './types.js';
+import { CHECK_FLAG_WORDS, type CheckOptions, type CheckResult, type CheckWords } from './types.js';
 import { CliError } from '../errors.js';
 
 export const SLOW_WARN_MS = 10_000;
@@ -22,7 +22,7 @@ export class TargetUnreachableError extends CliError {
 const eventId = () => `evt_check_${randomBytes(8).toString('hex')}`;
 
 export interface Battery {
-  options: CheckOptions & { apiVersion: string; timeoutMs: number; now: () => number };
+  options: CheckOptions & { apiVersion: string; timeoutMs: number; now: () => number; words: CheckWords };
   /** Sends one envelope, signed with the secret unless `header` says otherwise (null: no header). */
   deliver(env: DeliveryEnvelope, how?: { header?: string | null; body?: Buffer; timestamp?: number }): Promise<Answer>;
   record(result: CheckResult): void;
@@ -39,6 +39,7 @@ export function makeBattery(options: CheckOptions, results: CheckResult[]): Batt
     apiVersion: options.apiVersion ?? API_VERSION,
     timeoutMs: options.timeoutMs ?? CONTRACT_LIMIT_MS,
     now: options.now ?? Date.now,
+    words: options.words ?? CHECK_FLAG_WORDS,
   };
   const durations: number[] = [];
   const signedAnswers: Answer[] = [];
@@ -90,7 +91,11 @@ export function makeBattery(options: CheckOptions, results: CheckResult[]): Batt
  * app must answer at the URL it is given (a trailing slash is the usual culprit). So does no answer at
  * all: the check's own advice (about raw bodies, say) would send the developer looking in the wrong place.
  */
-export function acceptance(answer: Answer, hint: string, target: URL) {
+export function acceptance(
+  answer: Answer,
+  hint: string,
+  { target, words }: Pick<Battery['options'], 'target' | 'words'>,
+) {
   if (is2xx(answer)) return { status: 'pass' as const };
   if (answer.kind === 'error' && answer.code === 'ECONNRESET') {
     return {
@@ -103,7 +108,7 @@ export function acceptance(answer: Answer, hint: string, target: URL) {
     const to = new URL(location, target).href;
     return {
       status: 'fail' as const,
-      hint: `The app redirects to ${to}, and the service does not follow redirects: it counts every such delivery as failed. Register (and check) the URL the app answers at: --forward-to ${to}`,
+      hint: `The app redirects to ${to}, and the service does not follow redirects: it counts every such delivery as failed. Register (and check) the URL the app answers at: ${words.target(to)}`,
     };
   }
   return { status: 'fail' as const, hint };

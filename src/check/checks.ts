@@ -16,7 +16,7 @@ export async function checkValidDeliveries(b: Battery, events: string[]): Promis
       ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH'].includes(answer.code ?? '')
     ) {
       throw new TargetUnreachableError(
-        `nothing answers at ${shownUrl(b.options.target)} (${answer.error}). Start your app, or correct --forward-to.`,
+        `nothing answers at ${shownUrl(b.options.target)} (${answer.error}). Start your app, or give the URL it answers at (${b.options.words.target('<url>')}).`,
       );
     }
     b.record({
@@ -26,8 +26,8 @@ export async function checkValidDeliveries(b: Battery, events: string[]): Promis
       got: describeAnswer(answer),
       ...acceptance(
         answer,
-        'Answer 2xx to every delivery whose signature verifies; a non-2xx makes the service retry and, after 10 failed deliveries, disable the endpoint. Unknown fields in data must not fail the handler.',
-        b.options.target,
+        `Answer 2xx to every delivery whose signature verifies; a non-2xx makes the service retry and, after ${LIMITS.consecutiveFailuresToDisable} failed deliveries, disable the endpoint. Unknown fields in data must not fail the handler.`,
+        b.options,
       ),
     });
   }
@@ -45,7 +45,7 @@ export async function checkRawBody(b: Battery, type: string): Promise<void> {
     ...acceptance(
       answer,
       'Verify the HMAC over the raw request bytes exactly as received (a Buffer), before any JSON parsing. Parsing and re-serializing changes the bytes, and the signature no longer matches.',
-      b.options.target,
+      b.options,
     ),
   });
 }
@@ -168,7 +168,7 @@ export async function checkDuplicate(b: Battery): Promise<void> {
       ...base,
       status: 'warn',
       got: `${got}; cannot tell whether it deduplicated`,
-      hint: 'Store or log each envelope id and skip ids already seen. Pass --dedupe-probe <url> (answering GET <url>?id=<event id> with how many times the id was processed) to have this checked.',
+      hint: `Store or log each envelope id and skip ids already seen. ${b.options.words.dedupeProbe} to have this checked.`,
     });
     return;
   }
@@ -182,7 +182,7 @@ export async function checkDuplicate(b: Battery): Promise<void> {
       : {
           hint:
             count === null
-              ? 'The --dedupe-probe URL must answer a number, or JSON with a count.'
+              ? 'The dedupe probe must answer a number, or JSON with a count.'
               : 'Deduplicate on the envelope id: process an id once, answer 2xx to the repeats.',
         }),
   });
@@ -204,7 +204,7 @@ export async function checkEnvelopeVersion(b: Battery): Promise<void> {
     ...acceptance(
       answer,
       'Read api_version per event instead of rejecting versions you do not know, and ignore fields you do not use: the service may raise its version.',
-      b.options.target,
+      b.options,
     ),
   });
 }
@@ -226,7 +226,7 @@ export async function checkPing(b: Battery): Promise<void> {
     ...acceptance(
       answer,
       'Answer 2xx to event types you do not handle, webhook_endpoint.ping included; rejecting them breaks the ping diagnostic.',
-      b.options.target,
+      b.options,
     ),
   });
 }
@@ -246,7 +246,7 @@ export function checkResponseTime(b: Battery): void {
     ...(status === 'pass'
       ? {}
       : {
-          hint: 'Answer 2xx first and do the work afterwards (a queue, a background job): the service counts an answer after 30 s as a failed attempt.',
+          hint: `Answer 2xx first and do the work afterwards (a queue, a background job): the service counts an answer after ${LIMITS.receiverTimeoutMs / 1000} s as a failed attempt.`,
         }),
   });
 }

@@ -2,6 +2,8 @@ export { TargetUnreachableError } from './battery.js';
 export { runChecks } from './run.js';
 export {
   type CheckOptions,
+  type CheckWords,
+  CHECK_FLAG_WORDS,
   type CheckReport,
   type CheckResult,
   type CheckStatus,

@@ -18,7 +18,26 @@ export interface CheckReport {
   checks: CheckResult[];
 }
 
+/**
+ * How the caller's surface names what a hint asks the user to change: the CLI's flags, the MCP tool's arguments,
+ * the testing library's options. A hint never names a flag to a caller that takes none.
+ */
+export interface CheckWords {
+  /** How to give the receiver's URL: `--forward-to <url>` on the CLI, the MCP tool's `url`, checkReceiver's. */
+  target: (url: string) => string;
+  /** How to have duplicates checked with a probe (a sentence's start: "… to have this checked."). */
+  dedupeProbe: string;
+}
+
+/** The CLI's words (`clockhook check`): the default. */
+export const CHECK_FLAG_WORDS: CheckWords = {
+  target: (url) => `--forward-to ${url}`,
+  dedupeProbe: 'Pass --dedupe-probe <url> (answering GET <url>?id=<event id> with how many times the id was processed)',
+};
+
 export interface CheckOptions {
+  /** How hints name what to change. @default CHECK_FLAG_WORDS */
+  words?: CheckWords;
   target: URL;
   secret: string;
   /** Event types to send valid deliveries of. @default DEFAULT_CHECK_EVENTS */

@@ -41,6 +41,8 @@ interface Pending {
   waitStarted: number;
   /** Its answer is read but kept from the sender (an injected `timeout`: see Injector). */
   keepAnswer: boolean;
+  /** Its capture, for the command that sends it again. */
+  captureId: string;
   resolve(outcome: ForwardOutcome): void;
 }
 
@@ -164,7 +166,7 @@ export class Forwarder {
     res: ServerResponse,
     body: Buffer,
     path: string,
-    { keepAnswer = false }: { keepAnswer?: boolean } = {},
+    { keepAnswer = false, captureId }: { keepAnswer?: boolean; captureId: string },
   ): Promise<ForwardOutcome> {
     return new Promise((resolve) => {
       (req as Forwarded)[PENDING] = {
@@ -178,6 +180,7 @@ export class Forwarder {
         waits: 0,
         waitStarted: 0,
         keepAnswer,
+        captureId,
         resolve,
       };
       // The body is sent exactly as received, with its real length: chunked framing is per hop.
@@ -246,13 +249,15 @@ export class Forwarder {
 
   #fail(req: IncomingMessage, pending: Pending, failure: NodeJS.ErrnoException): void {
     const { target, timedOut } = pending;
+    // A command the reader runs as it is, wherever the message is read (the service's attempts, an MCP tool).
+    const again = `npx clockhook replay ${pending.captureId}`;
     const seconds = Math.round((performance.now() - pending.waitStarted) / 100) / 10;
     const waited = pending.waits > 0 ? ` It was not answering for ${seconds} s (--wait-for-app).` : '';
     const message = timedOut
       ? `The app at ${target} did not answer within ${this.timeoutMs} ms, the time a receiver has: the service counts this attempt as failed.`
       : failure.code === 'ECONNRESET'
-        ? `The app at ${target} closed the connection without answering: it may have crashed handling this delivery (see its log). The delivery is captured; replay it from the inspector once the app is fixed.`
-        : `Could not reach the app at ${target}: ${describeError(failure)}.${waited} Is it running, and is --forward-to right? The delivery is captured; replay it from the inspector once the app is up.`;
+        ? `The app at ${target} closed the connection without answering: it may have crashed handling this delivery (see its log). The delivery is captured; once the app is fixed, send it again: ${again}.`
+        : `Could not reach the app at ${target}: ${describeError(failure)}.${waited} Is it running, and does listen's --forward-to point at it? The delivery is captured; once the app is up, send it again: ${again}.`;
     this.#settle(req, {
       kind: 'failed',
       code: timedOut ? 'forward_timeout' : 'forward_failed',

@@ -203,7 +203,7 @@ async function forward(d: Delivery, parts: ListenerParts): Promise<boolean> {
   const path = joinTargetPath(forwarder.target, relative);
   const bytes = (d.body as Body).bytes;
   const outcome = await aside.forward(req, forwarder.urlFor(path), () =>
-    forwarder.forward(req, res, bytes, path, { keepAnswer: aside.keepsAnswer }),
+    forwarder.forward(req, res, bytes, path, { keepAnswer: aside.keepsAnswer, captureId: stored.id }),
   );
   if (outcome.kind === 'failed')
     answerError(res, outcome.statusCode, outcome.code, outcome.message, { requestId: stored.id });

@@ -140,7 +140,7 @@ function registerDiff(server: McpServer, ctx: McpContext): void {
       const lines = [...body, ...headers]
         .slice(0, 50)
         .map((d) => `${d.path}: ${inLine(d.before)} -> ${inLine(d.after)}`);
-      const text = `${rows.length} body path(s) and ${headers.length} header(s) differ.\n${lines.join('\n')}\n${UNTRUSTED}`;
+      const text = `${UNTRUSTED}\n${rows.length} body path(s) and ${headers.length} header(s) differ.\n${lines.join('\n')}`;
       return result(text, { body, headers, leftOut: rows.length - body.length, untrusted: UNTRUSTED });
     },
   );

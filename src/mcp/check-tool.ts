@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { runChecks } from '../check/index.js';
+import { type CheckWords, runChecks } from '../check/index.js';
 import { isHttpUrl } from '../http/index.js';
 import { endpointOnFile, type McpContext } from './context.js';
 import { result } from './present.js';
@@ -13,6 +13,13 @@ const httpUrl = z
     message: 'give an http:// or https:// URL of the receiver, e.g. http://localhost:3000/webhooks',
   })
   .describe('the receiver, an http(s) URL: http://localhost:3000/webhooks');
+
+/** How a hint names what to change: this tool's argument, and a command the user runs for what it does not take. */
+const TOOL_WORDS: CheckWords = {
+  target: (url) => `check_receiver with url ${url}`,
+  dedupeProbe:
+    'Run "npx clockhook check --forward-to <your app> --dedupe-probe <url>" (the probe answering GET <url>?id=<event id> with how many times the id was processed)',
+};
 
 /** `check_receiver`: clockhook check's battery against a URL, its table as data. */
 export function registerCheckTool(server: McpServer, ctx: McpContext): void {
@@ -31,7 +38,7 @@ export function registerCheckTool(server: McpServer, ctx: McpContext): void {
     },
     async ({ url }) => {
       const secret = ctx.env.CLOCKHOOK_SECRET || (await endpointOnFile(ctx)).secret;
-      const report = await runChecks({ target: new URL(url), secret });
+      const report = await runChecks({ target: new URL(url), secret, words: TOOL_WORDS });
       const lines = report.checks.map(
         (c) => `${c.status.toUpperCase()} ${c.id}: sent ${c.sent}; got ${c.got}${c.hint ? `. ${c.hint}` : ''}`,
       );

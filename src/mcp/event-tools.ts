@@ -13,6 +13,7 @@ import { apiOf, capturesHere, endpointOnFile, type McpContext, writingApiOf } fr
 import { result, UNTRUSTED } from './present.js';
 import * as schema from './schemas.js';
 import { READS, WRITES } from './service-tools.js';
+import { counted } from '../counted.js';
 
 const stateDir = (ctx: McpContext) => `${ctx.dir}/.clockhook`;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -66,7 +67,7 @@ function registerEvent(server: McpServer, ctx: McpContext): void {
         const said = a.error ?? answerExcerpt({ body: a.responseBody, bodyEncoding: 'utf8' });
         return `#${i + 1} endpoint ${a.endpointId}: ${a.statusCode ?? 'no answer'} in ${a.durationMs} ms${said ? `: ${JSON.stringify(said)}` : ''}`;
       });
-      const text = [`${event.type} ${event.id}: ${words}.`, ...attempts, ...outlook.map((o) => o.words), UNTRUSTED];
+      const text = [`${event.type} ${event.id}: ${words}.`, UNTRUSTED, ...attempts, ...outlook.map((o) => o.words)];
       return result(text.join('\n'), {
         event: { ...eventShown(event, maxBodyBytes), outlook },
         story: { state, words, next },
@@ -130,7 +131,8 @@ function registerMissed(server: McpServer, ctx: McpContext): void {
           ...done,
           needsConfirmation: asked,
         });
-      return result(`Redelivered ${done.redelivered.length} event(s): ${done.redelivered.join(', ')}.`, done);
+      const which = done.redelivered.length === 0 ? ': none was missed' : `: ${done.redelivered.join(', ')}`;
+      return result(`Redelivered ${counted(done.redelivered.length, 'event')}${which}.`, done);
     },
   );
 }

@@ -96,14 +96,15 @@ export function captureText(capture: Awaited<ReturnType<typeof shownCapture>>): 
   const verdict = [signature.status, signature.reason, signature.hint].filter(Boolean).join(': ');
   const end = capture.bodyOffset + Buffer.byteLength(capture.body, capture.bodyEncoding);
   const more = capture.nextBodyOffset === null ? '' : `; more with bodyOffset ${capture.nextBodyOffset}`;
+  // The note before what the sender and the app wrote, so that it is read first.
   return [
     `${capture.id} ${what}: ${story.words}; event ${story.event.words}`,
+    UNTRUSTED,
     `Request: ${capture.method} ${capture.path} (${capture.source}), ${capture.bodySize} bytes`,
     `Signature: ${verdict}`,
     `App: ${appLine(capture)}`,
     ...(capture.bodyMissing ? [`Body file: ${capture.bodyMissing}`] : []),
     `Body (${capture.bodyEncoding}, bytes ${capture.bodyOffset}-${end} of ${capture.bodySize}${more}):`,
     capture.body,
-    UNTRUSTED,
   ].join('\n');
 }

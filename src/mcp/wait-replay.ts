@@ -114,13 +114,17 @@ function registerWait(server: McpServer, ctx: McpContext): void {
   );
 }
 
-/** A replay as its text says it: the status, and what the app said or why it did not answer. */
+/** A replay as its text says it: the status, and what the app said or why it did not answer, one sentence each. */
 function replayText(outcome: ReplayOutcome & { replayId: string }): string {
-  const status = outcome.status === null ? 'no answer' : String(outcome.status);
-  const said = outcome.answer ? `; the app said ${JSON.stringify(outcome.answer)}` : '';
-  const why = outcome.error ? `; ${outcome.error}` : '';
-  const story = outcome.story ? `; ${outcome.story.words}, event ${outcome.story.event.words}` : '';
-  return `Replayed as ${outcome.replayId}: ${status} in ${outcome.durationMs} ms${said}${why}${story}\n${UNTRUSTED}`;
+  const status = outcome.story?.status ?? (outcome.status === null ? 'no answer' : String(outcome.status));
+  const sentences = [
+    `Replayed as ${outcome.replayId}${outcome.story ? ` (${outcome.story.words})` : ''}: ${status} in ${outcome.durationMs} ms`,
+    outcome.answer && `The app said ${JSON.stringify(outcome.answer)}`,
+    outcome.error,
+    outcome.story && `Its event is ${outcome.story.event.words}`,
+  ];
+  const said = sentences.filter((sentence): sentence is string => Boolean(sentence)).map((s) => s.replace(/\.$/, ''));
+  return `${UNTRUSTED}\n${said.join('. ')}.`;
 }
 
 function registerReplay(server: McpServer, ctx: McpContext): void {

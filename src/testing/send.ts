@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Fixture, fixtureProblem, signedFixture } from '../captures/index.js';
-import { type CheckReport, runChecks } from '../check/index.js';
+import { type CheckReport, type CheckWords, runChecks } from '../check/index.js';
 import { API_VERSION, type DeliveryEnvelope, resign, sampleData, setPath } from '../contract/index.js';
 import { postBytes } from '../http/index.js';
 import { OptionError } from '../errors.js';
@@ -168,12 +168,20 @@ function expectAnswer(
   }
 }
 
+/** How a hint names what to change: checkReceiver's own arguments. */
+const LIBRARY_WORDS: CheckWords = {
+  target: (url) => `checkReceiver('${url}', …)`,
+  dedupeProbe:
+    'Pass dedupeProbe: <url> to checkReceiver (answering GET <url>?id=<event id> with how many times the id was processed)',
+};
+
 /** `clockhook check` as a call: the whole conformance battery against your handler. */
 export function checkReceiver(
   url: string,
   options: { secret: string; events?: string[]; dedupeProbe?: string; timeoutMs?: number },
 ): Promise<CheckReport> {
   return runChecks({
+    words: LIBRARY_WORDS,
     target: new URL(url),
     secret: options.secret,
     events: options.events,
