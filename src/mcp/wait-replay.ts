@@ -11,7 +11,7 @@ import { waitForCapture } from './store-wait.js';
 import { ApiError } from '../api/index.js';
 import { captureText, result, shownCapture, UNTRUSTED } from './present.js';
 import * as schema from './schemas.js';
-import { LIMITS, MAX_DELIVERY_BYTES } from '../contract/index.js';
+import { durationWords, LIMITS, MAX_DELIVERY_BYTES } from '../contract/index.js';
 import { formatMiB } from '../size.js';
 
 const answered = (c: Capture) => c.forward !== undefined || c.rejected !== null;
@@ -114,13 +114,26 @@ function registerWait(server: McpServer, ctx: McpContext): void {
   );
 }
 
+/**
+ * Why an as-is replay of `capture` may be refused: its signature was made longer ago than a handler's replay window
+ * (the contract's 300 s) accepts; null when it was not.
+ */
+function staleSignature(capture: Capture): string | null {
+  const t = capture.signature.timestamp;
+  if (t === undefined) return null;
+  const ageMs = Date.now() - t * 1000;
+  if (ageMs <= LIMITS.replayWindowSeconds * 1000) return null;
+  return `It went as-is, with a signature made ${durationWords(ageMs)} ago: past the ${LIMITS.replayWindowSeconds} s a handler's replay window accepts, so the app may refuse it for its age. Replay with mode "resign" to sign it anew`;
+}
+
 /** A replay as its text says it: the status, and what the app said or why it did not answer, one sentence each. */
-function replayText(outcome: ReplayOutcome & { replayId: string }): string {
+function replayText(outcome: ReplayOutcome & { replayId: string }, old: string | null = null): string {
   const status = outcome.story?.status ?? (outcome.status === null ? 'no answer' : String(outcome.status));
   const sentences = [
     `Replayed as ${outcome.replayId}${outcome.story ? ` (${outcome.story.words})` : ''}: ${status} in ${outcome.durationMs} ms`,
     outcome.answer && `The app said ${JSON.stringify(outcome.answer)}`,
     outcome.error,
+    old,
     outcome.story && `Its event is ${outcome.story.event.words}`,
   ];
   const said = sentences.filter((sentence): sentence is string => Boolean(sentence)).map((s) => s.replace(/\.$/, ''));
@@ -172,7 +185,8 @@ function registerReplay(server: McpServer, ctx: McpContext): void {
         .finally(() => connection.close());
       if (!outcome.replayId) throw new Error(`The replay was not sent: ${outcome.error ?? 'no capture made'}.`);
       const { replayId, status, durationMs, answer, error, story } = outcome;
-      return result(replayText({ ...outcome, replayId }), {
+      const old = mode === 'asis' && outcome.story?.outcome !== '2xx' ? staleSignature(original) : null;
+      return result(replayText({ ...outcome, replayId }, old), {
         ...{ replayId, status, durationMs },
         ...(answer ? { answer } : {}),
         ...(error ? { error } : {}),

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendDelivery } from '../../src/testing/index.js';
 import { runCli } from '../helpers/cli.js';
 import { connectClient, startInspectedSession } from '../helpers/inspector.js';
 import { type McpUnderTest, startMcp } from '../helpers/mcp.js';
@@ -172,6 +173,29 @@ describe('clockhook mcp', () => {
     expect(nothing.data.arrived).toBe(false);
     expect(took).toBeGreaterThanOrEqual(1_000);
     expect(took).toBeLessThan(1_100 + 100); // the wait's 100 ms, and the call itself
+  }, 30_000);
+
+  it('says the age of an as-is replay whose signature is past the replay window', async () => {
+    const secret = t.session.secret as string;
+    const twelveMinutesAgo = Math.floor(Date.now() / 1000) - 12 * 60;
+    const sent = await sendDelivery(t.session.ready.listener, {
+      secret,
+      type: 'job_code.created',
+      timestamp: twelveMinutesAgo,
+    });
+    const id = (await m.call('list_captures', { eventId: sent.envelope?.id })).data.captures[0].id;
+    // Taken (this app checks no signature): nothing to say of its age.
+    expect((await m.call('replay', { captureId: id, mode: 'asis' })).text).not.toMatch(/as-is, with a signature/);
+    // Refused (as a handler with a replay window refuses it): the age is said, with what to do.
+    t.app.failing = true;
+    try {
+      const refused = await m.call('replay', { captureId: id, mode: 'asis' });
+      expect(refused.text).toMatch(
+        /It went as-is, with a signature made 12 min ago: past the 300 s a handler's replay window accepts, so the app may refuse it for its age\. Replay with mode "resign"/,
+      );
+    } finally {
+      t.app.failing = false;
+    }
   }, 30_000);
 
   it("returns check's verdicts for an http(s) receiver, and refuses any other URL", async () => {
