@@ -18,6 +18,8 @@ import {
   UNTRUSTED,
 } from './present.js';
 import * as schema from './schemas.js';
+import { isUtf8 } from 'node:buffer';
+import { withoutHopByHop } from '../http/index.js';
 
 export const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
 
@@ -127,16 +129,11 @@ function registerDiff(server: McpServer, ctx: McpContext): void {
     async ({ a, b }) => {
       const reading = await readStore(ctx);
       const [before, after] = [named(reading, a), named(reading, b)];
-      const parse = (bytes: Buffer) => {
-        try {
-          return JSON.parse(bytes.toString('utf8')) as unknown;
-        } catch {
-          return bytes.toString('base64');
-        }
-      };
-      const rows = jsonDiff(parse(await reading.body(before)), parse(await reading.body(after)));
+      const rows = jsonDiff(diffable(await reading.body(before)), diffable(await reading.body(after)));
       const body = rows.slice(0, DIFF_ROWS).map(bounded);
-      const headers = headerDiff(before.headers, after.headers).map(bounded);
+      // The headers of each hop and of framing (connection, content-length, …) differ by how a request was sent,
+      // not by what it said.
+      const headers = headerDiff(sentHeaders(before), sentHeaders(after)).map(bounded);
       const lines = [...body, ...headers]
         .slice(0, 50)
         .map((d) => `${d.path}: ${inLine(d.before)} -> ${inLine(d.after)}`);
@@ -144,6 +141,22 @@ function registerDiff(server: McpServer, ctx: McpContext): void {
       return result(text, { body, headers, leftOut: rows.length - body.length, untrusted: UNTRUSTED });
     },
   );
+}
+
+/** A body as a diff compares it: its JSON; else its text when it is UTF-8; else its bytes as base64, said so. */
+function diffable(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return isUtf8(bytes) ? text : `(base64) ${bytes.toString('base64')}`;
+  }
+}
+
+/** A capture's headers without those of its hop and its framing. */
+function sentHeaders(capture: Capture): Record<string, string | string[]> {
+  const { 'content-length': _length, ...headers } = withoutHopByHop(capture.headers);
+  return headers as Record<string, string | string[]>;
 }
 
 /** Body paths a diff shows at most. */

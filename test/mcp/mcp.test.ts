@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendDelivery } from '../../src/testing/index.js';
 import { runCli } from '../helpers/cli.js';
+import { post } from '../helpers/listen.js';
 import { connectClient, startInspectedSession } from '../helpers/inspector.js';
 import { type McpUnderTest, startMcp } from '../helpers/mcp.js';
 
@@ -147,6 +148,15 @@ describe('clockhook mcp', () => {
     const diff = await m.call('diff_captures', { a: waited.data.capture.id, b: edited.data.replayId });
     expect(diff.data.body).toEqual([{ path: 'data.note', before: 'from the assistant', after: 'edited' }]);
     expect(diff.text).toContain('data.note: "from the assistant" -> "edited"');
+    // How each was sent (its hop's and framing headers) is no difference of what it said.
+    const differing = diff.data.headers.map((h: Json) => h.path);
+    for (const name of ['content-length', 'connection', 'transfer-encoding']) expect(differing).not.toContain(name);
+    // Bodies that are text, not JSON, are compared as text.
+    await post(t.session.ready.listener, 'hello, not JSON');
+    await post(t.session.ready.listener, 'goodbye, not JSON');
+    const [second, first] = (await m.call('list_captures', { limit: 2 })).data.captures;
+    const texts = await m.call('diff_captures', { a: first.id, b: second.id });
+    expect(JSON.stringify(texts.data.body)).toContain('"before":"hello, not JSON"');
   }, 90_000);
 
   it('waits from what already came: a trigger then a wait for its type, an unknown event said at once, the time kept', async () => {
