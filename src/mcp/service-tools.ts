@@ -13,7 +13,10 @@ import {
 import { short } from './bounds.js';
 import { typeInput } from './capture-tools.js';
 import { apiOf, type McpContext, writingApiOf } from './context.js';
-import { MCP_TYPE_LISTING, result } from './present.js';
+import { captureLine, captureSummary, MCP_TYPE_LISTING, result, UNTRUSTED } from './present.js';
+import { waitForCapture } from './store-wait.js';
+import type { Capture } from '../store/index.js';
+import { storiesOf } from '../story/index.js';
 import * as schema from './schemas.js';
 
 export const WRITES = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
@@ -67,22 +70,46 @@ function registerTrigger(server: McpServer, ctx: McpContext): void {
           .array(z.string().max(200))
           .default([])
           .describe('dot paths to take out of the sample data: ["project.id"]'),
+        waitMs: z
+          .number()
+          .int()
+          .min(0)
+          .max(120_000)
+          .default(0)
+          .describe(
+            "wait this long for the event's delivery to be answered, and return it with the event (0: do not wait)",
+          ),
       },
       outputSchema: {
         id: z.string().describe('the event id, evt_…'),
         type: z.string(),
         created: z.number().describe('Unix seconds'),
+        delivery: schema.captureSummary
+          .optional()
+          .describe('its delivery as answered (with waitMs), absent when none came in time'),
       },
       annotations: WRITES,
     },
-    async ({ type, set, unset }) => {
+    async ({ type, set, unset, waitMs }) => {
       if (!isDomainEventType(type)) throw new Error(`type: ${unknownTypeWords(type, MCP_TYPE_LISTING)}.`);
       const { client } = await writingApiOf(ctx, 'trigger');
       const data = eventData(type, set, unset);
       ctx.lastTriggerAt = Date.now();
       const event = await new SandboxClient(client).emit(type, data);
-      const text = `Triggered ${event.type} ${event.id}; wait_for_delivery with eventId ${event.id} returns what the app answered.`;
-      return result(text, { id: event.id, type: event.type, created: Number(event.created) });
+      const triggered = { id: event.id, type: event.type, created: Number(event.created) };
+      const said = `Triggered ${event.type} ${event.id}`;
+      if (waitMs === 0)
+        return result(`${said}; wait_for_delivery with eventId ${event.id} returns what the app answered.`, triggered);
+      // Its delivery, once the app has answered it (or clockhook refused it).
+      const ofIt = (c: Capture) => c.envelope?.id === event.id && (c.forward !== undefined || c.rejected !== null);
+      const got = await waitForCapture(ctx, ofIt, waitMs);
+      if (!got)
+        return result(
+          `${said}; its delivery was not answered within ${waitMs} ms: wait_for_delivery with eventId ${event.id} waits on.`,
+          triggered,
+        );
+      const delivery = captureSummary(got.found, storiesOf(got.reading.captures));
+      return result(`${said}.\n${UNTRUSTED}\n${captureLine(delivery)}`, { ...triggered, delivery });
     },
   );
 }

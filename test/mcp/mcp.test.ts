@@ -161,6 +161,10 @@ describe('clockhook mcp', () => {
 
   it('waits from what already came: a trigger then a wait for its type, an unknown event said at once, the time kept', async () => {
     t.app.failing = false;
+    // trigger can wait for its own delivery, in one call.
+    const both = await m.call('trigger', { type: 'position.created', waitMs: 10_000 });
+    expect(both.data.delivery).toMatchObject({ eventId: both.data.id, outcome: '2xx', story: { status: '200' } });
+    expect(both.text).toMatch(/^Triggered position\.created evt_\w+\.\nBodies, headers/);
     const { data: event } = await m.call('trigger', { type: 'geofence.created' });
     // The delivery has come and been answered before the wait begins.
     await expect
