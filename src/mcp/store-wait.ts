@@ -10,11 +10,16 @@ import { type McpContext, readStore, storePath } from './context.js';
 /** The longest a wait goes without looking, in case the file system reports no change. */
 const LOOK_AT_LEAST_EVERY_MS = 1000;
 
-/** Reads the store each time it changes until a capture `match` takes is there, or `timeoutMs` has passed. */
+/**
+ * Reads the store each time it changes until a capture `match` takes is there, or `timeoutMs` has passed.
+ * `stillComing`, asked at each slow look, throws (and so ends the wait, said) once nothing more can come: the
+ * folder's listen stopped.
+ */
 export async function waitForCapture(
   ctx: McpContext,
   match: (capture: Capture) => boolean,
   timeoutMs: number,
+  stillComing: () => Promise<void> = async () => {},
 ): Promise<{ reading: StoreReading; found: Capture } | null> {
   const deadline = Date.now() + timeoutMs;
   let wake: (() => void) | null = null;
@@ -43,6 +48,7 @@ export async function waitForCapture(
         };
       });
       wake = null;
+      await stillComing();
       // The slow look: the store read again only when its files changed.
       if (!changed) changed = (await signatureOf(ctx)) !== seen;
       seen = await signatureOf(ctx);

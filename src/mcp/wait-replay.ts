@@ -107,7 +107,8 @@ function registerWait(server: McpServer, ctx: McpContext): void {
       if (held) return shownResult(reading, held, maxBodyBytes);
       await listenRunsHere(ctx); // nothing new can come without one: said now, not after the time-out
       if (eventId !== undefined && !reading.captures.some(isIt)) await sayUnknownEvent(ctx, eventId);
-      const got = await waitForCapture(ctx, counts, timeoutMs);
+      // Ended, said, within a second when the folder's listen stops: nothing more can come then.
+      const got = await waitForCapture(ctx, counts, timeoutMs, () => listenRunsHere(ctx));
       if (got) return shownResult(got.reading, got.found, maxBodyBytes);
       return result(`Nothing arrived in ${timeoutMs} ms.`, { arrived: false, untrusted: UNTRUSTED });
     },

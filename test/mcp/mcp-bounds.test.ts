@@ -136,4 +136,15 @@ describe('clockhook mcp: bounded, and said', () => {
       await empty.remove();
     }
   }, 30_000);
+
+  it('ends a wait, said, within a second or two of listen stopping (last: it stops the listen of this file)', async () => {
+    const waiting = m.call('wait_for_delivery', { type: 'schedule.published', timeoutMs: 30_000 });
+    // Whether listen stops before the wait begins or during it, the same is said at once.
+    const stopped = performance.now();
+    await t.session.close();
+    const ended = await waiting;
+    expect(performance.now() - stopped).toBeLessThan(2_000);
+    expect(ended).toMatchObject({ error: true });
+    expect(ended.text).toMatch(/^No listen runs in .* so nothing new can arrive/);
+  }, 30_000);
 });
