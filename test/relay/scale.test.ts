@@ -29,7 +29,7 @@ async function relayOn(options: Parameters<typeof startRelayServer>[0] = {}): Pr
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the relay at scale', () => {
-  it('pings 2,000 listeners without holding the loop over 20 ms, and drops a silent one within two periods', async () => {
+  it('pings 2,000 listeners without holding the loop as one tick for all did, and drops a silent one within two periods', async () => {
     const heartbeatMs = 1_000;
     const relay = await relayOn({ heartbeatMs, maxChannels: 3_000 });
     const fake = await connectFakeListeners(relay.url, 2_000);
@@ -45,7 +45,9 @@ describe('the relay at scale', () => {
     })();
     // The longest the loop was held in each of three heartbeat periods. A stall of the heartbeat's making comes
     // in every period (one tick for all 2,000 held it ~60 ms); a pause of the machine's (the process not run
-    // for a while on a loaded core) comes in one: the least of the three is the heartbeat's.
+    // for a while on a loaded core) comes in one: the least of the three is the heartbeat's. The bound is below the
+    // stall of one tick for all (~60 ms) and above what a machine busy with the whole suite and another process
+    // shows in every period (up to 26-33 ms, seen in a fresh-clone CI with a core kept busy).
     const held: number[] = [];
     for (let period = 0; period < 3; period++) {
       const delay = monitorEventLoopDelay({ resolution: 5 });
@@ -55,7 +57,7 @@ describe('the relay at scale', () => {
       held.push(Math.round(delay.max / 1e5) / 10);
     }
     expect(Math.min(...held), `the longest the loop was held in each period, in ms: ${held.join(', ')}`).toBeLessThan(
-      20,
+      45,
     );
     expect((await dropped) - stoppedAt).toBeLessThan(2 * heartbeatMs + 500);
   }, 60_000);
