@@ -16,6 +16,11 @@ export interface ReplayOutcome {
   target: string;
   /** Why it was not sent, or why the app did not answer. */
   error?: string;
+  /**
+   * Its result cannot come: listen stopped (or the connection to it broke) after it was asked. The app may have
+   * got it: the replay's capture, once listen runs again, says.
+   */
+  ended?: true;
   /** The gist of the app's answer when it did not take it (through a running listen). */
   answer?: string;
   /** What the replay was for its event, and the event's state after it (through a running listen). */
@@ -62,7 +67,7 @@ export function replayDirect(
 }
 
 /** A result listen's inspector sends back for a request. */
-type ActionResult = { ok: boolean; data?: any; error?: { message: string } };
+type ActionResult = { ok: boolean; data?: any; error?: { message: string }; ended?: true };
 
 /**
  * The results of the requests sent on `socket`, by id. When listen stops (or the connection breaks) while one
@@ -74,7 +79,7 @@ function resultsOn(socket: import('ws').WebSocket) {
   let ended: string | null = null;
   const end = (why: string) => {
     ended ??= why;
-    for (const [, settle] of waiting) settle({ ok: false, error: { message: ended } });
+    for (const [, settle] of waiting) settle({ ok: false, error: { message: ended }, ended: true });
     waiting.clear();
   };
   socket.on('message', (data) => {
@@ -82,9 +87,7 @@ function resultsOn(socket: import('ws').WebSocket) {
     if (message.type === 'result' && typeof message.id === 'number') waiting.get(message.id)?.(message);
   });
   socket.on('close', () =>
-    end(
-      'listen closed the connection before the replay had its answer (it stopped, or restarted); whether the app got it shows in captures list once listen runs again',
-    ),
+    end('listen closed the connection before the replay had its answer (it stopped, or restarted)'),
   );
   socket.on('error', (error) =>
     end(`the connection to listen failed before the replay had its answer: ${error.message}`),
@@ -93,7 +96,7 @@ function resultsOn(socket: import('ws').WebSocket) {
   /** Sends `message` with an id of its own; its result, or why none can come. */
   return (message: Record<string, unknown>): Promise<ActionResult> =>
     new Promise((resolve) => {
-      if (ended) return resolve({ ok: false, error: { message: ended } });
+      if (ended) return resolve({ ok: false, error: { message: ended }, ended: true });
       const id = next++;
       waiting.set(id, (result) => {
         waiting.delete(id);
@@ -137,6 +140,7 @@ export async function connectToListen(inspectorUrl: string) {
           durationMs,
           target,
           error: answer.error?.message,
+          ...(answer.ended ? { ended: true as const } : {}),
         };
       const data = answer.data as ReplayResult;
       return {

@@ -78,7 +78,8 @@ function outcomeLine(capture: Capture, outcome: ReplayOutcome): string {
   const what = capture.envelope?.type ? `${capture.envelope.type} [${capture.envelope.id}]` : capture.method;
   const status = statusWords(outcome.status);
   const recorded = outcome.replayId ? ` as ${outcome.replayId}` : '';
-  const error = outcome.error ? PAINT.bad(` ${outcome.error}`) : '';
+  const mayHaveGone = outcome.ended ? '; whether the app got it shows in captures list once listen runs again' : '';
+  const error = outcome.error ? PAINT.bad(` ${outcome.error}${mayHaveGone}`) : '';
   return `replayed ${capture.id} ${what}${recorded}  <-- ${status} ${outcome.target} (${outcome.durationMs} ms)${error}`;
 }
 

@@ -83,9 +83,12 @@ export function replayRequest(
   bytes: Buffer,
   { mode, secret, now }: { mode: ReplayRequest['mode']; secret: string | null; now: number },
 ): DirectRequest {
+  // The replay's capture records what it sends: the body's own length (an edit changes it); the hop's headers
+  // (connection, keep-alive, …) are the forward's, and a diff leaves them aside.
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(original.headers))
     if (!HOP_BY_HOP.has(name) && name !== 'content-length') headers[name] = value;
+  headers['content-length'] = String(bytes.length);
   if (mode === 'resign') {
     if (!secret) {
       throw new ActionError(

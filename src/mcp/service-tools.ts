@@ -5,6 +5,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import {
   changedData,
+  type EventRecord,
   EVENT_TYPES_BY_RESOURCE,
   isDomainEventType,
   PING_EVENT_TYPE,
@@ -12,9 +13,9 @@ import {
 } from '../contract/index.js';
 import { short } from './bounds.js';
 import { typeInput } from './capture-tools.js';
-import { apiOf, type McpContext, writingApiOf } from './context.js';
+import { apiOf, listenRunsHere, type McpContext, writingApiOf } from './context.js';
 import { captureLine, captureSummary, MCP_TYPE_LISTING, result, UNTRUSTED } from './present.js';
-import { waitForCapture } from './store-wait.js';
+import { isAnswered, waitForCapture } from './store-wait.js';
 import type { Capture } from '../store/index.js';
 import { storiesOf } from '../story/index.js';
 import * as schema from './schemas.js';
@@ -96,22 +97,30 @@ function registerTrigger(server: McpServer, ctx: McpContext): void {
       const data = eventData(type, set, unset);
       ctx.lastTriggerAt = Date.now();
       const event = await new SandboxClient(client).emit(type, data);
-      const triggered = { id: event.id, type: event.type, created: Number(event.created) };
-      const said = `Triggered ${event.type} ${event.id}`;
-      if (waitMs === 0)
-        return result(`${said}; wait_for_delivery with eventId ${event.id} returns what the app answered.`, triggered);
-      // Its delivery, once the app has answered it (or clockhook refused it).
-      const ofIt = (c: Capture) => c.envelope?.id === event.id && (c.forward !== undefined || c.rejected !== null);
-      const got = await waitForCapture(ctx, ofIt, waitMs);
-      if (!got)
-        return result(
-          `${said}; its delivery was not answered within ${waitMs} ms: wait_for_delivery with eventId ${event.id} waits on.`,
-          triggered,
-        );
-      const delivery = captureSummary(got.found, storiesOf(got.reading.captures));
-      return result(`${said}.\n${UNTRUSTED}\n${captureLine(delivery)}`, { ...triggered, delivery });
+      return triggeredResult(ctx, event, waitMs);
     },
   );
+}
+
+/** What trigger returns: the event made, with its delivery once the app has answered it when asked to wait. */
+async function triggeredResult(ctx: McpContext, event: EventRecord, waitMs: number) {
+  const triggered = { id: event.id, type: event.type, created: Number(event.created) };
+  const said = `Triggered ${event.type} ${event.id}`;
+  if (waitMs === 0)
+    return result(`${said}; wait_for_delivery with eventId ${event.id} returns what the app answered.`, triggered);
+  // Its delivery, once the app has answered it (or clockhook refused it).
+  const ofIt = (c: Capture) => c.envelope?.id === event.id && isAnswered(c);
+  // The event is made whatever the wait comes to: a listen that stops ends the wait, said beside its id.
+  const stillComing = () => listenRunsHere(ctx);
+  const got = await waitForCapture(ctx, ofIt, { timeoutMs: waitMs, stillComing }).catch((error: Error) => error);
+  if (got instanceof Error) return result(`${said}; its delivery was not waited for: ${got.message}`, triggered);
+  if (!got)
+    return result(
+      `${said}; its delivery was not answered within ${waitMs} ms: wait_for_delivery with eventId ${event.id} waits on.`,
+      triggered,
+    );
+  const delivery = captureSummary(got.found, storiesOf(got.reading.captures));
+  return result(`${said}.\n${UNTRUSTED}\n${captureLine(delivery)}`, { ...triggered, delivery });
 }
 
 function registerEndpoints(server: McpServer, ctx: McpContext): void {

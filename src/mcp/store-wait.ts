@@ -10,26 +10,37 @@ import { type McpContext, readStore, storePath } from './context.js';
 /** The longest a wait goes without looking, in case the file system reports no change. */
 const LOOK_AT_LEAST_EVERY_MS = 1000;
 
+/** Whether the app has answered a capture, or clockhook refused it itself: what a wait for a delivery waits for. */
+export const isAnswered = (c: Capture) => c.forward !== undefined || c.rejected !== null;
+
+export interface WaitOptions {
+  timeoutMs: number;
+  /** The store's signature (storeSignature) taken before the caller's own reading: unchanged, it is not read again. */
+  seen?: string;
+  /** Asked at each slow look: throws (and so ends the wait, said) once nothing more can come. */
+  stillComing?: () => Promise<void>;
+}
+
 /**
- * Reads the store each time it changes until a capture `match` takes is there, or `timeoutMs` has passed.
- * `stillComing`, asked at each slow look, throws (and so ends the wait, said) once nothing more can come: the
- * folder's listen stopped.
+ * Reads the store each time it changes until a capture `match` takes is there, or `timeoutMs` has passed; a
+ * wait ends early, said, when `stillComing` throws (the folder's listen stopped).
  */
 export async function waitForCapture(
   ctx: McpContext,
   match: (capture: Capture) => boolean,
-  timeoutMs: number,
-  stillComing: () => Promise<void> = async () => {},
+  { timeoutMs, seen: given, stillComing = async () => {} }: WaitOptions,
 ): Promise<{ reading: StoreReading; found: Capture } | null> {
   const deadline = Date.now() + timeoutMs;
   let wake: (() => void) | null = null;
-  let changed = true;
-  let seen = await signatureOf(ctx);
+  let changed = false;
   // The folder, not the file: the journal is made anew when the store is compacted.
   const watcher = watchQuietly(dirname(storePath(ctx)), () => {
     changed = true;
     wake?.();
   });
+  // Read first only when the store changed since the caller's own reading (or there was none).
+  let seen = await storeSignature(ctx);
+  if (given === undefined || seen !== given) changed = true;
   try {
     for (;;) {
       if (changed) {
@@ -50,8 +61,9 @@ export async function waitForCapture(
       wake = null;
       await stillComing();
       // The slow look: the store read again only when its files changed.
-      if (!changed) changed = (await signatureOf(ctx)) !== seen;
-      seen = await signatureOf(ctx);
+      const now = await storeSignature(ctx);
+      if (now !== seen) changed = true;
+      seen = now;
     }
   } finally {
     watcher?.close();
@@ -70,7 +82,7 @@ function watchQuietly(dir: string, onChange: () => void) {
 }
 
 /** The sizes and times of the store's files: what changes when listen writes to it. */
-async function signatureOf(ctx: McpContext): Promise<string> {
+export async function storeSignature(ctx: McpContext): Promise<string> {
   const path = storePath(ctx);
   const of = (file: string) =>
     stat(file).then(

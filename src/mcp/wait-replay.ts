@@ -7,14 +7,12 @@ import { storiesOf } from '../story/index.js';
 import { bodyInputs } from './bounds.js';
 import { captureIdInput, checkedType, eventIdInput, named, READ_ONLY, typeInput } from './capture-tools.js';
 import { apiOf, listenHere, listenRunsHere, type McpContext, readStore } from './context.js';
-import { waitForCapture } from './store-wait.js';
+import { isAnswered, storeSignature, waitForCapture } from './store-wait.js';
 import { ApiError } from '../api/index.js';
 import { captureText, result, shownCapture, UNTRUSTED } from './present.js';
 import * as schema from './schemas.js';
 import { durationWords, LIMITS, MAX_DELIVERY_BYTES } from '../contract/index.js';
 import { formatMiB } from '../size.js';
-
-const answered = (c: Capture) => c.forward !== undefined || c.rejected !== null;
 
 /** How far back a wait for a type looks by default, with no trigger in this session: what came just before it. */
 const LOOKBACK_MS = 10_000;
@@ -101,14 +99,16 @@ function registerWait(server: McpServer, ctx: McpContext): void {
       const started = startOf(ctx, { eventId, next, since });
       const isIt = (c: Capture) =>
         (eventId === undefined || c.envelope?.id === eventId) && (type === undefined || c.envelope?.type === type);
-      const counts = (c: Capture) => isIt(c) && started(c) && answered(c);
+      const counts = (c: Capture) => isIt(c) && started(c) && isAnswered(c);
+      const seen = await storeSignature(ctx);
       const reading = await readStore(ctx);
       const held = reading.captures.findLast(counts);
       if (held) return shownResult(reading, held, maxBodyBytes);
       await listenRunsHere(ctx); // nothing new can come without one: said now, not after the time-out
       if (eventId !== undefined && !reading.captures.some(isIt)) await sayUnknownEvent(ctx, eventId);
       // Ended, said, within a second when the folder's listen stops: nothing more can come then.
-      const got = await waitForCapture(ctx, counts, timeoutMs, () => listenRunsHere(ctx));
+      const stillComing = () => listenRunsHere(ctx);
+      const got = await waitForCapture(ctx, counts, { timeoutMs, seen, stillComing });
       if (got) return shownResult(got.reading, got.found, maxBodyBytes);
       return result(`Nothing arrived in ${timeoutMs} ms.`, { arrived: false, untrusted: UNTRUSTED });
     },
@@ -184,6 +184,10 @@ function registerReplay(server: McpServer, ctx: McpContext): void {
       const outcome = await connection
         .replay(original, { asIs: mode === 'asis', body })
         .finally(() => connection.close());
+      if (outcome.ended)
+        throw new Error(
+          `No result came: ${outcome.error}. Whether the app got the replay, list_captures shows once listen runs again.`,
+        );
       if (!outcome.replayId) throw new Error(`The replay was not sent: ${outcome.error ?? 'no capture made'}.`);
       const { replayId, status, durationMs, answer, error, story } = outcome;
       const old = mode === 'asis' && outcome.story?.outcome !== '2xx' ? staleSignature(original) : null;

@@ -4,14 +4,17 @@ import { BIN, cleanEnv } from './cli.js';
 
 type Json = Record<string, any>;
 
-/** A real `clockhook mcp` in `dir` over stdio, driven by the SDK's own client; `stderr` is what it wrote there. */
+/**
+ * A real `clockhook mcp` in `dir` over stdio, driven by the SDK's own client; `stderr` is what it wrote there, `pid`
+ * its process. `nodeArgs` go to node itself.
+ */
 export async function startMcp(
   dir: string,
-  { env = {}, args = [] }: { env?: Record<string, string>; args?: string[] } = {},
+  { env = {}, args = [], nodeArgs = [] }: { env?: Record<string, string>; args?: string[]; nodeArgs?: string[] } = {},
 ) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, 'mcp', ...args],
+    args: [...nodeArgs, BIN, 'mcp', ...args],
     cwd: dir,
     env: cleanEnv(env) as Record<string, string>,
     stderr: 'pipe',
@@ -30,6 +33,6 @@ export async function startMcp(
     written.push(JSON.stringify(res));
     return { data: res.structuredContent as Json, text: res.content?.[0]?.text as string, error: Boolean(res.isError) };
   }
-  return { client, tools, call, stderr, written, close: () => client.close() };
+  return { client, tools, call, stderr, written, pid: transport.pid as number, close: () => client.close() };
 }
 export type McpUnderTest = Awaited<ReturnType<typeof startMcp>>;

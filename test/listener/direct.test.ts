@@ -117,6 +117,8 @@ describe('replay (handed to the listener in-process too)', () => {
       replayOf: original.id,
       signature: { status: 'valid' },
     });
+    // It records the headers it sent, its body's length among them.
+    expect(store.get(result.captureId)?.headers['content-length']).toBe(String(body.length));
     expect(app.received.at(-1)?.body.equals(body)).toBe(true);
   });
 
