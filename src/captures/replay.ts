@@ -2,7 +2,7 @@ import { LIMITS, resign } from '../contract/index.js';
 import { withoutHopByHop } from '../http/index.js';
 import { postBytes } from '../http/index.js';
 import type { ReplayResult } from '../listener/index.js';
-import type { Capture } from '../store/index.js';
+import { type Capture, cutBodyWords } from '../store/index.js';
 import type { CaptureStory } from '../story/index.js';
 
 /** What one replay got. */
@@ -16,6 +16,8 @@ export interface ReplayOutcome {
   target: string;
   /** Why it was not sent, or why the app did not answer. */
   error?: string;
+  /** Why listen refused to send it, as a code (`no_secret`, `capture_not_found`, …): for a surface's own words. */
+  code?: string;
   /**
    * Its result cannot come: listen stopped (or the connection to it broke) after it was asked. The app may have
    * got it: the replay's capture, once listen runs again, says.
@@ -58,6 +60,8 @@ export function replayDirect(
     target: url.href,
     ...(error ? { error } : {}),
   });
+  const cut = cutBodyWords(capture);
+  if (cut) return Promise.resolve(done(null, `${cut}; nothing was sent`));
   // Local apps use self-signed certificates, as for listen's --forward-to.
   const options = { maxChars: 0, rejectUnauthorized: false, signal: AbortSignal.timeout(timeoutMs) };
   return postBytes(url, headers, body, options).then(
@@ -67,7 +71,7 @@ export function replayDirect(
 }
 
 /** A result listen's inspector sends back for a request. */
-type ActionResult = { ok: boolean; data?: any; error?: { message: string }; ended?: true };
+type ActionResult = { ok: boolean; data?: any; error?: { message: string; code?: string }; ended?: true };
 
 /**
  * The results of the requests sent on `socket`, by id. When listen stops (or the connection breaks) while one
@@ -140,6 +144,7 @@ export async function connectToListen(inspectorUrl: string) {
           durationMs,
           target,
           error: answer.error?.message,
+          ...(answer.error?.code ? { code: answer.error.code } : {}),
           ...(answer.ended ? { ended: true as const } : {}),
         };
       const data = answer.data as ReplayResult;

@@ -1,7 +1,7 @@
 import { resign } from '../contract/index.js';
 import { errorMessage, HOP_BY_HOP } from '../http/index.js';
 import { ActionError } from '../errors.js';
-import type { Capture, CaptureStore } from '../store/index.js';
+import { type Capture, type CaptureStore, cutBodyWords } from '../store/index.js';
 import type { CaptureStory } from '../story/index.js';
 import type { DirectRequest } from './direct.js';
 
@@ -67,6 +67,8 @@ export function replayable(
   }
   if (!forwarding)
     throw new ActionError('no_forward_target', 'Nothing to replay to: start listen with --forward-to <your app>.');
+  const cut = body === undefined ? cutBodyWords(original) : null;
+  if (cut) throw new ActionError('body_truncated', `${cut}; nothing was replayed.`);
   if (mode === 'asis' && body !== undefined) {
     const message = 'An edited body cannot be sent as-is: its old signature would not match. Use resign.';
     throw new ActionError('asis_with_edit', message);

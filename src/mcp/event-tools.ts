@@ -2,7 +2,7 @@
 // missed while it was off, and their redelivery.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { readDeliveryOutlook } from '../api/index.js';
+import { ApiError, readDeliveryOutlook } from '../api/index.js';
 import type { EventRecord } from '../contract/index.js';
 import { catchUp, findMissedHere } from '../listen/index.js';
 import { answerExcerpt } from '../shared/excerpt.js';
@@ -37,6 +37,19 @@ function eventShown(event: EventRecord, max: number) {
   };
 }
 
+/**
+ * The service does not know an event that was captured here (sent by a test, a script, another account): said
+ * with where its captures are; any other error as it is.
+ */
+async function unknownHere(ctx: McpContext, eventId: string, error: unknown): Promise<unknown> {
+  if (!(error instanceof ApiError && error.status === 404)) return error;
+  const held = (await capturesHere(ctx)).filter((c) => c.envelope?.id === eventId).length;
+  if (held === 0) return error;
+  return new Error(
+    `The service has no event ${eventId}: it was sent here by something else (a test, a script, another account). Its ${counted(held, 'capture')} here: list_captures with eventId ${eventId}.`,
+  );
+}
+
 function registerEvent(server: McpServer, ctx: McpContext): void {
   server.registerTool(
     'get_event',
@@ -50,7 +63,9 @@ function registerEvent(server: McpServer, ctx: McpContext): void {
     },
     async ({ eventId, maxBodyBytes }) => {
       const { client, timeScale } = await apiOf(ctx);
-      const event = await client.getEvent(eventId);
+      const event = await client.getEvent(eventId).catch(async (error: unknown) => {
+        throw await unknownHere(ctx, eventId, error);
+      });
       const outlook = (await readDeliveryOutlook(client, event, timeScale)).map((o) => {
         const words = sayOutlook(
           outlookWords(o, { timeScale }),

@@ -127,6 +127,19 @@ function staleSignature(capture: Capture): string | null {
   return `It went as-is, with a signature made ${durationWords(ageMs)} ago: past the ${LIMITS.replayWindowSeconds} s a handler's replay window accepts, so the app may refuse it for its age. Replay with mode "resign" to sign it anew`;
 }
 
+/**
+ * listen's refusals of a replay whose own words name its flags or the page's buttons, in this tool's words: its
+ * arguments, or a whole command for the user to run.
+ */
+const REFUSED: Record<string, (captureId: string) => string> = {
+  no_secret: () =>
+    'listen knows no endpoint secret, so the body cannot be re-signed: replay with mode "asis", or have the user restart listen with the secret ("npx clockhook listen --secret whsec_… --forward-to <your app>")',
+  no_forward_target: () =>
+    'listen forwards nowhere, so there is nothing to replay to: have the user restart it with the app ("npx clockhook listen --forward-to <your app>")',
+  capture_not_found: (id) =>
+    `listen no longer holds ${id} (cleared, or rotated out of its store); list_captures shows those held`,
+};
+
 /** A replay as its text says it: the status, and what the app said or why it did not answer, one sentence each. */
 function replayText(outcome: ReplayOutcome & { replayId: string }, old: string | null = null): string {
   const status = outcome.story?.status ?? (outcome.status === null ? 'no answer' : String(outcome.status));
@@ -188,7 +201,10 @@ function registerReplay(server: McpServer, ctx: McpContext): void {
         throw new Error(
           `No result came: ${outcome.error}. Whether the app got the replay, list_captures shows once listen runs again.`,
         );
-      if (!outcome.replayId) throw new Error(`The replay was not sent: ${outcome.error ?? 'no capture made'}.`);
+      if (!outcome.replayId) {
+        const why = REFUSED[outcome.code ?? '']?.(captureId) ?? outcome.error ?? 'no capture made';
+        throw new Error(`The replay was not sent: ${why.replace(/\.$/, '')}.`);
+      }
       const { replayId, status, durationMs, answer, error, story } = outcome;
       const old = mode === 'asis' && outcome.story?.outcome !== '2xx' ? staleSignature(original) : null;
       return result(replayText({ ...outcome, replayId }, old), {

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { ContractProblem } from '../contract/index.js';
+import { formatMiB } from '../size.js';
 
 export type SignatureStatus = 'valid' | 'invalid' | 'missing' | 'unchecked';
 
@@ -175,4 +176,13 @@ export function newCaptureId(now = Date.now()): string {
     .toString(36)
     .padStart(4, '0');
   return `cap_${now.toString(36).padStart(9, '0')}${sequence.toString(36).padStart(3, '0')}${random}`;
+}
+
+/**
+ * Why a capture cannot be sent again as it came (null when it can): its body was over what listen keeps, and only
+ * its first part was captured. An edited body may still go.
+ */
+export function cutBodyWords(capture: Capture): string | null {
+  if (!capture.bodyTruncated) return null;
+  return `${capture.id} came with a body of ${formatMiB(capture.bodySize)}, over what listen keeps in one delivery, and only its first part was captured: it cannot be sent again as it came`;
 }

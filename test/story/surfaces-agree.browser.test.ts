@@ -51,10 +51,18 @@ const cli = (...args: string[]) => runCli(args, { cwd: dir.path, env: { FORCE_CO
 const recordsOf = (eventId: string) => records.filter((r) => r.envelope?.id === eventId);
 const seen = new Map<string, number>();
 
+function parsedOr(body: Buffer, otherwise: { id: string; type: string }): { id: string; type: string } {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return otherwise;
+  }
+}
+
 /** The app: its answer by event id (and by type for the sandbox's events), counting each id's arrivals. */
 function startApp() {
   return startReceiver((request, res) => {
-    const { id, type } = JSON.parse(request.body.toString('utf8')) as { id: string; type: string };
+    const { id, type } = parsedOr(request.body, { id: 'not JSON', type: '' });
     const n = (seen.get(id) ?? 0) + 1;
     seen.set(id, n);
     const answer = (status: number) => {
@@ -89,7 +97,7 @@ beforeAll(async () => {
   // The sandbox's retries 100 times slower (attempt 2 in 100 min): none comes while the surfaces are compared, however
   // long a loaded machine takes, so every surface tells the same captures.
   const args = ['listen', '--port', '0', '--inspector-port', '0', '--timeout', '4000', '--wait-for-app', '3'];
-  args.push('--time-scale', '100');
+  args.push('--time-scale', '100', '--faults', 'fail=100%:503,types=schedule.published');
   const routes = [`shift.created=127.0.0.1:${down}`, `shift.deleted=127.0.0.1:${dead}`, app.url];
   listen = spawnCli([...args, ...routes.flatMap((r) => ['--forward-to', r]), '--no-open'], {
     cwd: dir.path,
@@ -124,6 +132,10 @@ beforeAll(async () => {
   await send('evt_drift_a', 'time_card.approved', { hours: 8 });
   await send('evt_drift_b', 'time_card.approved', { hours: '8' });
   await post(listener, envelopeBody('evt_unsigned'), { 'content-type': 'application/json' });
+  // Answered 503 by a fault on purpose; a body that is not JSON; one over the 5 MiB listen keeps (413, cut).
+  await send('evt_faulted', 'schedule.published');
+  await post(listener, 'hello, not JSON', { 'content-type': 'text/plain' });
+  await post(listener, Buffer.alloc(5 * 1024 * 1024 + 1, 'x')).catch(() => {}); // listen closes the connection
   await Promise.all([held, gaveUp]);
   // Local replays: one answered 200 after the service's delivery failed, one that fails for a delivered event,
   // and one re-signed of a request that carried no event (unsigned).
@@ -197,10 +209,11 @@ describe('one record of a delivery, judged once', () => {
 
   it("listen's own line, captures list and captures show say what the record says", async () => {
     const deliveryLines = () => listen.lines.map((l) => l.text ?? '').filter((l) => /--> .*\[evt_/.test(l));
-    await expect.poll(() => deliveryLines().length).toBe(records.length);
+    const ofEvents = records.filter((r) => r.envelope);
+    await expect.poll(() => deliveryLines().length).toBe(ofEvents.length);
     const live = deliveryLines();
     const listed = (await cli('captures', 'list', '--limit', '100')).stdout.trim().split('\n').reverse();
-    for (const record of records) {
+    for (const record of ofEvents) {
       const { story } = record;
       const n = recordsOf(record.envelope!.id).indexOf(record);
       const status = painted(story.tone, `[${story.status}]`);
@@ -322,4 +335,65 @@ describe('one record of a delivery, judged once', () => {
       expect(shown.story).toMatchObject({ outcome: '2xx', status: String(line.status) });
     }
   }, 60_000);
+
+  it("every MCP tool's result over each kind of capture listen makes is valid for a strict client", async () => {
+    const [notJson, overBound] = ['not JSON', 'cut'].map((what) =>
+      records.find((r) => !r.envelope && (what === 'cut' ? r.bodyTruncated : !r.bodyTruncated)),
+    ) as Recorded[];
+    const kinds: Record<string, Recorded> = {
+      ok: recordsOf('evt_ok')[0],
+      failed: recordsOf('evt_500')[0],
+      cut: recordsOf('evt_cut_chunked')[0],
+      held: recordsOf('evt_held')[0],
+      'timed out': recordsOf('evt_fifth')[4],
+      unsigned: recordsOf('evt_unsigned')[0],
+      'not JSON': notJson,
+      drifted: recordsOf('evt_drift_b')[0],
+      faulted: recordsOf('evt_faulted')[0],
+      replayed: recordsOf(triggered.failed)[1],
+      'over the body bound': overBound,
+    };
+    expect(kinds.faulted.story).toMatchObject({ status: '503' });
+    expect(overBound.story).toMatchObject({ status: '413', outcome: 'rejected' });
+    // The client checks each result against its tool's output schema: a result that does not fit throws.
+    const valid = async (kind: string, tool: string, args: Json) => {
+      const got = await mcp.call(tool, args);
+      expect(got.error, `${kind}: ${tool}: ${got.text}`).toBe(false);
+      return got;
+    };
+    let previous: Recorded | null = null;
+    for (const [kind, record] of Object.entries(kinds)) {
+      expect(record, kind).toBeDefined();
+      await valid(kind, 'get_capture', { id: record.id });
+      const eventId = record.envelope?.id;
+      if (eventId) {
+        await valid(kind, 'list_captures', { eventId });
+        // The service's own events; of one sent here by a test it says where its captures are.
+        if (eventId.startsWith('evt_') && !Object.values(triggered).includes(eventId)) {
+          const unknown = await mcp.call('get_event', { eventId });
+          expect(unknown.text).toMatch(/^The service has no event .*: list_captures with eventId/);
+        } else await valid(kind, 'get_event', { eventId });
+        await valid(kind, 'wait_for_delivery', { eventId, timeoutMs: 1_000 });
+      } else
+        await valid(kind, 'wait_for_delivery', { since: records[records.indexOf(record) - 1].id, timeoutMs: 1_000 });
+      if (previous) await valid(kind, 'diff_captures', { a: previous.id, b: record.id });
+      previous = record;
+    }
+    // Replays of each kind the app answers at once (not the one it never answers, nor the one cut at capture).
+    for (const kind of ['ok', 'failed', 'cut', 'unsigned', 'not JSON', 'drifted', 'faulted', 'replayed']) {
+      const replayed = await valid(kind, 'replay', { captureId: kinds[kind].id });
+      await valid(kind, 'diff_captures', { a: kinds[kind].id, b: replayed.data.replayId });
+    }
+    const edited = await valid('edited', 'replay', { captureId: kinds.ok.id, body: '{"id":"evt_ok","edited":true}' });
+    expect(edited.data.story).toMatchObject({ kind: 'edited-replay' });
+    await valid('edited', 'get_capture', { id: edited.data.replayId });
+    // A capture whose body was cut cannot go again as it came: said, naming why.
+    const cut = await mcp.call('replay', { captureId: overBound.id });
+    expect(cut.error).toBe(true);
+    expect(cut.text).toMatch(
+      /came with a body of 5 MiB, over what listen keeps in one delivery, and only its first part/,
+    );
+    for (const tool of ['list_captures', 'list_missed', 'list_endpoints', 'list_event_types'])
+      await valid('all', tool, tool === 'list_captures' ? { limit: 100 } : {});
+  }, 90_000);
 });
