@@ -154,13 +154,42 @@ function replayText(outcome: ReplayOutcome & { replayId: string }, old: string |
   return `${UNTRUSTED}\n${said.join('. ')}.`;
 }
 
+/** Sends a replay through the folder's listen: its outcome once recorded, or an error that says why there is none. */
+async function replayThroughListen(
+  ctx: McpContext,
+  { captureId, mode, body }: { captureId: string; mode: 'resign' | 'asis'; body?: string },
+): Promise<{ original: Capture; outcome: ReplayOutcome & { replayId: string } }> {
+  if (mode === 'asis' && body !== undefined)
+    throw new Error('An edited body cannot go as-is: its old signature would not match. Use mode "resign".');
+  // listen keeps a delivery of at most MAX_DELIVERY_BYTES (413 beyond it): refused here, naming the bound.
+  const size = body === undefined ? 0 : Buffer.byteLength(body, 'utf8');
+  if (size > MAX_DELIVERY_BYTES)
+    throw new Error(
+      `body: ${formatMiB(size)} is over the ${formatMiB(MAX_DELIVERY_BYTES)} a listen takes in one delivery; send a smaller body.`,
+    );
+  const listen = await listenHere(ctx);
+  const original = named(await readStore(ctx), captureId);
+  const connection = await connectToListen(listen.inspector);
+  const outcome = await connection.replay(original, { asIs: mode === 'asis', body }).finally(() => connection.close());
+  if (outcome.ended)
+    throw new Error(
+      `No result came: ${outcome.error}. Whether the app got the replay, list_captures shows once listen runs again.`,
+    );
+  const { replayId } = outcome;
+  if (!replayId) {
+    const why = REFUSED[outcome.code ?? '']?.(captureId) ?? outcome.error ?? 'no capture made';
+    throw new Error(`The replay was not sent: ${why.replace(/\.$/, '')}.`);
+  }
+  return { original, outcome: { ...outcome, replayId } };
+}
+
 function registerReplay(server: McpServer, ctx: McpContext): void {
   server.registerTool(
     'replay',
     {
       title: 'Replay a capture',
       description:
-        'Sends a capture to the app again through the running listen, re-signed with the current time (or as-is, with its original signature), optionally with an edited body. Answers as soon as the app does: the status, what the app said when it did not take it, or why it did not answer (a listen holds a replay up to its --wait-for-app for an app that is down).',
+        'Sends a capture to the app again through the running listen, re-signed with the current time (or as-is, with its original signature), optionally with an edited body. Answers as soon as the app does: the status, what the app said when it did not take it, or why it did not answer (a listen holds a replay for an app that is down, as long as it waits for one).',
       inputSchema: {
         captureId: captureIdInput.describe('the capture to send again, cap_…'),
         mode: z
@@ -183,31 +212,10 @@ function registerReplay(server: McpServer, ctx: McpContext): void {
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
     async ({ captureId, mode, body }) => {
-      if (mode === 'asis' && body !== undefined)
-        throw new Error('An edited body cannot go as-is: its old signature would not match. Use mode "resign".');
-      // listen keeps a delivery of at most MAX_DELIVERY_BYTES (413 beyond it): refused here, naming the bound.
-      const size = body === undefined ? 0 : Buffer.byteLength(body, 'utf8');
-      if (size > MAX_DELIVERY_BYTES)
-        throw new Error(
-          `body: ${formatMiB(size)} is over the ${formatMiB(MAX_DELIVERY_BYTES)} a listen takes in one delivery; send a smaller body.`,
-        );
-      const listen = await listenHere(ctx);
-      const original = named(await readStore(ctx), captureId);
-      const connection = await connectToListen(listen.inspector);
-      const outcome = await connection
-        .replay(original, { asIs: mode === 'asis', body })
-        .finally(() => connection.close());
-      if (outcome.ended)
-        throw new Error(
-          `No result came: ${outcome.error}. Whether the app got the replay, list_captures shows once listen runs again.`,
-        );
-      if (!outcome.replayId) {
-        const why = REFUSED[outcome.code ?? '']?.(captureId) ?? outcome.error ?? 'no capture made';
-        throw new Error(`The replay was not sent: ${why.replace(/\.$/, '')}.`);
-      }
+      const { original, outcome } = await replayThroughListen(ctx, { captureId, mode, body });
       const { replayId, status, durationMs, answer, error, story } = outcome;
       const old = mode === 'asis' && outcome.story?.outcome !== '2xx' ? staleSignature(original) : null;
-      return result(replayText({ ...outcome, replayId }, old), {
+      return result(replayText(outcome, old), {
         ...{ replayId, status, durationMs },
         ...(answer ? { answer } : {}),
         ...(error ? { error } : {}),
