@@ -1,7 +1,7 @@
 // What a result may hold: a body is shown a part at a time (the client reads at most 10 MB a message, and a
 // body of control bytes is six times longer as JSON), and a value echoed in an error is cut short.
 import { isUtf8 } from 'node:buffer';
-import { z } from 'zod';
+import { z } from './sdk.js';
 
 /** The body bytes a result shows unless the caller asks for another amount. */
 export const DEFAULT_BODY_BYTES = 16 * 1024;

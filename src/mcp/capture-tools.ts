@@ -1,6 +1,5 @@
 // The tools that read the capture store of this folder: list, get (a part of the body at a time), diff.
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { type McpServer, z } from './sdk.js';
 import { headerDiff, jsonDiff } from '../shared/json-diff.js';
 import { parseSince, selectCaptures } from '../captures/index.js';
 import { isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } from '../contract/index.js';

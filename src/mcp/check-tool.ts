@@ -1,5 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { type McpServer, z } from './sdk.js';
 import { type CheckWords, runChecks } from '../check/index.js';
 import { isHttpUrl } from '../http/index.js';
 import { endpointOnFile, type McpContext } from './context.js';

@@ -1,7 +1,6 @@
 // The tools over the service's events: one event with its attempts and what comes next, the events listen
 // missed while it was off, and their redelivery.
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { type McpServer, z } from './sdk.js';
 import { ApiError, readDeliveryOutlook } from '../api/index.js';
 import type { EventRecord } from '../contract/index.js';
 import { catchUp, findMissedHere } from '../listen/index.js';

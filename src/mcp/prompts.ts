@@ -1,5 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { type McpServer, z } from './sdk.js';
 
 /** The loop an assistant helps with most: a delivery failed; find why, fix the handler, replay, see it pass. */
 export function registerPrompts(server: McpServer): void {

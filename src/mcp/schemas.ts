@@ -1,7 +1,7 @@
 // The shapes of the tools' results, named field by field: an assistant (and the client, which checks every
 // result against them) learns from the schema what a result holds. Objects are closed (additionalProperties
 // false), so a field a tool returns and this file does not name fails the client's check, and the test.
-import { z } from 'zod';
+import { z } from './sdk.js';
 import { CAPTURE_PROPERTIES, CAPTURE_REQUIRED } from '../store/capture-schema.js';
 import { CAPTURE_STORY_SCHEMA } from '../story/schema.js';
 

@@ -1,5 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { McpServer, StdioServerTransport } from './sdk.js';
 import { CliError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { registerCaptureTools } from './capture-tools.js';

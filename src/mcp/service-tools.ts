@@ -1,8 +1,7 @@
 // The tools over the service's API (the sandbox of this folder, or the real one with a key): the event types,
 // trigger an event, the endpoints and their ping. The events themselves: event-tools.ts.
 import { SandboxClient } from '../api/sandbox-client.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { type McpServer, z } from './sdk.js';
 import {
   changedData,
   type EventRecord,

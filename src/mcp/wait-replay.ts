@@ -1,6 +1,5 @@
 // The tools that act through the running listen of this folder: wait for the next delivery, replay one.
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { type McpServer, z } from './sdk.js';
 import { connectToListen, type ReplayOutcome } from '../captures/index.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import { storiesOf } from '../story/index.js';

@@ -1,4 +1,5 @@
 // The relay's connection to Redis, loaded only by a relay on Redis.
+import { loadFeature } from '../optional.js';
 /**
  * A Redis connection that fails commands at once while Redis is away (no offline queue). With `reconnect`,
  * it reconnects for ever once it has been connected; before that it gives up after a few tries, so that a
@@ -6,7 +7,7 @@
  * by a relay on Redis only: every other command of the CLI starts without it.
  */
 export async function redisClient(url: string, reconnect: boolean) {
-  const { createClient } = await import('@redis/client');
+  const { createClient } = await loadFeature('redis', () => import('@redis/client'));
   let connected = false;
   const reconnectStrategy = (retries: number, cause: Error) => {
     if (!connected && retries >= 3) return cause;

@@ -1,5 +1,6 @@
 import type { ExporterEvent, TracingConfig } from './config.js';
 import type { OtelTracing } from './otel.js';
+import { loadFeature } from '../optional.js';
 
 /**
  * Starts exporting spans to the collector `config` names, `onExporter` told when they stop reaching it and when
@@ -9,6 +10,6 @@ export async function startTracing(
   config: TracingConfig,
   onExporter: (event: ExporterEvent) => void,
 ): Promise<OtelTracing> {
-  const { startOtelTracing } = await import('./otel.js');
+  const { startOtelTracing } = await loadFeature('tracing', () => import('./otel.js'));
   return startOtelTracing(config.url, config.serviceName, onExporter);
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
+import { installLine } from '../../src/optional.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PAGES = [
@@ -49,6 +50,11 @@ describe('README.md and docs/', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it("give the install line of an optional feature as clockhook says it (package.json's versions)", () => {
+    const docs = ['tracing.md', 'relay.md'].map((name) => readFileSync(join(ROOT, 'docs', name), 'utf8')).join('\n');
+    for (const feature of ['tracing', 'redis'] as const) expect(docs).toContain(installLine(feature));
   });
 
   it("name only flags that the command's --help lists", () => {

@@ -5,13 +5,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/sandbox.js';
 
 // Packs clockhook as `npm pack` does, installs it the ways the README says, and uses it there as a user
 // would: `npx clockhook` in an app's own folder, `clockhook` from a global install. Slow (npm installs):
 // one pack for the file, a minute or more per install on a busy machine. The installs run side by side, each
-// in a folder of its own: the git URL's alone (npm installs every dev dependency to run `prepare`) takes as
+// in a folder of its own: the git URL's alone (npm installs every dev dependency to run `prepack`) takes as
 // long as the others together.
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -29,7 +31,7 @@ let packed: string[];
 
 beforeAll(async () => {
   work = await tempDir('clockhook-install-');
-  // --ignore-scripts: prepare would rebuild dist/ under the other test files' feet (npm test built it already).
+  // --ignore-scripts: prepack would rebuild dist/ under the other test files' feet (npm test built it already).
   const { stdout } = await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work.path], ROOT);
   const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   tarball = join(work.path, info.filename);
@@ -169,8 +171,11 @@ function startLines(command: string, args: string[], cwd: string) {
   };
 }
 
-/** In an app folder with clockhook installed: `npx clockhook listen` forwards a `trigger` to the app. */
-async function listenAndTrigger(appDir: string): Promise<void> {
+/**
+ * In an app folder with clockhook installed: `npx clockhook listen` forwards a `trigger` to the app; `more`, given,
+ * runs then, with the app's port, while both run.
+ */
+async function listenAndTrigger(appDir: string, more?: (port: string) => Promise<void>): Promise<void> {
   await writeFile(join(appDir, 'app.mjs'), APP);
   const app = startLines(process.execPath, ['app.mjs'], appDir);
   const port = (await app.waitFor((l) => l.startsWith('port '))).slice(5);
@@ -201,6 +206,7 @@ async function listenAndTrigger(appDir: string): Promise<void> {
     const event = JSON.parse(stdout) as { id: string };
     await app.waitFor((l) => l === `delivery ${event.id}`);
     expect(existsSync(join(appDir, '.clockhook', 'captures.json'))).toBe(true);
+    await more?.(port);
   } finally {
     await listen.stop();
     await app.stop();
@@ -276,6 +282,66 @@ export async function typed(url: string): Promise<number | null> {
   await typechecks(appDir);
 }
 
+/** The packages an app's node_modules holds (each package.json of a package), and their bytes on disk. */
+async function installedSize(appDir: string): Promise<{ packages: number; bytes: number }> {
+  const { stdout } = await run('npm', ['ls', '--all', '--parseable'], { cwd: appDir });
+  const packages = stdout.trim().split('\n').length - 1; // the app itself first
+  const du = await run('du', ['-sb', join(appDir, 'node_modules')]);
+  return { packages, bytes: Number(du.stdout.split('\t')[0]) };
+}
+
+/** clockhook mcp, as an assistant starts it in the app's folder: its tools listed, a capture got. */
+async function usesMcp(appDir: string, captureId: string): Promise<void> {
+  const client = new Client({ name: 'install-test', version: '1.0.0' });
+  const bin = join(appDir, 'node_modules', '.bin', 'clockhook');
+  await client.connect(new StdioClientTransport({ command: bin, args: ['mcp'], cwd: appDir, stderr: 'pipe' }));
+  try {
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('get_capture');
+    const got = (await client.callTool({ name: 'get_capture', arguments: { id: captureId } })) as unknown as {
+      structuredContent: { capture: { id: string } };
+    };
+    expect(got.structuredContent.capture.id).toBe(captureId);
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * listen --otlp and relay --redis stop with exit 2 and the line that installs their packages; that line, run,
+ * makes them work: the relay then reaches for Redis (none on port 1), and listen's ready lines say where spans go.
+ */
+async function optionalFeatures(appDir: string): Promise<void> {
+  const clockhook = (...args: string[]) =>
+    run(join(appDir, 'node_modules', '.bin', 'clockhook'), args, { cwd: appDir, timeout: 60_000 }).catch(
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+  const listenArgs = ['listen', '--port', '0', '--sandbox-port', '0', '--inspector-port', '0', '--no-open'];
+  const tracing = await clockhook(...listenArgs, '--otlp', 'http://127.0.0.1:1');
+  const relay = await clockhook('relay', '--redis', 'redis://127.0.0.1:1', '--port', '0');
+  const lines = [];
+  for (const [said, needs] of [
+    [tracing, /^clockhook: Tracing \(--otlp[^)]*\) needs 5 packages, .*: (npm i -D .*)$/m],
+    [relay, /^clockhook: A relay on Redis \(--redis\) needs @redis\/client, .*: (npm i -D .*)$/m],
+  ] as const) {
+    expect(said).toMatchObject({ code: 2 });
+    lines.push(said.stderr.match(needs)![1]);
+  }
+  for (const line of lines) await run('sh', ['-c', `${line} --no-audit --no-fund --prefer-offline`], { cwd: appDir });
+  expect((await clockhook('relay', '--redis', 'redis://127.0.0.1:1', '--port', '0')).stderr).toMatch(
+    /could not reach Redis at redis:\/\/127\.0\.0\.1:1/,
+  );
+  const traced = startLines(
+    join(appDir, 'node_modules', '.bin', 'clockhook'),
+    [...listenArgs, '--otlp', 'http://127.0.0.1:1'],
+    appDir,
+  );
+  try {
+    await traced.waitFor((l) => l.startsWith("Tracing: each delivery's spans go to http://127.0.0.1:1/v1/traces"));
+  } finally {
+    await traced.stop();
+  }
+}
+
 async function newApp(name: string): Promise<string> {
   const dir = join(work.path, name);
   await run('mkdir', ['-p', dir]);
@@ -303,18 +369,39 @@ describe('the packed package', () => {
   });
 
   it.concurrent(
-    'installs into an app as a dev dependency; npx clockhook listen and trigger work there',
+    'installs light into an app as a dev dependency, with no warning; every command works there, mcp too',
     async () => {
       const appDir = await newApp('app-tarball');
-      await npm(['install', '-D', tarball], appDir);
-      // No dev dependency of clockhook's came along: it runs on its five runtime dependencies.
-      expect(existsSync(join(appDir, 'node_modules', 'typescript'))).toBe(false);
+      // npm's own warnings kept (an install script, a peer it cannot satisfy): there must be none.
+      const installed = await run('npm', ['install', '-D', tarball, '--no-audit', '--no-fund', '--prefer-offline'], {
+        cwd: appDir,
+        env: { ...process.env, npm_config_update_notifier: 'false' },
+      });
+      expect(installed.stderr).not.toMatch(/warn/i);
+      // What listen, the inspector, the sandbox, the captures, check, types, mcp and the testing library need, no
+      // more: no dev dependency, no optional feature's packages (OpenTelemetry, Redis), the MCP SDK bundled.
+      const { packages, bytes } = await installedSize(appDir);
+      expect(packages).toBeLessThanOrEqual(40);
+      expect(bytes).toBeLessThanOrEqual(25 * 1024 * 1024);
+      for (const absent of ['typescript', '@redis/client', '@modelcontextprotocol/sdk', 'zod', 'express'])
+        expect(existsSync(join(appDir, 'node_modules', absent)), absent).toBe(false);
       const { stdout } = await run('npx', ['--no-install', 'clockhook', '--version'], { cwd: appDir });
       expect(stdout.trim()).toBe(pkg.version);
-      await listenAndTrigger(appDir);
+      const clockhook = (...args: string[]) => run('npx', ['--no-install', 'clockhook', ...args], { cwd: appDir });
+      await listenAndTrigger(appDir, async (port) => {
+        const [capture] = (await clockhook('captures', 'list', '--json')).stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l));
+        expect(JSON.parse((await clockhook('replay', capture.id, '--json')).stdout)).toMatchObject({ status: 200 });
+        expect((await clockhook('check', '--forward-to', port, '--json').catch((e) => e)).stdout).toContain('"checks"');
+        expect((await clockhook('types')).stdout).toContain('punch.created');
+        await usesMcp(appDir, capture.id);
+      });
       await usesTestingEntry(appDir);
+      await optionalFeatures(appDir);
     },
-    240_000,
+    300_000,
   );
 
   it.concurrent(
@@ -368,7 +455,7 @@ export async function typed(): Promise<boolean> {
   );
 
   it.concurrent(
-    'installs from a git URL (npm builds it with prepare); npx clockhook listen and trigger work there',
+    'installs from a git URL (npm builds it with prepack); npx clockhook listen and trigger work there',
     async () => {
       const appDir = await newApp('app-git');
       await npm(['install', '-D', `git+file://${ROOT}`], appDir);
