@@ -48,6 +48,8 @@ export interface PlayResult {
   differences: PlayedDelivery[];
   ok: boolean;
   durationMs: number;
+  /** Why the play stopped before its end: nothing answered (connection refused), so the rest was not sent. */
+  stopped?: string;
   /** One line for people: how many played, in how long, and which differ. */
   summary: string;
 }
@@ -90,9 +92,14 @@ async function send(url: string, delivery: ScenarioDelivery, secret: string, tim
   const signal = AbortSignal.timeout(timeoutMs);
   const answer = await postBytes(new URL(url), headers, body, { maxChars: 0, rejectUnauthorized: false, signal }).then(
     (res) => ({ status: res.status as number | null }),
-    (error: Error) => ({ status: null, error: signal.aborted ? `no answer within ${timeoutMs} ms` : error.message }),
+    (error: NodeJS.ErrnoException) => ({
+      status: null,
+      error: signal.aborted ? `no answer within ${timeoutMs} ms` : error.message,
+      refused: error.code === 'ECONNREFUSED',
+    }),
   );
-  return { ...answer, durationMs: Math.round(performance.now() - started), sent: true };
+  const { refused = false, ...said } = answer as typeof answer & { refused?: boolean };
+  return { played: { ...said, durationMs: Math.round(performance.now() - started), sent: true }, refused };
 }
 
 /** Plays `scenario` to `url`; resolves with each delivery's answer beside the recorded one. */
@@ -116,12 +123,13 @@ export async function playScenario(
   const { sleep = realSleep, timeoutMs = LIMITS.receiverTimeoutMs, urlOf = () => url } = options;
   const started = performance.now();
   const deliveries: PlayedDelivery[] = [];
+  let stopped: string | undefined;
   for (const [i, delivery] of played.deliveries.entries()) {
     if (speed !== 'max') await sleep(Math.max(0, started + delivery.at / speed - performance.now()));
     const plan = faults ? planOf(faults, random, delivery.event?.type ?? null) : null;
     if (plan?.delayMs) await sleep(plan.delayMs);
-    const answer = plan?.fail
-      ? { status: null, durationMs: 0, sent: false }
+    const { played: answer, refused } = plan?.fail
+      ? { played: { status: null, durationMs: 0, sent: false }, refused: false }
       : await send(urlOf(delivery), delivery, options.secret, timeoutMs);
     if (plan?.duplicate && answer.sent) await send(urlOf(delivery), delivery, options.secret, timeoutMs);
     const comparable = answer.sent && delivery.recorded.outcome !== 'pending';
@@ -135,21 +143,34 @@ export async function playScenario(
       ...(plan ? { injected: faultWords(plan) } : {}),
       differs: comparable && isTaken(answer.status) !== (delivery.recorded.outcome === '2xx'),
     });
+    // Nothing listens there (the app is not started, or stopped): the rest would be refused alike.
+    if (refused) {
+      const left = played.deliveries.length - i - 1;
+      stopped = `nothing answers at ${urlOf(delivery)} (connection refused)${left > 0 ? `, so the ${left} after #${i + 1} were not sent` : ''}: start the app, then play it again`;
+      break;
+    }
   }
   const durationMs = Math.round(performance.now() - started);
   const differences = deliveries.filter((d) => d.differs);
   return {
     deliveries,
     differences,
-    ok: differences.length === 0,
+    ok: differences.length === 0 && stopped === undefined,
     durationMs,
-    summary: summaryOf(deliveries, differences, durationMs),
+    ...(stopped === undefined ? {} : { stopped }),
+    summary: summaryOf(deliveries, differences, durationMs, stopped),
   };
 }
 
-function summaryOf(deliveries: PlayedDelivery[], differences: PlayedDelivery[], durationMs: number): string {
+function summaryOf(
+  deliveries: PlayedDelivery[],
+  differences: PlayedDelivery[],
+  durationMs: number,
+  stopped?: string,
+): string {
   const took = durationMs < 1000 ? `${durationMs} ms` : `${(durationMs / 1000).toFixed(1)} s`;
   const played = `Played ${deliveries.length} ${deliveries.length === 1 ? 'delivery' : 'deliveries'} in ${took}`;
+  if (stopped) return `${played}, and stopped: ${stopped}.`;
   if (differences.length === 0) return `${played}: each answered as when it was recorded.`;
   const which = differences.map(
     (d) => `#${d.index} ${d.recorded.status ?? 'no answer'} → ${d.played.status ?? 'no answer'}`,

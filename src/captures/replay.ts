@@ -2,7 +2,7 @@ import { LIMITS, resign } from '../contract/index.js';
 import { withoutHopByHop } from '../http/index.js';
 import { postBytes } from '../http/index.js';
 import type { ReplayResult } from '../listener/index.js';
-import { type Capture, cutBodyWords } from '../store/index.js';
+import { type Capture, cutBodyWords } from '../store/capture.js';
 import type { CaptureStory } from '../story/index.js';
 
 /** What one replay got. */

@@ -33,19 +33,20 @@ export interface Scenario {
   deliveries: ScenarioDelivery[];
 }
 
-/** What a scenario file names for its schema: the one shipped in the package. */
+/** What a scenario file names for its schema by default: the one shipped in the package, from the project's folder. */
 export const SCENARIO_SCHEMA = './node_modules/clockhook/clockhook.scenario.schema.json';
 
 /** A scenario of captures (any order: played oldest first) with their whole bodies and their stories. */
 export function scenarioOf(
   captures: readonly { capture: Capture; body: Buffer }[],
   stories: ReadonlyMap<string, EventStory>,
+  schema = SCENARIO_SCHEMA,
 ): Scenario {
   const ordered = [...captures].sort((a, b) => (a.capture.id < b.capture.id ? -1 : 1));
   const first = Date.parse(ordered[0]?.capture.receivedAt ?? new Date(0).toISOString());
   return {
     clockhookScenario: 1,
-    $schema: SCENARIO_SCHEMA,
+    $schema: schema,
     recordedAt: new Date(first).toISOString(),
     deliveries: ordered.map(({ capture, body }) => {
       const { story } = withStory(capture, stories);

@@ -5,7 +5,7 @@ import { isDomainEventType, unknownTypeWords } from '../contract/index.js';
 import { sameBase } from '../listen/endpoint-records.js';
 import { CliError, UsageError } from '../errors.js';
 import { fromEnv } from './process.js';
-import { DEFAULT_DISCOVERY_PATH, findRunningSandbox, STATE_DIR } from '../folder/index.js';
+import { DEFAULT_DISCOVERY_PATH, findRunningSandbox, readListenDiscovery, STATE_DIR } from '../folder/index.js';
 
 export interface ApiFlags {
   apiKey?: string;
@@ -48,6 +48,10 @@ export async function resolveApi(flags: ApiFlags, env: NodeJS.ProcessEnv = proce
     return { client: makeClient(apiBase, apiKey), apiBase, fromSandbox: false, timeScale: 1 };
   }
   const sandbox = await findRunningSandbox(DEFAULT_DISCOVERY_PATH);
+  if (!sandbox && (await readListenDiscovery())?.offline)
+    throw new CliError(
+      'no API key, and the listen running in this folder is offline: it was given a secret (--secret or $CLOCKHOOK_SECRET) without an API key, so it started no sandbox. Start it again without the secret to have one, or pass --api-key and --api-base.',
+    );
   if (!sandbox) {
     const above = await stateAbove('sandbox.json', async (path) => (await findRunningSandbox(path)) !== null);
     throw new CliError(

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { counted } from '../counted.js';
 import { type Command, Option } from 'commander';
 // The captures' leaves, not their index (which brings scenario playback and replay): see docs/performance.md,
@@ -8,7 +8,7 @@ import { type Command, Option } from 'commander';
 import { curlScript } from '../captures/curl.js';
 import { fixtureOf } from '../captures/fixture.js';
 import { harOf } from '../captures/har.js';
-import { scenarioOf } from '../captures/scenario.js';
+import { SCENARIO_SCHEMA, scenarioOf } from '../captures/scenario.js';
 import { selectCaptures } from '../captures/select.js';
 import { wholeCapture, withBody, type WithBody } from '../captures/whole.js';
 import { captureStoryOf, type EventStory, storiesOf, withStory } from '../story/index.js';
@@ -19,7 +19,7 @@ import { PAINT, printJson, writeLine } from './output.js';
 import { captureFacts, deliveryLine } from './delivery-line.js';
 import { packageVersion } from './version.js';
 import { folderFiles } from '../folder/index.js';
-import { outputFailure } from './process.js';
+import { makeOutputFolder, writeOutputFile } from './output-file.js';
 
 interface ExportFlags extends CaptureFlags {
   format: 'har' | 'curl' | 'fixture' | 'ndjson' | 'scenario';
@@ -103,6 +103,15 @@ async function withBodies(reading: StoreReading, captures: Capture[]): Promise<W
   return all;
 }
 
+/** The package's scenario schema, as a scenario written to `out` finds it: relative to that file's folder. */
+function schemaFrom(out: string): string {
+  const schema = fileURLToPath(new URL('../../clockhook.scenario.schema.json', import.meta.url));
+  const path = relative(dirname(resolve(out)), schema)
+    .split(sep)
+    .join('/');
+  return path.startsWith('.') ? path : `./${path}`;
+}
+
 /** The export as one text, in `flags.format`. */
 function exportText(
   flags: ExportFlags,
@@ -119,7 +128,7 @@ function exportText(
     case 'fixture':
       return json(whole.map(({ capture, body }) => fixtureOf(capture, body)));
     case 'scenario':
-      return json(scenarioOf(whole, stories));
+      return json(scenarioOf(whole, stories, flags.output ? schemaFrom(flags.output) : SCENARIO_SCHEMA));
     case 'ndjson':
       return captures
         .map(({ capture, body, missing }) => `${JSON.stringify(wholeCapture(capture, body, stories, missing))}\n`)
@@ -139,12 +148,10 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
   const whole = captures.filter((one) => !one.missing);
   const out = flags.output;
   if (flags.format === 'fixture' && out && !out.endsWith('.json')) {
-    try {
-      await mkdir(out, { recursive: true });
-      for (const { capture, body } of whole)
-        await writeFile(join(out, `${capture.id}.json`), `${JSON.stringify(fixtureOf(capture, body), null, 2)}\n`);
-    } catch (error) {
-      throw outputFailure(error, '--output');
+    await makeOutputFolder(out);
+    for (const { capture, body } of whole) {
+      const file = join(out, `${capture.id}.json`);
+      await writeOutputFile(file, `${JSON.stringify(fixtureOf(capture, body), null, 2)}\n`);
     }
     console.error(`Wrote ${counted(whole.length, 'fixture')} to ${join(out, sep)}.`);
     return;
@@ -153,9 +160,7 @@ async function exportCaptures(ids: string[], flags: ExportFlags): Promise<void> 
     throw new UsageError('No captures with their whole body to put in a scenario: choose others (captures list).');
   const text = exportText(flags, captures, whole, stories);
   if (out) {
-    await writeFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : undefined).catch((error: unknown) => {
-      throw outputFailure(error, '--output');
-    });
+    await writeOutputFile(out, text, flags.format === 'curl' ? { mode: 0o755 } : {});
     const written = flags.format === 'fixture' || flags.format === 'scenario' ? whole : captures;
     console.error(`Wrote ${counted(written.length, 'capture')} to ${out}.`);
   } else process.stdout.write(text);

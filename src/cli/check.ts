@@ -4,7 +4,7 @@ import { validateSubscription, LIMITS } from '../contract/index.js';
 import { normalizeForwardTarget } from '../listener/target.js';
 import { badPortProblem } from '../http/index.js';
 import { parseEventList } from './api-options.js';
-import { OptionError, UsageError } from '../errors.js';
+import { CliError, OptionError, UsageError } from '../errors.js';
 import { formatTable, PAINT, printJson, terminalWidth, visibleLength, wrapText } from './output.js';
 import { fromEnv, parsePositiveInt, strayArgumentsError } from './process.js';
 import { describeRecord, RECORDS_PATH, recordsOnFile } from './secret.js';
@@ -150,12 +150,14 @@ export function registerCheck(program: Command): void {
         events = check.types;
       }
       const { runChecks } = await import('../check/index.js');
-      const report = await runChecks({
-        target: parseUrl(flags.forwardTo, '--forward-to'),
-        secret,
-        events,
-        dedupeProbe: flags.dedupeProbe ? parseProbeUrl(flags.dedupeProbe) : undefined,
-        timeoutMs: parsePositiveInt(flags.timeout, '--timeout'),
+      const target = parseUrl(flags.forwardTo, '--forward-to');
+      const dedupeProbe = flags.dedupeProbe ? parseProbeUrl(flags.dedupeProbe) : undefined;
+      const timeoutMs = parsePositiveInt(flags.timeout, '--timeout');
+      const report = await runChecks({ target, secret, events, dedupeProbe, timeoutMs }).catch((error: unknown) => {
+        // A receiver that cannot be checked (not running, say) is a result too, for a CI job reading stdout.
+        if (flags.json && error instanceof CliError)
+          printJson({ target: target.href, ok: false, error: error.message, checks: [] });
+        throw error;
       });
       if (flags.json) printJson(report);
       else printReport(report);

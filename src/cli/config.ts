@@ -1,7 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Command } from 'commander';
-import { CONFIG_FILE, type ListenConfigFile, readConfigFile, STARTING_CONFIG } from '../listen/config.js';
+import { checkConfig, CONFIG_FILE, type ListenConfigFile, readConfigFile, startingConfig } from '../listen/config.js';
+import { collect, parsePort } from './process.js';
 import { CliError } from '../errors.js';
+import { writeOutputFile } from './output-file.js';
 
 /** The flags a config key stands for, and how its value becomes the flag's. */
 const FLAG_OF: Record<keyof ListenConfigFile, { flag: string; value: (v: never) => unknown }> = {
@@ -10,6 +12,7 @@ const FLAG_OF: Record<keyof ListenConfigFile, { flag: string; value: (v: never) 
   forwardTo: { flag: 'forwardTo', value: (v: string[]) => v },
   events: { flag: 'events', value: (v: string[]) => v.join(',') },
   inspectorPort: { flag: 'inspectorPort', value: (v: number) => String(v) },
+  sandboxPort: { flag: 'sandboxPort', value: (v: number) => String(v) },
   maxCaptures: { flag: 'maxCaptures', value: (v: number) => String(v) },
   timeout: { flag: 'timeout', value: (v: number) => String(v) },
   tolerance: { flag: 'tolerance', value: (v: number) => String(v) },
@@ -42,17 +45,23 @@ export function registerInit(program: Command): void {
   program
     .command('init')
     .description(`write a starting ${CONFIG_FILE} for this project (listen reads it)`)
-    .action(async () => {
-      // 'wx' refuses a file that is there already, in the same step as the write.
-      await writeFile(CONFIG_FILE, STARTING_CONFIG, { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST')
-          throw new CliError(
-            `cannot write ${CONFIG_FILE} in ${process.cwd()} (${error.code ?? error.message}): run init in your project's folder, one you can write to.`,
-          );
-        throw new CliError(
-          `${CONFIG_FILE} exists already; it is left as it is. Edit it, or delete it and run init again.`,
-        );
+    .option('--forward-to <target>', 'your app, as listen takes it (repeat for routes) (default: 3000)', collect)
+    .option('--port <port>', "listen's port (default: 4300)")
+    .action(async (flags: { forwardTo?: string[]; port?: string }) => {
+      const text = startingConfig({
+        ...(flags.forwardTo ? { forwardTo: flags.forwardTo } : {}),
+        ...(flags.port === undefined ? {} : { port: parsePort(flags.port, '--port') }),
       });
+      checkConfig(JSON.parse(text), CONFIG_FILE); // a bad route is refused now, not when listen reads the file
+      // 'wx' refuses a file that is there already, in the same step as the write.
+      await writeOutputFile(CONFIG_FILE, text, { named: join(process.cwd(), CONFIG_FILE), flag: 'wx' }).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EEXIST') throw error;
+          throw new CliError(
+            `${CONFIG_FILE} exists already; it is left as it is. Edit it, or delete it and run init again.`,
+          );
+        },
+      );
       console.log(`Wrote ${CONFIG_FILE}: npx clockhook listen reads it (a flag on the command line wins over it).`);
       console.log(
         'Secrets and API keys do not go in it: they come from the environment ($CLOCKHOOK_SECRET, $CLOCKHOOK_API_KEY) or .clockhook/.',

@@ -42,13 +42,20 @@ export function networkUrls(
     });
 }
 
+/**
+ * Why there is no API (a secret given without an API key: deliveries come some other way), and how to have the
+ * sandbox: a secret from the environment is easily set for something else (replays) and forgotten.
+ */
+function offlineWords(secretFrom: string): string {
+  return `none (offline: ${secretFrom} gives the secret, so no sandbox is started and trigger has nothing to ask; without it, listen starts one)`;
+}
+
 export function printReady(
   ready: ReadyInfo,
   secret: string | null,
   printSecret: boolean,
   secretNotes: { kept: boolean; printedBy: string | null },
-  mode: string,
-  host: string,
+  { mode, host, secretFrom }: { mode: string; host: string; secretFrom: string },
 ): void {
   const network = networkUrls(ready.listener, host);
   const lines = [
@@ -60,7 +67,7 @@ export function printReady(
       : [
           `  Forwarding  ${ready.forwardTo ?? 'nowhere: capture-only mode, clockhook answers 200 itself (use --forward-to <port|url>)'}`,
         ]),
-    `  API         ${ready.apiBase ? `${ready.apiBase}${ready.sandbox ? ' (sandbox)' : ''}` : 'none (offline)'}`,
+    `  API         ${ready.apiBase ? `${ready.apiBase}${ready.sandbox ? ' (sandbox)' : ''}` : offlineWords(secretFrom)}`,
   ];
   if (ready.endpointId !== null)
     lines.push(`  Endpoint    ${ready.endpointId}${ready.publicUrl ? ` for ${ready.publicUrl}` : ''}`);

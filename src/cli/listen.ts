@@ -92,7 +92,14 @@ function sayReady(session: ListenSession, flags: ListenFlags, config: string | n
   }
   const endpoint = { kept: session.endpointKept, printedBy: session.secretCommand };
   if (config) console.log(`Using ${config} (flags on the command line win over it)`);
-  printReady(session.ready, session.secret, Boolean(flags.printSecret), endpoint, session.mode, flags.host);
+  // Where a secret given without an API key came from: what turns the sandbox off.
+  const secretFrom = flags.secret !== undefined ? '--secret' : '$CLOCKHOOK_SECRET';
+  const { mode } = session;
+  printReady(session.ready, session.secret, Boolean(flags.printSecret), endpoint, {
+    mode,
+    host: flags.host,
+    secretFrom,
+  });
   const { faults, tracing } = session.ready;
   if (faults) console.log(faultsReadyLine(faults));
   if (tracing) console.log(`Tracing: each delivery's spans go to ${tracing.url} as ${tracing.serviceName}`);

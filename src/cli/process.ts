@@ -28,6 +28,9 @@ export function onShutdown(command: string, stop: () => Promise<void>): Promise<
   });
 }
 
+/** A repeatable flag's values, in the order given (commander's argParser). */
+export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
 export function parsePort(value: string, flag: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
@@ -75,24 +78,6 @@ const REFUSED: Record<string, string> = {
   EPERM: 'permission denied',
   EROFS: 'the file system is read-only',
 };
-
-/** Why a path the user gave for output cannot be written, by its error's code. */
-const OUTPUT_REASONS: Record<string, string> = Object.assign({}, REFUSED, {
-  ENOENT: 'its folder does not exist',
-  ENOTDIR: 'part of that path is a file, not a folder',
-  EISDIR: 'it is a folder',
-});
-
-/**
- * A file the user named for output (`flag`: `--output`) that could not be written, said for people rather than
- * as a failure of clockhook's; any other error as it is (a full disk is said by run.ts).
- */
-export function outputFailure(error: unknown, flag: string): unknown {
-  const { code, path } = error as NodeJS.ErrnoException;
-  const reason = OUTPUT_REASONS[code ?? ''];
-  if (!path || !reason) return error;
-  return new CliError(`${flag} ${path}: cannot write it: ${reason}. Give a path in a folder you can write to.`);
-}
 
 /**
  * A file or folder of clockhook's state that could not be made or written, said for people; null for

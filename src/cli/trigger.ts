@@ -6,7 +6,7 @@ import { resolveApi, withApiOptions, type ApiFlags, type ResolvedApi } from './a
 import { CliError, UsageError } from '../errors.js';
 import { eventTypesHelp } from './help.js';
 import { printJson, printLine } from './output.js';
-import { parsePositiveInt } from './process.js';
+import { collect, parsePositiveInt } from './process.js';
 import { counted } from '../counted.js';
 import { OptionError } from '../errors.js';
 import { whyUnreadable } from '../unreadable.js';
@@ -55,8 +55,6 @@ async function readData(path: string): Promise<Record<string, unknown>> {
   }
   return value as Record<string, unknown>;
 }
-
-const collect = (value: string, previous: string[]) => [...previous, value];
 
 /**
  * The event's data: the sample (or --data), changed by each --set and --unset in turn. A value is JSON

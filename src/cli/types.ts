@@ -1,9 +1,8 @@
 // `clockhook types`: the types of the deliveries as they arrived, for the handler (docs/types.md).
-import { writeFile } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { counted } from '../counted.js';
 import { readStore } from './capture-options.js';
-import { outputFailure } from './process.js';
+import { writeOutputFile } from './output-file.js';
 
 interface TypesFlags {
   format: 'ts' | 'json-schema';
@@ -27,9 +26,7 @@ async function writeTypes(flags: TypesFlags): Promise<void> {
   const text =
     flags.format === 'ts' ? typesTs(sources, header) : `${JSON.stringify(typesJsonSchema(sources, header), null, 2)}\n`;
   if (!flags.output) return void process.stdout.write(text);
-  await writeFile(flags.output, text).catch((error: unknown) => {
-    throw outputFailure(error, '--output');
-  });
+  await writeOutputFile(flags.output, text);
   console.error(
     `Wrote the types of ${counted(sources.length, 'event type')} to ${flags.output}: ${derived.length} from what was captured, the others from the sandbox's samples.`,
   );

@@ -60,14 +60,19 @@ export function matchesSubscription(type: string, subscription: readonly string[
   return subscription.includes(WILDCARD) || subscription.includes(type);
 }
 
-/** Edits (insert, delete, replace one character) that turn `a` into `b`. */
+/** Edits (insert, delete or replace one character, or swap two side by side) that turn `a` into `b`. */
 export function editDistance(a: string, b: string): number {
+  // Optimal string alignment: a swap of two letters side by side (`paht`, `path`) is one edit, as it is one slip.
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i += 1) {
     const current = [i];
-    for (let j = 1; j <= b.length; j += 1)
-      current.push(Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    previous = current;
+    for (let j = 1; j <= b.length; j += 1) {
+      let best = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, before[j - 2] + 1);
+      current.push(best);
+    }
+    [before, previous] = [previous, current];
   }
   return previous[b.length];
 }

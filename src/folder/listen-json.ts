@@ -16,6 +16,8 @@ export interface ListenDiscovery {
   db: string;
   /** When it started (ms since the epoch): what it captured since came while it ran. Absent in older files. */
   startedAt?: number;
+  /** It was given a secret without an API key: it started no sandbox, and no command here has an API. */
+  offline?: true;
 }
 
 export async function writeListenDiscovery(

@@ -13,6 +13,7 @@ export interface ListenConfigFile {
   forwardTo?: string[];
   events?: string[];
   inspectorPort?: number;
+  sandboxPort?: number;
   maxCaptures?: number;
   timeout?: number;
   tolerance?: number;
@@ -52,6 +53,7 @@ export const LISTEN_KEYS: Record<keyof ListenConfigFile | '$comment', Check> = {
   forwardTo: strings,
   events: strings,
   inspectorPort: integer(0, 65535),
+  sandboxPort: integer(0, 65535),
   maxCaptures: integer(1),
   timeout: integer(1),
   tolerance: (v) => (typeof v === 'number' && v >= 0 ? null : 'a number of seconds, 0 or more'),
@@ -137,19 +139,17 @@ export async function readConfigFile(
 }
 
 /** The starting file `clockhook init` writes. */
-export const STARTING_CONFIG = `${JSON.stringify(
-  {
+/** A starting config file (`clockhook init`), for an app at `forwardTo` with listen on `port`. */
+export function startingConfig({ forwardTo = ['3000'], port = 4300 }: { forwardTo?: string[]; port?: number } = {}) {
+  const listen = {
+    $comment: 'forwardTo: one route per entry, [TYPES=]TARGET; the first whose types take a delivery forwards it.',
+    ...{ port, path: '/', forwardTo, events: ['*'] },
+  };
+  const config = {
     $schema: './node_modules/clockhook/clockhook.config.schema.json',
     $comment:
       'How this project receives webhooks: `npx clockhook listen` with no flags reads this; a flag wins over it. Secrets and API keys do not go here: they come from the environment or .clockhook/.',
-    listen: {
-      $comment: 'forwardTo: one route per entry, [TYPES=]TARGET; the first whose types take a delivery forwards it.',
-      port: 4300,
-      path: '/',
-      forwardTo: ['3000'],
-      events: ['*'],
-    },
-  },
-  null,
-  2,
-)}\n`;
+    listen,
+  };
+  return `${JSON.stringify(config, null, 2)}\n`;
+}

@@ -13,7 +13,7 @@ export {
   LISTEN_KEYS,
   type ListenConfigFile,
   readConfigFile,
-  STARTING_CONFIG,
+  startingConfig,
 } from './config.js';
 export { catchUp, findMissed, findMissedHere, reachText, redeliveryReach } from './catch-up.js';
 // The missed line's words are the story's; listen's terminal says them (cli/catch-up.ts).

@@ -126,7 +126,10 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     await warnAboutSetup(logger, secret, registered.endpoint, config.targets.all, config.waitForAppMs);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
     listener.release();
-    const found = { listener: listener.url, inspector: inspector?.url ?? null, db: config.dbPath, startedAt };
+    const found = {
+      ...{ listener: listener.url, inspector: inspector?.url ?? null, db: config.dbPath, startedAt },
+      ...(config.mode === 'offline' ? { offline: true as const } : {}),
+    };
     await keepListenDiscovery(setup, found);
     const timeScale = api?.timeScale ?? 1;
     const { existed } = registered;

@@ -21,6 +21,13 @@ export function normalizeForwardTarget(input: string, flag = '--forward-to'): UR
       : undefined;
   }
   const url = candidate === undefined || !URL.canParse(candidate) ? undefined : new URL(candidate);
+  // A port past 65535 makes no URL at all: said as the port it is, not as something that is not one.
+  const outOfRange =
+    url === undefined ? /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(candidate ?? value) : null;
+  if (outOfRange && Number(outOfRange[1]) > 65_535)
+    throw new OptionError(
+      `${flag} ${JSON.stringify(input)}: its port must be 1-65535 (it is ${outOfRange[1]}); try 3000 or http://localhost:3000/hooks.`,
+    );
   if (url === undefined) {
     throw new OptionError(
       `${flag} ${JSON.stringify(input)} is not a port, host:port or URL; try 3000, localhost:3000/hooks or http://localhost:3000/hooks.`,
@@ -28,7 +35,7 @@ export function normalizeForwardTarget(input: string, flag = '--forward-to'): UR
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new OptionError(
-      `${flag} ${JSON.stringify(input)} is a ${url.protocol.slice(0, -1)} URL: the app is reached over http or https; try 3000 or http://localhost:3000/hooks.`,
+      `${flag} ${JSON.stringify(input)} uses ${url.protocol}, but the app is reached over http or https; try 3000 or http://localhost:3000/hooks.`,
     );
   }
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));

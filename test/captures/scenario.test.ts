@@ -181,6 +181,20 @@ describe('a scenario', () => {
     }
   });
 
+  it('stops at the first delivery nothing answers, saying so once, where the rest would be refused alike', async () => {
+    const gone = await startReceiver(answering(null));
+    await gone.close();
+    const played = await cli('replay', '--scenario', file, '--to', gone.url, '--secret', secret, '--speed', 'max');
+    expect(played.code).toBe(1);
+    expect(played.stdout.match(/ECONNREFUSED/g)).toHaveLength(1);
+    expect(played.stdout).toContain(
+      `and stopped: nothing answers at ${gone.url}/ (connection refused), so the 4 after #1 were not sent: start the app, then play it again.`,
+    );
+    const result = await playScenario(scenario, gone.url, { secret, speed: 'max' });
+    expect(result).toMatchObject({ ok: false, stopped: expect.stringContaining('connection refused') });
+    expect(result.deliveries).toHaveLength(1);
+  });
+
   it('is refused naming the field when its version is another or a field is missing', async () => {
     const bad = join(dir.path, 'bad.scenario.json');
     const { body: _body, ...withoutBody } = scenario.deliveries[0];

@@ -136,20 +136,6 @@ ${cases.join('\n')}
     expect(punchData.required).not.toContain('breakMinutes');
     expect(validate(JSON.parse(punch(9, { hours: true })))).toBe(false);
   });
-
-  it('says which --output cannot be written and why, exit 1, without a stack trace (captures export too)', async () => {
-    const missing = join(dir.path, 'no-such-folder');
-    for (const args of [
-      ['types', '-o', join(missing, 'x.ts')],
-      ['captures', 'export', '--format', 'har', '-o', join(missing, 'x.har')],
-    ]) {
-      const res = await cli(...args);
-      expect(res, args.join(' ')).toMatchObject({ code: 1, stdout: '' });
-      expect(res.stderr).toBe(
-        `clockhook: --output ${args.at(-1)}: cannot write it: its folder does not exist. Give a path in a folder you can write to.\n`,
-      );
-    }
-  });
 });
 
 describe('the shape of a type', () => {

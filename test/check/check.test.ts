@@ -164,6 +164,15 @@ describe('clockhook check', () => {
     const res = await runCli(['check', '--forward-to', gone.url, '--secret', SECRET], { cwd: dir.path });
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`nothing answers at ${gone.url}/`);
+    // With --json, a CI job reading stdout gets the verdict too.
+    const json = await runCli(['check', '--forward-to', gone.url, '--secret', SECRET, '--json'], { cwd: dir.path });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({
+      target: `${gone.url}/`,
+      ok: false,
+      error: expect.stringContaining('nothing answers at'),
+      checks: [],
+    });
   });
 
   it('refuses missing --secret and bad --events with exit 2', async () => {

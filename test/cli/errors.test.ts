@@ -9,6 +9,7 @@ import { ActionError, CliError, OptionError, UsageError } from '../../src/errors
 import { ConfigError } from '../../src/listen/config.js';
 import { EndpointRecordsError, ForeignPathError, StoreLockedError } from '../../src/folder/index.js';
 import { ListenUsageError } from '../../src/listen/options.js';
+import { MissingFeatureError } from '../../src/optional.js';
 import { KeyError, RelayRefusedError, RelayUnreachableError } from '../../src/relay/index.js';
 import { SandboxError } from '../../src/sandbox/errors.js';
 import { DiskFullError, StoreUnreadableError } from '../../src/store/index.js';
@@ -22,6 +23,7 @@ const ERRORS: [Error, 1 | 2][] = [
   [new OptionError('--faults: "x" is not a fault'), 2],
   [new ActionError('replay_failed', 'The replay was refused'), 1],
   [new ListenUsageError('--relay and --public-url both name the public URL'), 2],
+  [new MissingFeatureError('redis'), 2],
   [new ConfigError('clockhook.config.json:4:3: not JSON'), 2],
   [new EndpointRecordsError('.clockhook/endpoints.json is not readable'), 1],
   [

@@ -89,6 +89,20 @@ describe.each([
     }
   }, 40_000);
 
+  it('refuses to start with an empty secret, saying where it comes from', async () => {
+    const path = join(dir.path, file);
+    await writeFile(path, await readmeBlock(language));
+    const child = spawn(command, [path], {
+      env: { ...process.env, WEBHOOK_SECRET: '' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain('Set WEBHOOK_SECRET to the endpoint secret: npx clockhook secret prints it');
+  }, 20_000);
+
   // One rule for the signature's age: listen and the README's receiver give the same verdict at the edge of
   // the 300 s window, old or ahead. Each request is made at a moment chosen by the clock's fraction of a
   // second, so that its age is the one named (to within the few ms the sends take).

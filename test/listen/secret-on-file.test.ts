@@ -48,6 +48,22 @@ describe('listen and the secrets on file', () => {
     expect(line.text).toMatch(/Secret {6}whsec_…\S{4} \(the same on the next run; npx clockhook secret prints it\)/);
   });
 
+  it('says why a secret from the environment leaves the sandbox off, on its ready line and to trigger', async () => {
+    const proc = spawnCli(['listen', '--port', '0', '--inspector-port', '0', '--no-open'], {
+      cwd: dir.path,
+      env: { CLOCKHOOK_SECRET: 'whsec_from_the_environment' },
+    });
+    procs.push(proc);
+    const line = await proc.waitForLine((l) => /^\s*API /.test(l.text ?? ''));
+    expect(line.text).toMatch(
+      /API {9}none \(offline: \$CLOCKHOOK_SECRET gives the secret, so no sandbox is started and trigger has nothing to ask; without it, listen starts one\)/,
+    );
+    await proc.waitForLine((l) => /^\s*Inspector /.test(l.text ?? ''));
+    const trigger = await runCli(['trigger', 'punch.created'], { cwd: dir.path });
+    expect(trigger.code).toBe(1);
+    expect(trigger.stderr).toContain('the listen running in this folder is offline: it was given a secret');
+  });
+
   it('tells the app whose secret it refuses how to get the right one whole, without stopping listen', async () => {
     app.setResponder((_r, res) => res.writeHead(401).end('bad signature'));
     const proc = await listen('--forward-to', app.url, '--port', '0');

@@ -34,6 +34,15 @@ describe('--forward-to normalization', () => {
     expect(() => normalizeForwardTarget(input)).toThrow(`--forward-to ${JSON.stringify(input)}`);
     expect(() => normalizeForwardTarget(input)).toThrow(/try 3000/);
   });
+
+  it.each([
+    ['localhost:99999', 'its port must be 1-65535 (it is 99999)'],
+    ['99999', 'its port must be 1-65535 (it is 99999)'],
+    ['http://127.0.0.1:70000/hooks', 'its port must be 1-65535 (it is 70000)'],
+    ['ftp://x', 'uses ftp:, but the app is reached over http or https'],
+  ])('says what is wrong with %s', (input, said) => {
+    expect(() => normalizeForwardTarget(input)).toThrow(said);
+  });
 });
 
 describe('--path', () => {
