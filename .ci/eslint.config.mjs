@@ -39,7 +39,7 @@ export default tseslint.config(
     // adds properties after it (`{ ...capture, forward }`) gets a hidden class of its own each time it runs in
     // Node 20's V8: slower to make and to read, and one more object to collect per delivery. Object.assign onto
     // `{}` (or onto an object made here) gives them one, shared. test/listen/hidden-classes.test.ts counts them, and
-    // catches what this cannot see (an object keyed by capture ids, say: docs/performance.md, "Hidden classes").
+    // catches what this cannot see (an object keyed by capture ids, say: docs/performance-notes.md, "Hidden classes").
     files: [
       'src/listener/**/*.ts',
       'src/store/**/*.ts',

@@ -1,6 +1,6 @@
 // After tsc: bundles src/mcp/sdk.ts (the MCP SDK's stdio server and zod, as clockhook mcp uses them) into
 // dist/mcp/sdk.js, in place of tsc's re-exports, so that the package needs neither at run time (they are dev
-// dependencies). Their licence notices go beside it, in dist/mcp/sdk.licenses.txt. docs/performance.md says what
+// dependencies). Their licence notices go beside it, in dist/mcp/sdk.licenses.txt. docs/performance-notes.md says what
 // it does to the install and to `clockhook mcp`'s start.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { counted } from '../counted.js';
 import { type Command, Option } from 'commander';
-// The captures' leaves, not their index (which brings scenario playback and replay): see docs/performance.md,
+// The captures' leaves, not their index (which brings scenario playback and replay): see docs/performance-notes.md,
 // "A CLI start".
 import { curlScript } from '../captures/curl.js';
 import { fixtureOf } from '../captures/fixture.js';

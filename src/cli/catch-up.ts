@@ -65,7 +65,7 @@ export async function redeliverMissed(
 ): Promise<void> {
   const record = await endpointRecordOnFile(endpointId);
   const endpoint = await client.getEndpoint(record.id);
-  // listen's library, loaded by the commands that use it (a CLI start loads every command: see docs/performance.md).
+  // listen's library, loaded by the commands that use it (a CLI start loads every command: see docs/performance-notes.md).
   const { catchUp, findMissedHere } = await import('../listen/index.js');
   const missed = await findMissedHere({ client, endpoint, stateDir: STATE_DIR, timeScale });
   const say = (line: string) => (json ? process.stderr.write(`clockhook: ${line}\n`) : console.log(line));

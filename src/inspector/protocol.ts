@@ -87,7 +87,7 @@ export function publicEndpoint(
  * How many of an event's newest captures a message's story tells besides its own (see StoryBook.storiesOf): a
  * page that missed a message (a resync, a reload) still has the last few of an event told whole. Few, and a
  * fixed number: a message costs the same whatever the event holds (16 cost one event id repeated a fifth of
- * the listener's throughput; docs/performance.md).
+ * the listener's throughput; docs/performance-notes.md).
  */
 export const RECENT_DELIVERIES = 4;
 

@@ -55,7 +55,7 @@ const APPENDED_FORWARD_HEADERS = ['x-forwarded-for', 'x-forwarded-port', 'x-forw
 /**
  * A forward on its way hangs off its request, and leaves it when it settles; http-proxy gets one
  * callback for all requests. Not a Map of requests nor a closure per request: those kept every
- * request's objects alive past the young generation (docs/performance.md, "Garbage collection").
+ * request's objects alive past the young generation (docs/performance-notes.md, "Garbage collection").
  */
 const PENDING = Symbol('clockhook.forward');
 type Forwarded = IncomingMessage & { [PENDING]?: Pending };

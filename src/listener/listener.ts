@@ -61,7 +61,7 @@ export class Listener {
   readonly #basePath: string;
   /** Where deliveries go: one route per --forward-to (none: capture-only). */
   readonly #routes: Route[];
-  /** Requests not answered yet, counted rather than kept (see docs/performance.md). */
+  /** Requests not answered yet, counted rather than kept (see docs/performance-notes.md). */
   #inFlight = 0;
   /** The request bodies held now (see maxBufferedBytes). */
   readonly #budget: ByteBudget;

@@ -98,7 +98,7 @@ export interface SandboxData {
  * Retention: the sandbox keeps the newest `max` events (over all accounts) with their delivery
  * records; an event with a delivery still pending is kept whatever its age. Its state file is
  * rewritten whole on every change, so without a bound a long-lived sandbox folder would make each
- * write slower (docs/performance.md).
+ * write slower (docs/performance-notes.md).
  */
 export function dropOldestEvents(data: SandboxData, max: number): void {
   let excess = data.events.length - max;

@@ -26,7 +26,7 @@ export interface CaptureStoreOptions {
   /**
    * In a burst, fsyncs start at least this far apart and each covers every capture written
    * meanwhile: a delivery's answer may wait up to this much longer, and the listener's CPU per
-   * delivery drops (docs/performance.md). Keep it short: with N deliveries in flight it caps the
+   * delivery drops (docs/performance-notes.md). Keep it short: with N deliveries in flight it caps the
    * rate at about N per interval. @default 1
    */
   syncIntervalMs?: number;

@@ -199,7 +199,7 @@ export class JournalAdapter implements Adapter<StoreData> {
 
   /**
    * Appends the pending entries in one write, without an fsync (see `sync`). Direct system calls: the
-   * thread pool's queue added latency under load (docs/performance.md). Throws, keeping the entries
+   * thread pool's queue added latency under load (docs/performance-notes.md). Throws, keeping the entries
    * for the next try, when the disk refuses them.
    */
   append(): void {

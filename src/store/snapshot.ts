@@ -10,7 +10,7 @@ export interface StoreData {
 
 /**
  * Captures per piece of a snapshot. A fold makes its pieces between deliveries, on the event loop, so
- * a piece is kept small enough not to hold a delivery up (docs/performance.md, "The capture store").
+ * a piece is kept small enough not to hold a delivery up (docs/performance-notes.md, "The capture store").
  */
 const SNAPSHOT_PIECE = 100;
 

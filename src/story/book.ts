@@ -152,7 +152,7 @@ function storyOf(
   const { forward } = capture;
   const answer = outcome === 'failed' && forward && forward.statusCode !== null ? answerExcerpt(forward) : null;
   // One literal of one shape, made for every delivery listen reports: spreads would make each anew (see
-  // docs/performance.md, "Hidden classes").
+  // docs/performance-notes.md, "Hidden classes").
   const story: CaptureStory = {
     kind,
     words,

@@ -175,7 +175,7 @@ export function tellStory(
   const latest = summary?.latestCapture();
   const { state, next, words, failed } = eventState(summary, service, now);
   // Keyed by capture ids, a new one each time: a dictionary from the start (no prototype), or V8 would make a
-  // hidden class for each id added (docs/performance.md, "Hidden classes").
+  // hidden class for each id added (docs/performance-notes.md, "Hidden classes").
   const deliveries: Record<string, DeliveryStory> = Object.create(null);
   if (summary) for (const capture of captures) deliveries[capture.id] = deliveryStoryOf(summary, capture);
   return {

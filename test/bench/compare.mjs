@@ -2,7 +2,7 @@
 // docs/performance.md compares a change with the commit before it. A whole `npm run bench` on each build
 // compares runs minutes apart, and this VM's speed drifts by more than most changes move; here both listens run
 // side by side, each round of load going to one and then the other, once in each order. <checkout>: another
-// commit's folder, built (see docs/performance.md). `--no-page`: no inspector page connected; `--repeated`:
+// commit's folder, built (see docs/performance.md, "How to measure"). `--no-page`: no inspector page connected; `--repeated`:
 // one event id over and over. BENCH_DURATION and BENCH_ROUNDS set each order's length, as for the bench.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';

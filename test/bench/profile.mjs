@@ -1,6 +1,6 @@
 // npm run bench:profile: where the listener's CPU goes under the bench's load (C: an inspector page connected,
 // each request its own event id, or `--repeated` for one id). Runs listen with --cpu-prof, loads it for
-// BENCH_DURATION seconds, and prints the functions and files with the most self time. docs/performance.md
+// BENCH_DURATION seconds, and prints the functions and files with the most self time. docs/performance-notes.md
 // keeps the top entries before and after each change to the hot path. `--relay` profiles the relay of D
 // instead; PROFILE_KEEP=<file> keeps the .cpuprofile (for Chrome's DevTools, or a closer look).
 import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';

@@ -149,7 +149,7 @@ export async function proxySubject(app, mode) {
 
 /**
  * F: the floor, the least that keeps listen's promise (see floor-proxy.mjs), its journal in a folder of its own.
- * BENCH_FLOOR=least: its copy that does even less (docs/performance.md, "Is F the least there is?").
+ * BENCH_FLOOR=least: its copy that does even less (docs/performance-notes.md, "Is F the least there is?").
  */
 export async function floorSubject(app) {
   const dir = await folder();

@@ -41,7 +41,7 @@ describe('a CLI start', () => {
   }, 60_000);
 
   // A command's module loads the libraries it runs when it runs (`await import` in its action), and imports the
-  // leaves it needs to define its flags, not a component's index: see docs/performance.md, "A CLI start".
+  // leaves it needs to define its flags, not a component's index: see docs/performance-notes.md, "A CLI start".
   it('loads none of the running parts of listen, the store, the sandbox, the relay or the check for endpoints list', async () => {
     const loaded = (await importsOf('endpoints', ['endpoints', 'list'])).filter((url) => url.includes('/dist/'));
     expect(loaded.some((url) => url.endsWith('/dist/cli/endpoints.js'))).toBe(true); // the hook sees the CLI's modules

@@ -87,9 +87,14 @@ describe("the user's words", () => {
   // name the rule; DESIGN.md is not in their copy; a byte budget or our benchmark machine mean nothing there.
   const OURS = [/\bthe contract\b/i, /\bcontract's\b/i, /DESIGN\.md/, /byte budget/i, /benchmark machine/i];
 
-  it.each(PAGES.filter((page) => page !== 'docs/performance.md'))('%s speaks them', (page) => {
+  it.each(PAGES.filter((page) => page !== 'docs/performance-notes.md'))('%s speaks them', (page) => {
     const text = read(page);
     for (const word of OURS) expect(text.match(word)?.[0], `${page}: ${word}`).toBeUndefined();
+  });
+
+  it("the performance page is the user's, under 16 KB; the lab notes are beside it", () => {
+    expect(Buffer.byteLength(read('docs/performance.md'))).toBeLessThan(16 * 1024);
+    expect(read('docs/performance.md')).toContain('[lab notes](performance-notes.md)');
   });
 
   it('the README ends with what a user needs; contributor material is in CONTRIBUTING.md', () => {

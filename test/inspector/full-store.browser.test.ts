@@ -181,7 +181,7 @@ describe('the inspector with a full 10,000-capture store', () => {
     for (const what of ['openedStore', 'byRequest', 'byEvent', 'filtered', 'typed'])
       expect(best[what], what).toBeLessThan(bound);
     // The whole opening, from the HTML's arrival, is longer (loading the page's modules and connecting come
-    // first; see docs/performance.md): this bound only catches it getting much worse.
+    // first; see docs/performance-notes.md): this bound only catches it getting much worse.
     expect(best.opened).toBeLessThan(1500);
     // What the filters leave is right: the failed ones of that type only.
     const chips = await page.locator('#captures .capture .chip').allTextContents();
