@@ -8,3 +8,5 @@ export { wholeCapture, withBody, type WithBody } from './whole.js';
 export { loadScenario, type PlayedDelivery, type PlayOptions, type PlayResult, playScenario } from './play.js';
 export { type Scenario, type ScenarioDelivery, SCENARIO_SCHEMA, scenarioOf, scenarioProblem } from './scenario.js';
 export { provenance, type TypeSource, typeName, typeSources, typesJsonSchema, typesTs } from './types.js';
+export { type Declared, readDeclared } from './declared.js';
+export { type Checked, checkAgainstTypes, type Moved } from './types-check.js';

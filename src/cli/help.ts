@@ -157,6 +157,10 @@ const EXAMPLES: Record<string, [string, string][]> = {
   types: [
     ['TypeScript types of every event type, from what arrived', 'npx clockhook types -o src/webhook-events.ts'],
     ['as JSON Schema, for a validator', 'npx clockhook types --format json-schema -o webhook-events.schema.json'],
+    [
+      "in CI: exit 1 when a recorded scenario's payloads moved from the committed types",
+      'npx clockhook types --check src/webhook-events.ts --scenario test/morning.scenario.json',
+    ],
   ],
   replay: [
     ['once the handler is fixed: every event whose latest delivery failed', 'npx clockhook replay --failed'],

@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander';
 import { counted } from '../counted.js';
 import { readStore } from './capture-options.js';
 import { writeOutputFile } from './output-file.js';
+import { UsageError } from '../errors.js';
 
 interface TypesFlags {
   format: 'ts' | 'json-schema';
@@ -44,5 +45,23 @@ export function registerTypes(program: Command): void {
     )
     .option('-o, --output <file>', 'write to this file instead of stdout (e.g. src/webhook-events.ts)')
     .option('--db <file>', 'the capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
-    .action((flags: TypesFlags) => writeTypes(flags));
+    .option(
+      '--check <file>',
+      'exit 1 when the deliveries captured do not fit the types in this file, naming each field that moved',
+    )
+    .option('--scenario <file>', "with --check: a scenario's deliveries instead of the captured ones")
+    .option('--json', 'with --check: { file, ok, checked, moved } for CI')
+    .action(async (flags: TypesFlags & { check?: string; scenario?: string; json?: boolean }) => {
+      if (flags.check === undefined) {
+        if (flags.scenario !== undefined || flags.json)
+          throw new UsageError(
+            '--scenario and --json go with --check <file>: npx clockhook types --check src/webhook-events.ts',
+          );
+        return writeTypes(flags);
+      }
+      if (flags.output !== undefined)
+        throw new UsageError('--check reads the types and -o writes them: give one of the two.');
+      const { checkTypes } = await import('./types-check.js');
+      return checkTypes({ ...flags, check: flags.check });
+    });
 }

@@ -138,6 +138,43 @@ ${cases.join('\n')}
   });
 });
 
+describe('clockhook types --check, a CI gate on drift', () => {
+  it('passes on the types written from the same captures, and names each field that moved after a drift', async () => {
+    for (const [format, file] of [
+      ['ts', 'checked.ts'],
+      ['json-schema', 'checked.schema.json'],
+    ]) {
+      expect((await cli('types', '--format', format, '-o', file)).code).toBe(0);
+      const fits = await cli('types', '--check', file);
+      expect(fits, file).toMatchObject({ code: 0 });
+      expect(fits.stdout).toContain(`${file}: the 6 deliveries of 2 event types fit.`);
+    }
+    // A delivery whose data moved: hours an object, note new, employeeId gone.
+    const drifted = envelopeBody('evt_types_drift', { data: { id: 9, hours: { h: 8 }, note: 'x' } });
+    expect((await postSigned(listen.ready.listener, drifted, SECRET)).status).toBe(200);
+    const captureId = JSON.parse((await cli('captures', 'list', '--limit', '1', '--json')).stdout).id;
+    for (const file of ['checked.ts', 'checked.schema.json']) {
+      const moved = await cli('types', '--check', file);
+      expect(moved.code, file).toBe(1);
+      expect(moved.stdout).toContain(`punch.created data.hours: object, the types say number | string (${captureId})`);
+      expect(moved.stdout).toContain(`punch.created data.note: a new field (string) (${captureId})`);
+      expect(moved.stdout).toContain(
+        `punch.created data.employeeId: gone, the types require it (number) (${captureId})`,
+      );
+      const json = JSON.parse((await cli('types', '--check', file, '--json')).stdout);
+      expect(json).toMatchObject({ file, ok: false, checked: 7 });
+      expect(json.moved.map((m: { path: string }) => m.path).sort()).toEqual([
+        'data.employeeId',
+        'data.hours',
+        'data.note',
+      ]);
+    }
+    // Its own types, written again, fit.
+    expect((await cli('types', '-o', 'checked.ts')).code).toBe(0);
+    expect((await cli('types', '--check', 'checked.ts')).code).toBe(0);
+  });
+});
+
 describe('the shape of a type', () => {
   it('keeps at most 200 fields of an object keyed by ids, so that a map does not grow it without end', () => {
     const shape = emptyShape();
