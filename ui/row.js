@@ -32,9 +32,11 @@ export function statusChip(capture) {
   const tone = verdict.outcome === 'pending' ? 'wait' : verdict.tone;
   const title = capture.rejected
     ? `refused by clockhook: ${capture.rejected.code}`
-    : capture.forward === null
-      ? 'captured only'
-      : (capture.forward?.error ?? (capture.forward ? '' : 'forwarding…'));
+    : capture.filtered
+      ? `taken out by --filter ${capture.filtered}: answered 200, not forwarded`
+      : capture.forward === null
+        ? 'captured only'
+        : (capture.forward?.error ?? (capture.forward ? '' : 'forwarding…'));
   return el('span', { class: `chip ${tone}`, title }, verdict.status);
 }
 

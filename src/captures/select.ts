@@ -6,6 +6,8 @@ export interface CaptureFilter {
   ids?: string[];
   type?: string;
   status?: Outcome;
+  /** Only those a `--filter` kept from the app. */
+  filtered?: boolean;
   /** Received at or after this (ms since the epoch). */
   since?: number;
   /** At most this many, the newest. */
@@ -35,6 +37,7 @@ export function selectCaptures(
     (c) =>
       (filter.type === undefined || c.envelope?.type === filter.type) &&
       (filter.status === undefined || hasStatus(c, filter.status, stories)) &&
+      (!filter.filtered || c.filtered !== undefined) &&
       (filter.since === undefined || Date.parse(c.receivedAt) >= filter.since),
   );
   return filter.limit === undefined ? chosen : chosen.slice(0, filter.limit);

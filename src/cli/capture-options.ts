@@ -13,6 +13,7 @@ export interface CaptureFlags {
   db?: string;
   type?: string;
   status?: string;
+  filtered?: boolean;
   since?: string;
   limit?: string;
   json?: boolean;
@@ -23,6 +24,7 @@ export function withCaptureFilters(command: Command, { status = true } = {}): Co
     .option('--db <file>', 'the capture store (default: $CLOCKHOOK_DB, else .clockhook/captures.json)')
     .option('--type <type>', 'only captures of this event type')
     .option('--since <when>', 'only captures since 10m, 2h, 1d ago, or an ISO time (2026-11-25T10:00Z)');
+  if (status) command.option('--filtered', 'only captures a --filter of listen kept from the app');
   if (status)
     command.option(
       '--status <status>',
@@ -51,6 +53,7 @@ export function filterOf(flags: CaptureFlags, ids: string[] = [], now = Date.now
       throw new UsageError(`--status ${flags.status}: give ${OUTCOMES.join(', ')}.`);
     filter.status = flags.status as Outcome;
   }
+  if (flags.filtered) filter.filtered = true;
   if (flags.since !== undefined) {
     const since = parseSince(flags.since, now);
     if (since === null)

@@ -10,6 +10,7 @@ const FLAG_OF: Record<keyof ListenConfigFile, { flag: string; value: (v: never) 
   port: { flag: 'port', value: (v: number) => String(v) },
   path: { flag: 'path', value: (v: string) => v },
   forwardTo: { flag: 'forwardTo', value: (v: string[]) => v },
+  filter: { flag: 'filter', value: (v: string[]) => v },
   events: { flag: 'events', value: (v: string[]) => v.join(',') },
   inspectorPort: { flag: 'inspectorPort', value: (v: number) => String(v) },
   sandboxPort: { flag: 'sandboxPort', value: (v: number) => String(v) },

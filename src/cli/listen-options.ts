@@ -10,6 +10,7 @@ import { parseEventList } from './api-options.js';
 import { type AppWaitFlags, sayAppState, waitForAppMs } from './app-wait.js';
 import { deliveryJson, deliveryLine } from './delivery-line.js';
 import { type FaultFlags, faultsOption } from './listen-faults.js';
+import { parseFilters } from '../listener/filters.js';
 import { printLine, writeLine } from './output.js';
 import { fromEnv, parseFetchablePort, parsePort, parsePositiveInt, parseSizeFlag, parseTimeScale } from './process.js';
 import { sayTracing, type TracingFlags, traceUrlOption, tracingOption } from './tracing.js';
@@ -19,6 +20,7 @@ export interface ListenFlags extends FaultFlags, AppWaitFlags, TracingFlags {
   catchUp?: boolean;
   yes?: boolean;
   forwardTo: string[];
+  filter: string[];
   port: string;
   inspectorPort: string;
   sandboxPort: string;
@@ -90,6 +92,7 @@ export function listenOptionsOf(
     timeoutMs: toNumber(flags.timeout, '--timeout', 1),
     waitForAppMs: waitForAppMs(flags.waitForApp),
     faults: faultsOption(flags),
+    filters: parseFilters(flags.filter).map((f) => f.rule),
     tracing: tracingOption(flags.otlp, 'clockhook-listen'),
     traceUrl: traceUrlOption(flags.traceUrl),
     onTracing: (event) => say(() => sayTracing(event, Boolean(flags.json))),

@@ -28,6 +28,14 @@ function withDeliveryFlags(command: Command): Command {
         .default([] as string[], 'capture-only')
         .argParser((value: string, previous: string[]) => [...previous, value]),
     )
+    .addOption(
+      new Option(
+        '--filter <rule>',
+        "forward only deliveries that match (repeatable, all must): 'type=punch.*', 'data.employeeId=42', 'header.x-tenant!=test', 'data.note', 'data.email~=@acme'",
+      )
+        .default([] as string[], 'none')
+        .argParser((value: string, previous: string[]) => [...previous, value]),
+    )
     .option('--port <port>', 'listener port', String(D.port))
     .option(
       '--time-scale <factor>',

@@ -25,6 +25,7 @@ export async function startCapturing(setup: Setup): Promise<{ store: CaptureStor
       for (const told of setup.appState) told(event);
     },
     faults: config.faults,
+    filters: config.filters,
     tracer,
     ...{ maxBufferedBytes: config.maxBufferedBytes, now, logger, onDelivery: setup.onDelivery },
     // Until the endpoint and its secret are known (released in startListen).

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { editDistance } from '../contract/index.js';
 import { parseRoute } from '../listener/routes.js';
 import { normalizeForwardTarget } from '../listener/target.js';
+import { parseFilter } from '../listener/filters.js';
 import { UsageError } from '../errors.js';
 import { jsonErrorAt } from './json-error.js';
 import { whyUnreadable } from '../unreadable.js';
@@ -11,6 +12,7 @@ export interface ListenConfigFile {
   port?: number;
   path?: string;
   forwardTo?: string[];
+  filter?: string[];
   events?: string[];
   inspectorPort?: number;
   sandboxPort?: number;
@@ -51,6 +53,7 @@ export const LISTEN_KEYS: Record<keyof ListenConfigFile | '$comment', Check> = {
   port: integer(0, 65535),
   path: (v) => (typeof v === 'string' && v.startsWith('/') ? null : 'a path beginning with /'),
   forwardTo: strings,
+  filter: strings,
   events: strings,
   inspectorPort: integer(0, 65535),
   sandboxPort: integer(0, 65535),
@@ -110,6 +113,13 @@ export function checkConfig(value: unknown, file: string): ListenConfigFile {
       throw new ConfigError(
         `${file}: listen.forwardTo[${i}]: ${(error as Error).message.replace(/^--forward-to (\S+: )?/, '')}`,
       );
+    }
+  }
+  for (const [i, rule] of (settings.filter ?? []).entries()) {
+    try {
+      parseFilter(rule);
+    } catch (error) {
+      throw new ConfigError(`${file}: listen.filter[${i}]: ${(error as Error).message.replace(/^--filter /, '')}`);
     }
   }
   return settings;

@@ -23,6 +23,7 @@ type ListenerPart =
   | 'waitForAppMs'
   | 'onAppState'
   | 'faults'
+  | 'filters'
   | 'maxBufferedBytes'
   | 'logger'
   | 'onDelivery'

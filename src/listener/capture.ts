@@ -3,6 +3,7 @@ import { checkEnvelope } from '../contract/index.js';
 import { copyHeaders } from '../http/index.js';
 import { type Capture, type CaptureSignature, encodeBody, newCaptureId } from '../store/index.js';
 import type { Decided } from '../story/index.js';
+import type { FilterFacts } from './filters.js';
 
 /** A request's body as the listener read it (see readBody): its bytes, cut at the body limit. */
 export interface Body {
@@ -12,7 +13,9 @@ export interface Body {
 }
 
 /** `text`: the body decoded as UTF-8 (invalid bytes replaced). */
-function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProblems'> & { data?: unknown } {
+function parseEnvelope(
+  text: string,
+): Pick<Capture, 'envelope' | 'contractProblems'> & { data?: unknown; json?: unknown } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -27,7 +30,7 @@ function parseEnvelope(text: string): Pick<Capture, 'envelope' | 'contractProble
     typeof value.id === 'string'
       ? { id: value.id, type: string(value.type), api_version: string(value.api_version), created }
       : null;
-  return { envelope, contractProblems, ...('data' in value ? { data: value.data } : {}) };
+  return { envelope, contractProblems, json, ...('data' in value ? { data: value.data } : {}) };
 }
 
 /** Why the listener answers a capture itself instead of forwarding it; null when it forwards. */
@@ -54,6 +57,8 @@ export interface CaptureContext {
   drift?: (type: string, data: unknown, captureId: string) => string[];
   /** With routes by event type: the route a type goes by (null: none); undefined without them. */
   routeFor?: (type: string | null) => string | null | undefined;
+  /** With `--filter`: the rule a delivery does not match (it is then not forwarded), or null. */
+  filter?: (facts: FilterFacts) => string | null;
   now: number;
 }
 
@@ -73,10 +78,15 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
   );
   const rejected = rejectionOf(body, signature, isDelivery && context.refuseUnsigned);
   const route = context.routeFor?.(parsed.envelope?.type ?? null);
+  // A delivery a filter takes out is captured and answered 200, never forwarded (a replay goes as asked).
+  const filtered =
+    isDelivery && !rejected && context.filter
+      ? context.filter({ json: parsed.json ?? null, headers: req.headers, url: req.url ?? '/' })
+      : null;
   // A delivery no route takes is answered 200 by clockhook, as in capture-only mode.
-  const forwarding = context.forwarding && route !== null;
+  const forwarding = context.forwarding && route !== null && filtered === null;
   const id = newCaptureId(context.now);
-  const { data, ...envelope } = parsed;
+  const { data, json: _json, ...envelope } = parsed;
   // Only what the service signed teaches the shapes: a forged or unsigned request is someone else's.
   const signed = signature.status === 'valid' || signature.status === 'unchecked';
   const type = envelope.envelope?.type;
@@ -101,6 +111,7 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
     duplicateOf: duplicateOf ?? null,
     rejected,
     ...(route !== undefined ? { route } : {}),
+    ...(filtered === null ? {} : { filtered }),
     ...(rejected === null && !forwarding ? { forward: null } : {}),
   };
 }

@@ -17,6 +17,7 @@ import type { StoryBook } from '../story/index.js';
 import { Advisor } from './advice.js';
 import { type Delivered, type DirectAnswer, type DirectRequest, directExchange } from './direct.js';
 import { type ForwardRoute, isRouted, type Route } from './routes.js';
+import { parseFilters } from './filters.js';
 import { Forwarder } from './forward.js';
 import { Hold } from './hold.js';
 import { Injector } from './injector.js';
@@ -92,6 +93,7 @@ export class Listener {
       config,
       basePath: this.#basePath,
       routes: this.#routes,
+      filters: parseFilters(config.filters),
       routed: isRouted(config.routes),
       advisor: this.#advisor,
       hold: this.#hold,

@@ -73,6 +73,11 @@ export interface ListenerOptions {
   onAppState?: (event: AppStateEvent) => void;
   /** Faults injected on purpose (`listen --faults`); none by default. */
   faults?: FaultsOption | null;
+  /**
+   * `--filter` rules a delivery must all match to be forwarded (`type=punch.*`, `data.employeeId=42`; see
+   * listener/filters.ts); one that does not is captured and answered 200. None by default.
+   */
+  filters?: readonly string[];
   /** Spans of each delivery (`listen --otlp`); null: tracing off. */
   tracer?: DeliveryTracer | null;
   /** @default 5 MiB */
@@ -114,6 +119,7 @@ const DEFAULTS = {
   waitForAppMs: DEFAULT_WAIT_FOR_APP_MS,
   onAppState: (_event: AppStateEvent) => {},
   faults: null as FaultsOption | null,
+  filters: [] as readonly string[],
   tracer: null as DeliveryTracer | null,
   maxBodyBytes: MAX_BODY_BYTES,
   maxBufferedBytes: 64 * 1024 * 1024,

@@ -20,6 +20,7 @@ import type { Replaying } from './replay.js';
 import type { Reporter } from './report.js';
 import { routeRequest } from './route.js';
 import { chooseRoute, type Route, routeOfCapture } from './routes.js';
+import { type DeliveryFilter, filteredBy } from './filters.js';
 import type { ShapeBook } from './shapes.js';
 import { storeCapture } from './store-capture.js';
 import { verifyDelivery } from './verify.js';
@@ -29,6 +30,8 @@ export interface ListenerParts {
   readonly config: ListenerConfig;
   readonly basePath: string;
   readonly routes: Route[];
+  /** `--filter`: the rules a delivery must match to be forwarded. */
+  readonly filters: readonly DeliveryFilter[];
   /** Whether the routes are by event type: captures then record their route. */
   readonly routed: boolean;
   readonly advisor: Advisor;
@@ -156,6 +159,7 @@ function capture(d: Delivery, parts: ListenerParts): boolean {
       refuseUnsigned: !skipVerify,
       routeFor: (type) => (parts.routed ? (chooseRoute(parts.routes, type)?.name ?? null) : undefined),
       forwarding: parts.routes.length > 0,
+      ...(parts.filters.length > 0 ? { filter: (facts) => filteredBy(parts.filters, facts) } : {}),
       drift: (type, data, id) => parts.shapes.drift(type, data, id),
       now: now(),
     });
@@ -185,7 +189,7 @@ async function store(d: Delivery, parts: ListenerParts): Promise<boolean> {
 /** Step "answer" when the listener answers itself: a refusal, or 200 with no route (capture-only). */
 function answer(d: Delivery, parts: ListenerParts): boolean {
   const stored = d.stored as Capture;
-  if (!stored.rejected && routeOfCapture(parts.routes, parts.routed, stored)) return true;
+  if (!stored.rejected && stored.forward !== null && routeOfCapture(parts.routes, parts.routed, stored)) return true;
   const status = answerItself(d.res, stored, parts.config.maxBodyBytes);
   d.ending = { status, error: stored.rejected?.code };
   return false;

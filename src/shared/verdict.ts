@@ -21,6 +21,8 @@ export interface AnswerFacts {
   rejected: { statusCode: number; code: string } | null;
   /** null: captured only, nothing forwarded; absent: the app has not answered yet. */
   forward?: { statusCode: number | null; cut?: boolean; durationMs: number } | null;
+  /** The `--filter` rule that kept it from the app (clockhook answered 200). */
+  filtered?: string;
 }
 
 /** The verdict on a capture's answer, as every surface shows it. */
@@ -29,7 +31,8 @@ export interface Verdict {
   /**
    * The status shown: the app's ('200', '500'), '200 cut' for an answer cut short, 'no answer' when the app gave
    * none (the sender got clockhook's 502 or 504 in its place), '…' while it is still with the app, and the
-   * status of a refusal by clockhook ('401'); '200' for a capture-only listen, which answers itself.
+   * status of a refusal by clockhook ('401'); '200' for a capture-only listen, which answers itself, and
+   * 'filtered' for a delivery a `--filter` kept from the app (answered 200 too).
    */
   status: string;
   /** The tone of the outcome. */
@@ -82,6 +85,7 @@ export function statusShown(status: number | null, { cut = false, pending = fals
 export function verdictOf(capture: AnswerFacts): Verdict {
   const outcome = outcomeOf(capture);
   const { forward, rejected } = capture;
+  if (capture.filtered && !rejected) return { outcome, status: 'filtered', tone: 'plain', durationMs: null };
   const status = rejected
     ? String(rejected.statusCode)
     : forward === null

@@ -117,6 +117,7 @@ export const CAPTURE_PROPERTIES = {
   }),
   pinned: { type: 'boolean' },
   route: { type: ['string', 'null'], description: 'the route that took it (--forward-to TYPES=TARGET)' },
+  filtered: { type: 'string', description: 'the --filter rule it did not match: answered 200, not forwarded' },
 } as const;
 
 /** The fields every stored capture has. */

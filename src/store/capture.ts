@@ -110,6 +110,8 @@ export interface Capture {
   pinned?: boolean;
   /** With routes by event type (`--forward-to TYPES=TARGET`): the route that took it; null when none did. */
   route?: string | null;
+  /** The `--filter` rule it did not match: answered 200 by clockhook, not forwarded (`forward` null). */
+  filtered?: string;
 }
 
 /**

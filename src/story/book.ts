@@ -19,7 +19,10 @@ export interface CaptureStory extends Verdict {
   retry?: number;
   words: string;
   signatureTone: Tone;
-  /** What the app said when it did not take it (see answerExcerpt); null otherwise. */
+  /**
+   * What the app said when it did not take it (see answerExcerpt), or the filter that kept it from the app
+   * (`taken out by --filter type=punch.*`); null otherwise.
+   */
   answer: string | null;
   event: { state: EventStory['state']; words: string; tone: Tone; failed: boolean; latest: boolean };
 }
@@ -150,7 +153,8 @@ function storyOf(
 ): CaptureStory {
   const { outcome, status, tone, durationMs } = verdictOf(capture);
   const { forward } = capture;
-  const answer = outcome === 'failed' && forward && forward.statusCode !== null ? answerExcerpt(forward) : null;
+  const appSaid = outcome === 'failed' && forward && forward.statusCode !== null ? answerExcerpt(forward) : null;
+  const answer = capture.filtered ? `taken out by --filter ${capture.filtered}` : appSaid;
   // One literal of one shape, made for every delivery listen reports: spreads would make each anew (see
   // docs/performance-notes.md, "Hidden classes").
   const story: CaptureStory = {

@@ -55,7 +55,8 @@ const STORY_PROPERTIES = {
   signatureTone: TONE,
   answer: {
     type: ['string', 'null'],
-    description: "the gist of the app's answer when it did not take it; null otherwise",
+    description:
+      "the gist of the app's answer when it did not take it, or the --filter rule that kept it from the app; null otherwise",
   },
   event: {
     type: 'object',
