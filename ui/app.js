@@ -21,13 +21,16 @@ $('filters-toggle').addEventListener('click', () => {
 });
 
 /** listen holds deliveries for an app that is not answering (restarting, say): said until it is back. */
-function showAppState({ state, target, waitMs }) {
+function showAppState({ state, target, waitMs, exited }) {
   const note = $('app-state');
   note.hidden = state !== 'down';
+  const held = `deliveries are held for up to ${waitMs / 1000} s each`;
   note.textContent =
-    state === 'down'
-      ? `The app at ${target} is not answering: deliveries are held for up to ${waitMs / 1000} s each while it restarts (--wait-for-app).`
-      : '';
+    state !== 'down'
+      ? ''
+      : exited
+        ? `The app listen started, ${exited}: ${held}, then answered 502, until it answers at ${target} again.`
+        : `The app at ${target} is not answering: ${held} while it restarts (--wait-for-app).`;
 }
 
 function receive(message) {

@@ -11,6 +11,7 @@ const FLAG_OF: Record<keyof ListenConfigFile, { flag: string; value: (v: never) 
   path: { flag: 'path', value: (v: string) => v },
   forwardTo: { flag: 'forwardTo', value: (v: string[]) => v },
   filter: { flag: 'filter', value: (v: string[]) => v },
+  command: { flag: 'command', value: (v: string) => v },
   events: { flag: 'events', value: (v: string[]) => v.join(',') },
   inspectorPort: { flag: 'inspectorPort', value: (v: number) => String(v) },
   sandboxPort: { flag: 'sandboxPort', value: (v: number) => String(v) },

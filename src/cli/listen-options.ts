@@ -21,6 +21,10 @@ export interface ListenFlags extends FaultFlags, AppWaitFlags, TracingFlags {
   yes?: boolean;
   forwardTo: string[];
   filter: string[];
+  /** The app's start command from the config file (`-- <command>` on the command line wins). */
+  command?: string;
+  secretEnv: string;
+  exec?: string;
   port: string;
   inspectorPort: string;
   sandboxPort: string;

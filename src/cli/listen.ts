@@ -8,6 +8,8 @@ import { withWaitForApp } from './app-wait.js';
 import { reportMissed } from './catch-up.js';
 import { applyConfigFile } from './config.js';
 import { faultsReadyLine, withFaults } from './listen-faults.js';
+import { startApp, startExec } from './listen-app.js';
+import type { AppProcess } from '../listen/app-process.js';
 import { type ListenFlags, listenOptionsOf } from './listen-options.js';
 import { printReady } from './listen-ready.js';
 import { printLine } from './output.js';
@@ -78,6 +80,15 @@ function withSessionFlags(command: Command): Command {
     .addOption(new Option('--no-inspector', 'do not serve the inspector page'))
     .addOption(new Option('--no-open', 'do not open the inspector in a browser'))
     .option('--config <file>', 'the project config file (default: clockhook.config.json, when there is one)')
+    .option(
+      '--exec <command>',
+      'run this command once per delivery, as the app: the body on its stdin; exit 0 answers 200, any other 500',
+    )
+    .option(
+      '--secret-env <name>',
+      'with -- <command>: the environment variable the app reads the secret from',
+      'WEBHOOK_SECRET',
+    )
     .option('--catch-up', 'redeliver now, through the API, the events that came while listen was off')
     .option('--yes', 'with --catch-up, go on when a redelivery also reaches other endpoints');
 }
@@ -86,10 +97,14 @@ function withSessionFlags(command: Command): Command {
 export function registerListen(program: Command): void {
   const listen = program
     .command('listen')
-    .description('receive deliveries: verify, capture and forward them to your app');
+    .description('receive deliveries: verify, capture and forward them to your app')
+    .argument(
+      '[command...]',
+      "after --: your app's start command, run once listen is ready, with the secret and PORT set",
+    );
   withSessionFlags(withTracing(withFaults(withWaitForApp(withDeliveryFlags(listen)))))
     .allowExcessArguments()
-    .action((flags: ListenFlags, command: Command) => runListen(flags, command));
+    .action((_words: string[], flags: ListenFlags, command: Command) => runListen(flags, command));
 }
 
 /** The ready line: NDJSON's first line, or the lines for people (with faults and tracing when on). */
@@ -115,25 +130,43 @@ function sayReady(session: ListenSession, flags: ListenFlags, config: string | n
 
 /** `clockhook listen` itself: starts the session, prints its ready line, and runs until stopped. */
 async function runListen(flags: ListenFlags, command: Command): Promise<void> {
-  if (command.args.length > 0) throw strayArgumentsError('listen', command.args, flags.forwardTo[0]);
+  // What follows -- is the app's command; any other word is a mistake.
+  const raw = process.argv;
+  const appWords = raw.includes('--') ? raw.slice(raw.indexOf('--') + 1) : [];
+  const strays = command.args.slice(0, command.args.length - appWords.length);
+  if (strays.length > 0) throw strayArgumentsError('listen', strays, flags.forwardTo[0]);
   const config = await applyConfigFile(command, flags as unknown as Record<string, unknown>);
+  const appCommand = appWords.length > 0 ? appWords : (flags.command ?? null);
   // The ready line comes first (DESIGN: with --json, the first line is "ready"): what happens while
   // listen starts (the relay's first connection, a delivery that arrived meanwhile) is said after it.
   let beforeReady: (() => void)[] | null = [];
   let letGo: (event: RelayEvent) => void = () => {};
   const relayEnded = new Promise<RelayEvent>((resolve) => (letGo = resolve));
   const say = (print: () => void) => (beforeReady ? beforeReady.push(print) : print());
-  const options = listenOptionsOf(flags, say, (event) => letGo(event));
+  const exec = flags.exec === undefined ? null : await startExec(flags);
+  const options = {
+    ...listenOptionsOf(flags, say, (event) => letGo(event)),
+    ...(exec ? { forwardTo: [exec.url.href] } : {}),
+    startsApp: appCommand !== null || exec !== null,
+  };
   const { startListen } = await import('../listen/index.js');
   const session = await startListen(options).catch(async (error: unknown) => {
+    await exec?.close();
     throw await explainStartFailure(error, options.host ?? D.host, options.port ?? D.port);
   });
-  // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop.
-  const stopped = onShutdown('listen', () => session.close()).then(() => null);
+  exec?.attach(session, flags.secretEnv);
+  // Signals are handled before "ready" is out: whoever stops us right after it gets a clean stop (the app first).
+  let app: AppProcess | null = null;
+  const stopped = onShutdown('listen', async (signal) => {
+    await app?.stop(signal);
+    await session.close();
+    await exec?.close();
+  }).then(() => null);
   sayReady(session, flags, config);
   for (const print of beforeReady.splice(0)) print();
   beforeReady = null;
   const json = Boolean(flags.json);
+  if (appCommand) app = startApp(session, appCommand, { secretEnv: flags.secretEnv, json });
   await reportMissed(session, { json, catchUp: Boolean(flags.catchUp), yes: Boolean(flags.yes) }).catch(
     (error: unknown) =>
       consoleLogger.warn(`Could not read what came while listen was off: ${(error as Error).message}`),
@@ -146,7 +179,9 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
   // Stopped by a signal, or let go by the relay: then said, after a clean stop, with exit 1 so scripts notice.
   const ended = await Promise.race([stopped, relayEnded]);
   if (ended) {
+    await app?.stop();
     await session.close();
+    await exec?.close();
     throw new CliError(relayEndWords(ended));
   }
   const injected = session.listener.injector?.summary();

@@ -9,17 +9,17 @@ import { flushOutput, keepServingWithoutOutput } from './output.js';
  * `stop` has finished; a second signal exits at once. Its output closing does not stop it (see
  * dropOutputWhenClosed).
  */
-export function onShutdown(command: string, stop: () => Promise<void>): Promise<void> {
+export function onShutdown(command: string, stop: (signal: NodeJS.Signals) => Promise<void>): Promise<void> {
   keepServingWithoutOutput(command);
   return new Promise((resolve, reject) => {
     let stopping = false;
-    const handler = () => {
+    const handler = (signal: NodeJS.Signals) => {
       if (stopping) {
         flushOutput();
         process.exit(1);
       }
       stopping = true;
-      stop().then(resolve, reject);
+      stop(signal).then(resolve, reject);
     };
     process.on('SIGINT', handler);
     process.on('SIGTERM', handler);

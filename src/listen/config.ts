@@ -13,6 +13,8 @@ export interface ListenConfigFile {
   path?: string;
   forwardTo?: string[];
   filter?: string[];
+  /** The app's start command, run by listen once it is ready (as `listen -- <command>`), through the shell. */
+  command?: string;
   events?: string[];
   inspectorPort?: number;
   sandboxPort?: number;
@@ -54,6 +56,7 @@ export const LISTEN_KEYS: Record<keyof ListenConfigFile | '$comment', Check> = {
   path: (v) => (typeof v === 'string' && v.startsWith('/') ? null : 'a path beginning with /'),
   forwardTo: strings,
   filter: strings,
+  command: text,
   events: strings,
   inspectorPort: integer(0, 65535),
   sandboxPort: integer(0, 65535),

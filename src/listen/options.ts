@@ -57,6 +57,8 @@ export interface ListenOptions extends Pick<ListenerOptions, ListenerPart> {
   publicUrl?: string;
   /** @default ['*'] */
   events?: string[];
+  /** The caller starts the app once listen is ready (`listen -- <command>`): no warning that nothing answers yet. */
+  startsApp?: boolean;
   /** A clockhook relay to get a public URL from (registered as the endpoint and kept between runs). */
   relay?: string;
   /** The access key of a relay with keys (`clockhook relay keys add`). */

@@ -123,7 +123,8 @@ export async function startListen(options: ListenOptions): Promise<ListenSession
     const missed = new MissedList();
     const inspector = config.inspector ? await startPage(setup, { store, listener, api, watch, secret, missed }) : null;
     if (config.publicUrl) warnAboutPublicPath(logger, config.publicUrl, config.basePath);
-    await warnAboutSetup(logger, secret, registered.endpoint, config.targets.all, config.waitForAppMs);
+    const waitedFor = config.startsApp ? [] : config.targets.all;
+    await warnAboutSetup(logger, secret, registered.endpoint, waitedFor, config.waitForAppMs);
     // Ready: what arrived while listen started goes on now, checked with the secret known now.
     listener.release();
     const found = {

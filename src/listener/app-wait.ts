@@ -8,7 +8,8 @@ export const DEFAULT_WAIT_FOR_APP_MS = 10_000;
 
 /** What listen is told when the app stops answering, and when it is back. */
 export type AppStateEvent =
-  | { state: 'down'; target: string; waitMs: number }
+  /** `exited`: the app listen started exited (`listen -- <command>`), in words. */
+  | { state: 'down'; target: string; waitMs: number; exited?: string }
   | { state: 'up'; target: string; downMs: number; delivered: number };
 
 /** Tries again after 100 ms, 200, 400, 800, then each second: an app restarting (a file watcher) is back within a second or two. */

@@ -168,6 +168,11 @@ export class Listener {
     return { capture, answer: await answer };
   }
 
+  /** How long a delivery waits for an app that is not answering (`--wait-for-app`), in ms. */
+  get waitForAppMs(): number {
+    return this.#options.waitForAppMs;
+  }
+
   /** A request handed over by the relay client: what its sender is to get. */
   async handleDirect(request: DirectRequest): Promise<DirectAnswer> {
     return (await this.deliver(request)).answer;
