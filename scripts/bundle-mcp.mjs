@@ -17,7 +17,13 @@ const result = await build({
   legalComments: 'none',
   metafile: true,
   logLevel: 'warning',
+  write: false,
 });
+// Written only when it changed: a build while tests run (npm pack's prepare, say) leaves their files alone.
+const writeChanged = async (path, text) => {
+  if ((await readFile(path, 'utf8').catch(() => null)) !== text) await writeFile(path, text);
+};
+for (const file of result.outputFiles) await writeChanged(file.path, file.text);
 
 /** Each package bundled (its innermost node_modules folder), with its licence text. */
 const folders = new Set(
@@ -31,7 +37,7 @@ for (const folder of [...folders].sort()) {
   const text = await readFile(join(root, folder, 'LICENSE'), 'utf8').catch(() => `${license} licence`);
   notices.push(`${name}@${version} (${license})\n\n${text.trim()}\n`);
 }
-await writeFile(
+await writeChanged(
   join(root, 'dist/mcp/sdk.licenses.txt'),
   `dist/mcp/sdk.js bundles these packages:\n\n${notices.join('\n---\n\n')}`,
 );

@@ -1,5 +1,5 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,7 +13,7 @@ import { tempDir } from '../helpers/sandbox.js';
 // Packs clockhook as `npm pack` does, installs it the ways the README says, and uses it there as a user
 // would: `npx clockhook` in an app's own folder, `clockhook` from a global install. Slow (npm installs):
 // one pack for the file, a minute or more per install on a busy machine. The installs run side by side, each
-// in a folder of its own: the git URL's alone (npm installs every dev dependency to run `prepack`) takes as
+// in a folder of its own: the git URL's alone (npm installs every dev dependency to run `prepare`) takes as
 // long as the others together.
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -31,8 +31,9 @@ let packed: string[];
 
 beforeAll(async () => {
   work = await tempDir('clockhook-install-');
-  // --ignore-scripts: prepack would rebuild dist/ under the other test files' feet (npm test built it already).
-  const { stdout } = await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work.path], ROOT);
+  // As a publish packs it: prepack takes the install script out of the packed package.json, prepare builds (a build
+  // that finds dist/ up to date writes nothing, so the other test files' dist/ is left alone), postpack restores.
+  const { stdout } = await npm(['pack', '--json', '--pack-destination', work.path], ROOT);
   const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   tarball = join(work.path, info.filename);
   packed = info.files.map((f) => f.path);
@@ -366,6 +367,10 @@ describe('the packed package', () => {
     expect(packed.some((path) => path.startsWith('dist/') && path.endsWith('.test.js'))).toBe(false);
     // The builds' incremental state (tsc -b) stays home.
     expect(packed.filter((path) => path.endsWith('.tsbuildinfo'))).toEqual([]);
+    // No install script in the packed manifest (npm warns of one on every install); the clone's keeps prepare.
+    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }));
+    expect(Object.keys(manifest.scripts)).not.toContain('prepare');
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.prepare).toBe('npm run build');
   });
 
   it.concurrent(
@@ -455,7 +460,7 @@ export async function typed(): Promise<boolean> {
   );
 
   it.concurrent(
-    'installs from a git URL (npm builds it with prepack); npx clockhook listen and trigger work there',
+    'installs from a git URL (npm builds it with prepare); npx clockhook listen and trigger work there',
     async () => {
       const appDir = await newApp('app-git');
       await npm(['install', '-D', `git+file://${ROOT}`], appDir);
