@@ -55,8 +55,8 @@ export function startApp(
  * `--exec <command>`: the server that runs it once per delivery (listen forwards there), started before listen;
  * `attach` gives it the session's secret and the attempt each delivery is, once listen has them.
  */
-export async function startExec(flags: { exec?: string; forwardTo: string[]; timeout: string }) {
-  if (flags.forwardTo.length > 0)
+export async function startExec(flags: { exec?: string; timeout: string }, routesGiven: boolean) {
+  if (routesGiven)
     throw new UsageError('--exec runs a command as the app, and --forward-to names an app: give one of the two.');
   const env: Record<string, string> = {};
   let attemptOf: (eventId: string | null) => string = () => '1';

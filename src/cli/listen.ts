@@ -143,7 +143,9 @@ async function runListen(flags: ListenFlags, command: Command): Promise<void> {
   let letGo: (event: RelayEvent) => void = () => {};
   const relayEnded = new Promise<RelayEvent>((resolve) => (letGo = resolve));
   const say = (print: () => void) => (beforeReady ? beforeReady.push(print) : print());
-  const exec = flags.exec === undefined ? null : await startExec(flags);
+  // --exec on the command line wins over the config file's routes, as any flag does.
+  const routesGiven = command.getOptionValueSource('forwardTo') === 'cli';
+  const exec = flags.exec === undefined ? null : await startExec(flags, routesGiven);
   const options = {
     ...listenOptionsOf(flags, say, (event) => letGo(event)),
     ...(exec ? { forwardTo: [exec.url.href] } : {}),

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, signedFixture } from '../../src/captures/index.js';
 import { signPayload, verifySignature } from '../../src/contract/index.js';
@@ -391,48 +390,5 @@ describe('replay and trigger --set', () => {
     const missing = await cli('trigger', 'punch.created', '--unset', 'nothing.here');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--unset nothing.here: the data has nothing at nothing.here');
-  });
-});
-
-describe('every file a command writes where it is told (-o, init)', () => {
-  it('says a missing folder, a file in the way and a folder that takes no files alike, making nothing', async () => {
-    await writeFile(join(t.dir, 'a-file'), 'in the way');
-    const missing = join(t.dir, 'no-such-folder');
-    const outputs = [
-      ['types', '-o', 'x.ts'],
-      ...['har', 'curl', 'ndjson', 'scenario'].map((format) => ['captures', 'export', '--format', format, '-o', 'x']),
-      ['captures', 'export', '--format', 'fixture', '-o', 'fixtures/'],
-    ];
-    const places = [
-      [missing, `its folder ${missing} does not exist: make it first (mkdir -p ${missing})`],
-      [join(t.dir, 'a-file'), 'part of that path is a file, not a folder'],
-      ['/proc', 'the folder /proc takes no new files (a file system such as /proc)'],
-    ];
-    for (const args of outputs)
-      for (const [folder, reason] of places) {
-        const path = join(folder, args.at(-1)!);
-        const res = await cli(...args.slice(0, -1), path);
-        expect(res, `${args.join(' ')} in ${folder}`).toMatchObject({ code: 1, stdout: '' });
-        expect(res.stderr).toBe(
-          `clockhook: --output ${path}: cannot write it: ${reason}. Give a path in a folder you can write to.\n`,
-        );
-      }
-    expect(existsSync(missing)).toBe(false);
-    // init writes in the folder it runs in, with the same words.
-    const init = await runCli(['init'], { cwd: '/proc' });
-    expect(init.stderr).toBe(
-      'clockhook: /proc/clockhook.config.json: cannot write it: the folder /proc takes no new files (a file system such as /proc). Give a path in a folder you can write to.\n',
-    );
-  });
-
-  it('writes a scenario whose $schema is found from where it is written', async () => {
-    await mkdir(join(t.dir, 'test'), { recursive: true });
-    const path = join(t.dir, 'test', 'morning.scenario.json');
-    expect(
-      (await cli('captures', 'export', ids.utf8, '--format', 'scenario', '-o', 'test/morning.scenario.json')).code,
-    ).toBe(0);
-    const { $schema } = JSON.parse(await readFile(path, 'utf8')) as { $schema: string };
-    expect($schema.startsWith('.')).toBe(true);
-    expect(JSON.parse(await readFile(join(dirname(path), $schema), 'utf8')).title).toMatch(/scenario/i);
   });
 });
