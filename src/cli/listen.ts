@@ -128,13 +128,18 @@ function sayReady(session: ListenSession, flags: ListenFlags, config: string | n
   if (tracing) console.log(`Tracing: each delivery's spans go to ${tracing.url} as ${tracing.serviceName}`);
 }
 
-/** `clockhook listen` itself: starts the session, prints its ready line, and runs until stopped. */
-async function runListen(flags: ListenFlags, command: Command): Promise<void> {
-  // What follows -- is the app's command; any other word is a mistake.
+/** What follows `--` on the command line: the app's start command; any other word given is a mistake. */
+function appWordsOf(command: Command, flags: ListenFlags): string[] {
   const raw = process.argv;
   const appWords = raw.includes('--') ? raw.slice(raw.indexOf('--') + 1) : [];
   const strays = command.args.slice(0, command.args.length - appWords.length);
   if (strays.length > 0) throw strayArgumentsError('listen', strays, flags.forwardTo[0]);
+  return appWords;
+}
+
+/** `clockhook listen` itself: starts the session, prints its ready line, and runs until stopped. */
+async function runListen(flags: ListenFlags, command: Command): Promise<void> {
+  const appWords = appWordsOf(command, flags);
   const config = await applyConfigFile(command, flags as unknown as Record<string, unknown>);
   const appCommand = appWords.length > 0 ? appWords : (flags.command ?? null);
   // The ready line comes first (DESIGN: with --json, the first line is "ready"): what happens while
