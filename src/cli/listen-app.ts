@@ -45,7 +45,8 @@ export function startApp(
   });
   app.start();
   const names = Object.keys(env).map((name) => (name === 'PORT' ? `PORT=${env.PORT}` : name));
-  const started = `Started ${commandText(command)} (pid ${app.pid}) with ${names.join(', ')}`;
+  const pid = app.pid === undefined ? '' : ` (pid ${app.pid})`;
+  const started = `Started ${commandText(command)}${pid} with ${names.join(', ')}`;
   if (json) printLine({ event: 'app', state: 'started', pid: app.pid ?? null, env: Object.keys(env) });
   else console.log(PAINT.info(started));
   return app;

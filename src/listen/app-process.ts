@@ -52,15 +52,17 @@ export class AppProcess {
     for (const stream of ['stdout', 'stderr'] as const)
       createInterface({ input: child[stream] }).on('line', (line) => this.#options.onLine(line, stream));
     this.#exited = new Promise((resolve) => {
-      child.once('error', (error) => {
-        if (!this.#stopping) this.#options.onExit(`${commandText(command)} could not start: ${error.message}`);
+      // Said once: a command that cannot start may be told as an error and then as an exit.
+      let said = false;
+      const end = (words: string) => {
+        if (!said && !this.#stopping) this.#options.onExit(words);
+        said = true;
         resolve();
-      });
-      child.once('exit', (code, signal) => {
-        if (!this.#stopping)
-          this.#options.onExit(`${commandText(command)} exited ${signal ? `on ${signal}` : `with code ${code}`}`);
-        resolve();
-      });
+      };
+      child.once('error', (error) => end(`${commandText(command)} could not start: ${error.message}`));
+      child.once('exit', (code, signal) =>
+        end(`${commandText(command)} exited ${signal ? `on ${signal}` : `with code ${code}`}`),
+      );
     });
   }
 
