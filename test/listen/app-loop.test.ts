@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
+import { connectClient } from '../helpers/inspector.js';
 import { portForRestarts } from '../helpers/ports.js';
 import { tempDir } from '../helpers/sandbox.js';
 
@@ -94,10 +95,14 @@ describe('listen -- <command>', () => {
     const port = await portForRestarts();
     const p = await listen('--forward-to', String(port), '--wait-for-app', '1', '--', process.execPath, 'app.mjs');
     await expect.poll(() => text(p), { timeout: 10_000 }).toContain('app │ env secret');
+    const inspector = /Inspector\s+(\S+)/.exec(text(p))![1];
+    const page = await connectClient(inspector.replace(/^http/, 'ws').replace('/?', '/ws?'));
     await cli('trigger', 'employee.deleted'); // the app answers it, then exits with code 7
-    await expect
-      .poll(() => text(p), { timeout: 10_000 })
-      .toContain(`${process.execPath} app.mjs exited with code 7. listen keeps capturing`);
+    const exited = `${process.execPath} app.mjs exited with code 7`;
+    await expect.poll(() => text(p), { timeout: 10_000 }).toContain(`${exited}. listen keeps capturing`);
+    // The page is told too.
+    await page.waitFor((m) => m.type === 'app' && m.state === 'down' && m.exited === exited);
+    page.socket.close();
     const after = JSON.parse((await cli('trigger', 'punch.created', '--json')).stdout) as Json;
     await expect.poll(() => text(p), { timeout: 15_000 }).toMatch(new RegExp(`\\[${after.id}\\].*\\[no answer\\]`));
     const [capture] = (await cli('captures', 'list', '--limit', '1', '--json')).stdout
