@@ -265,7 +265,10 @@ describe('the store folder deleted under a running listen', () => {
       const relay = await startRelayServer({ port: 0, host: '127.0.0.1' });
       try {
         listen = await startListenProcess(['--forward-to', app.url, '--relay', relay.url, ...db], dir.path);
-        spawnSync('rm', ['-rf', state]);
+        // Gone at once (renamed away, then deleted): an rm -rf walking the folder on a busy machine races the
+        // keeper writing it back, and a file it had listed goes a second time.
+        spawnSync('mv', [state, `${state}.gone`]);
+        spawnSync('rm', ['-rf', `${state}.gone`]);
         const kept = [
           ...['sandbox.json', 'sandbox-db.json', 'sandbox-db.json.lock', 'endpoints.json', 'listen.json'],
           ...['relay.json', 'inspector-token'],
