@@ -4,12 +4,13 @@ import { checkConfig, CONFIG_FILE, type ListenConfigFile, readConfigFile, starti
 import { collect, parsePort } from './process.js';
 import { CliError } from '../errors.js';
 import { writeOutputFile } from './output-file.js';
+import type { RouteOption } from '../listener/routes.js';
 
 /** The flags a config key stands for, and how its value becomes the flag's. */
 const FLAG_OF: Record<keyof ListenConfigFile, { flag: string; value: (v: never) => unknown }> = {
   port: { flag: 'port', value: (v: number) => String(v) },
   path: { flag: 'path', value: (v: string) => v },
-  forwardTo: { flag: 'forwardTo', value: (v: string[]) => v },
+  forwardTo: { flag: 'forwardTo', value: (v: RouteOption[]) => v },
   filter: { flag: 'filter', value: (v: string[]) => v },
   command: { flag: 'command', value: (v: string) => v },
   events: { flag: 'events', value: (v: string[]) => v.join(',') },

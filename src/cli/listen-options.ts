@@ -1,6 +1,7 @@
 // listen's flags as ListenOptions: each parsed and checked here, its default from LISTEN_DEFAULTS (shown by
 // --help), and what listen is told to say wired to the terminal or to --json.
 import type { DeliveryReport } from '../listener/index.js';
+import type { RouteOption } from '../listener/routes.js';
 import { MAX_BODY_BYTES } from '../listener/options.js';
 import type { ListenOptions, RelayEvent } from '../listen/index.js';
 import { consoleLogger } from '../logger.js';
@@ -19,7 +20,8 @@ export interface ListenFlags extends FaultFlags, AppWaitFlags, TracingFlags {
   config?: string;
   catchUp?: boolean;
   yes?: boolean;
-  forwardTo: string[];
+  /** `--forward-to` routes, and a config file's (which may carry filters of their own). */
+  forwardTo: RouteOption[];
   filter: string[];
   /** The app's start command from the config file (`-- <command>` on the command line wins). */
   command?: string;

@@ -16,6 +16,7 @@ import { printLine } from './output.js';
 import { bindFailure, fileFailure, onShutdown, strayArgumentsError } from './process.js';
 import { withTracing } from './tracing.js';
 import { RETRY_SCHEDULE } from '../contract/index.js';
+import { routeSpecOf } from '../listener/routes.js';
 
 const D = LISTEN_DEFAULTS;
 
@@ -133,7 +134,9 @@ function appWordsOf(command: Command, flags: ListenFlags): string[] {
   const raw = process.argv;
   const appWords = raw.includes('--') ? raw.slice(raw.indexOf('--') + 1) : [];
   const strays = command.args.slice(0, command.args.length - appWords.length);
-  if (strays.length > 0) throw strayArgumentsError('listen', strays, flags.forwardTo[0]);
+  const given = flags.forwardTo[0];
+  if (strays.length > 0)
+    throw strayArgumentsError('listen', strays, given === undefined ? undefined : routeSpecOf(given));
   return appWords;
 }
 

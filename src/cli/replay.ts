@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { connectToListen, replayDirect, type ReplayOutcome } from '../captures/replay.js';
 import { selectCaptures } from '../captures/select.js';
 import { CONFIG_FILE, readConfigFile } from '../listen/config.js';
-import { chooseRoute, parseRoute } from '../listener/routes.js';
+import { chooseRoute, parseRoute, routeSpecOf } from '../listener/routes.js';
 import { normalizeForwardTarget } from '../listener/target.js';
 import type { Capture, StoreReading } from '../store/index.js';
 import {
@@ -36,7 +36,7 @@ interface ReplayFlags extends CaptureFlags, Partial<ScenarioFlags> {
 /** The target clockhook.config.json's routes give a type, when there is such a file. */
 async function configuredTarget(): Promise<((type: string | null) => string | undefined) | null> {
   const config = await readConfigFile(CONFIG_FILE, { optional: true });
-  const routes = (config?.forwardTo ?? []).map(parseRoute);
+  const routes = (config?.forwardTo ?? []).map((route) => parseRoute(routeSpecOf(route)));
   if (routes.length === 0) return null;
   return (type) => {
     const route = chooseRoute(routes, type);

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { editDistance } from '../contract/index.js';
-import { parseRoute } from '../listener/routes.js';
+import { parseRoute, type RouteOption, routeSpecOf } from '../listener/routes.js';
 import { normalizeForwardTarget } from '../listener/target.js';
 import { parseFilter } from '../listener/filters.js';
 import { UsageError } from '../errors.js';
@@ -11,7 +11,8 @@ import { whyUnreadable } from '../unreadable.js';
 export interface ListenConfigFile {
   port?: number;
   path?: string;
-  forwardTo?: string[];
+  /** Routes: `[TYPES=]TARGET`, or `{ "to": "[TYPES=]TARGET", "filter": [rules] }` with filters of its own. */
+  forwardTo?: RouteOption[];
   filter?: string[];
   /** The app's start command, run by listen once it is ready (as `listen -- <command>`), through the shell. */
   command?: string;
@@ -49,12 +50,26 @@ const strings: Check = (v) =>
     ? null
     : 'a non-empty list of strings';
 
+/** A route: `[TYPES=]TARGET`, or `{ "to": …, "filter": [rules] }`. */
+const isRoute = (item: unknown) =>
+  (typeof item === 'string' && item.length > 0) ||
+  (typeof item === 'object' &&
+    item !== null &&
+    !Array.isArray(item) &&
+    Object.keys(item).every((key) => key === 'to' || key === 'filter') &&
+    strings((item as { to: unknown }).to === undefined ? null : [(item as { to: unknown }).to]) === null &&
+    ((item as { filter?: unknown }).filter === undefined || strings((item as { filter?: unknown }).filter) === null));
+const routes: Check = (v) =>
+  Array.isArray(v) && v.length > 0 && v.every(isRoute)
+    ? null
+    : 'a non-empty list of routes, each "[TYPES=]TARGET" or { "to": "[TYPES=]TARGET", "filter": ["rule", …] }';
+
 /** Each key of `listen` with what it must be (kept equal to the schema's by a test). */
 export const LISTEN_KEYS: Record<keyof ListenConfigFile | '$comment', Check> = {
   $comment: (v) => (typeof v === 'string' ? null : 'a string'),
   port: integer(0, 65535),
   path: (v) => (typeof v === 'string' && v.startsWith('/') ? null : 'a path beginning with /'),
-  forwardTo: strings,
+  forwardTo: routes,
   filter: strings,
   command: text,
   events: strings,
@@ -111,7 +126,8 @@ export function checkConfig(value: unknown, file: string): ListenConfigFile {
   const { $comment: _comment, ...settings } = listen as ListenConfigFile & { $comment?: string };
   for (const [i, route] of (settings.forwardTo ?? []).entries()) {
     try {
-      normalizeForwardTarget(parseRoute(route).target);
+      normalizeForwardTarget(parseRoute(routeSpecOf(route)).target);
+      for (const rule of typeof route === 'string' ? [] : (route.filter ?? [])) parseFilter(rule);
     } catch (error) {
       throw new ConfigError(
         `${file}: listen.forwardTo[${i}]: ${(error as Error).message.replace(/^--forward-to (\S+: )?/, '')}`,

@@ -7,7 +7,13 @@ import { validateSubscription, RETRY_SCHEDULE } from '../contract/index.js';
 import { ListenUsageError } from './usage-error.js';
 import { folderFiles } from '../folder/index.js';
 import { LISTEN_DEFAULTS } from './defaults.js';
-import { type FaultsOption, type ListenerOptions, MAX_BODY_BYTES, normalizeBasePath } from '../listener/index.js';
+import {
+  type FaultsOption,
+  type ListenerOptions,
+  MAX_BODY_BYTES,
+  normalizeBasePath,
+  type RouteOption,
+} from '../listener/index.js';
 import { isHttpUrl } from '../http/index.js';
 import { silentLogger } from '../logger.js';
 import { type Targets, targetsOf } from './targets.js';
@@ -33,9 +39,10 @@ export interface ListenOptions extends Pick<ListenerOptions, ListenerPart> {
   /**
    * Where deliveries go: the app (`3000`, `localhost:3000/hooks` or a URL), or routes by event type, each
    * `[TYPES=]TARGET` (`punch.*,time_entry.*=3000/a`): the first whose types take a delivery forwards it, one
-   * none takes is answered 200 (see ListenerOptions). None: capture-only mode. @default none
+   * none takes is answered 200 (see ListenerOptions); a route may carry filters of its own,
+   * `{ to: 'punch.*=3000', filter: ['data.employeeId=42'] }`. None: capture-only mode. @default none
    */
-  forwardTo?: string | readonly string[] | null;
+  forwardTo?: string | readonly RouteOption[] | null;
   /** Port of the embedded sandbox; a free one is used when it is taken. @default 4302 */
   sandboxPort?: number;
   /** Verify with this secret instead of the registered endpoint's. */

@@ -4,8 +4,11 @@ import {
   isRouted,
   normalizeForwardTarget,
   parseRoute,
+  type RouteOption,
+  routeSpecOf,
   type RouteSpec,
 } from '../listener/index.js';
+import { parseFilters } from '../listener/filters.js';
 import { shownUrl } from '../http/index.js';
 import { ListenUsageError } from './usage-error.js';
 
@@ -20,16 +23,24 @@ export interface Targets {
 }
 
 /** The targets of `--forward-to` (a target or `[TYPES=]TARGET` routes, none for capture-only); a bad one is a usage error. */
-export function targetsOf(forwardTo: string | readonly string[] | null | undefined): Targets {
-  const specs =
+export function targetsOf(forwardTo: string | readonly RouteOption[] | null | undefined): Targets {
+  const given =
     forwardTo === null || forwardTo === undefined ? [] : typeof forwardTo === 'string' ? [forwardTo] : forwardTo;
-  let parsed: RouteSpec[];
+  let parsed: (RouteSpec & { filters?: readonly string[] })[];
   try {
-    parsed = specs.map(parseRoute);
+    parsed = given.map((route) => {
+      const filters = typeof route === 'string' ? undefined : route.filter;
+      if (filters) parseFilters(filters); // a rule it cannot read is refused now
+      return { ...parseRoute(routeSpecOf(route)), ...(filters ? { filters } : {}) };
+    });
   } catch (error) {
     throw new ListenUsageError((error as Error).message);
   }
-  const routes = parsed.map(({ types, target }) => ({ types, target: normalizeForwardTarget(target) }));
+  const routes = parsed.map(({ types, target, filters }) => ({
+    types,
+    target: normalizeForwardTarget(target),
+    ...(filters ? { filters } : {}),
+  }));
   const all = routes.map(({ types, target }) => ({
     label: types ? `route ${types.join(',')}=${shownUrl(target)}` : `--forward-to ${shownUrl(target)}`,
     url: target,

@@ -57,8 +57,8 @@ export interface CaptureContext {
   drift?: (type: string, data: unknown, captureId: string) => string[];
   /** With routes by event type: the route a type goes by (null: none); undefined without them. */
   routeFor?: (type: string | null) => string | null | undefined;
-  /** With `--filter`: the rule a delivery does not match (it is then not forwarded), or null. */
-  filter?: (facts: FilterFacts) => string | null;
+  /** With `--filter`: the rule a delivery of `type` does not match (it is then not forwarded), or null. */
+  filter?: (facts: FilterFacts, type: string | null) => string | null;
   now: number;
 }
 
@@ -81,7 +81,10 @@ export function captureOf(req: IncomingMessage, body: Body, context: CaptureCont
   // A delivery a filter takes out is captured and answered 200, never forwarded (a replay goes as asked).
   const filtered =
     isDelivery && !rejected && context.filter
-      ? context.filter({ json: parsed.json ?? null, headers: req.headers, url: req.url ?? '/' })
+      ? context.filter(
+          { json: parsed.json ?? null, headers: req.headers, url: req.url ?? '/' },
+          parsed.envelope?.type ?? null,
+        )
       : null;
   // A delivery no route takes is answered 200 by clockhook, as in capture-only mode.
   const forwarding = context.forwarding && route !== null && filtered === null;

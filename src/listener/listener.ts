@@ -44,10 +44,11 @@ function routesOf(config: {
   waitForAppMs: number;
   onAppState: (event: AppStateEvent) => void;
 }): Route[] {
-  return config.routes.map(({ types, target }) => ({
+  return config.routes.map(({ types, target, filters = [] }) => ({
     name: types === null ? target.href : `${types.join(',')}=${target.href}`,
     types,
     forwarder: new Forwarder(target, config.timeoutMs, config),
+    filters: parseFilters(filters),
   }));
 }
 
@@ -94,6 +95,7 @@ export class Listener {
       basePath: this.#basePath,
       routes: this.#routes,
       filters: parseFilters(config.filters),
+      filtering: config.filters.length > 0 || this.#routes.some((route) => route.filters.length > 0),
       routed: isRouted(config.routes),
       advisor: this.#advisor,
       hold: this.#hold,

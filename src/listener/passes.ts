@@ -20,7 +20,7 @@ import type { Replaying } from './replay.js';
 import type { Reporter } from './report.js';
 import { routeRequest } from './route.js';
 import { chooseRoute, type Route, routeOfCapture } from './routes.js';
-import { type DeliveryFilter, filteredBy } from './filters.js';
+import { type DeliveryFilter, type FilterFacts, filteredBy } from './filters.js';
 import type { ShapeBook } from './shapes.js';
 import { storeCapture } from './store-capture.js';
 import { verifyDelivery } from './verify.js';
@@ -32,6 +32,8 @@ export interface ListenerParts {
   readonly routes: Route[];
   /** `--filter`: the rules a delivery must match to be forwarded. */
   readonly filters: readonly DeliveryFilter[];
+  /** Whether listen or a route has filters. */
+  readonly filtering: boolean;
   /** Whether the routes are by event type: captures then record their route. */
   readonly routed: boolean;
   readonly advisor: Advisor;
@@ -143,6 +145,12 @@ async function hold(d: Delivery, parts: ListenerParts): Promise<boolean> {
   return false;
 }
 
+/** The rule that keeps a delivery of `type` from the app: listen's first, then its route's; null when none does. */
+function filterOf(parts: ListenerParts, facts: FilterFacts, type: string | null): string | null {
+  const route = parts.routed ? chooseRoute(parts.routes, type) : parts.routes[0];
+  return filteredBy(parts.filters, facts) ?? filteredBy(route?.filters ?? [], facts);
+}
+
 /** Steps "verify" and "capture": the signature checked with the secret known now, and the capture made. */
 function capture(d: Delivery, parts: ListenerParts): boolean {
   const { req, replay } = d;
@@ -159,7 +167,7 @@ function capture(d: Delivery, parts: ListenerParts): boolean {
       refuseUnsigned: !skipVerify,
       routeFor: (type) => (parts.routed ? (chooseRoute(parts.routes, type)?.name ?? null) : undefined),
       forwarding: parts.routes.length > 0,
-      ...(parts.filters.length > 0 ? { filter: (facts) => filteredBy(parts.filters, facts) } : {}),
+      ...(parts.filtering ? { filter: (facts, type) => filterOf(parts, facts, type) } : {}),
       drift: (type, data, id) => parts.shapes.drift(type, data, id),
       now: now(),
     });

@@ -2,6 +2,7 @@ import { EVENT_TYPES, isDomainEventType, PING_EVENT_TYPE, unknownTypeWords } fro
 import type { Capture } from '../store/index.js';
 import type { Forwarder } from './forward.js';
 import { OptionError } from '../errors.js';
+import type { DeliveryFilter } from './filters.js';
 
 /** `--forward-to [TYPES=]TARGET`: the event-type patterns a route takes (null: every type), and its target. */
 export interface RouteSpec {
@@ -13,13 +14,23 @@ export interface RouteSpec {
 export interface ForwardRoute {
   types: string[] | null;
   target: URL;
+  /** The `--filter` rules of this route alone (a config file's route `{ "to", "filter" }`), beside listen's. */
+  filters?: readonly string[];
 }
+
+/** A route as a config file may give it: `[TYPES=]TARGET`, or that with filters of its own. */
+export type RouteOption = string | { to: string; filter?: readonly string[] };
+
+/** The route's `[TYPES=]TARGET`, however it was given. */
+export const routeSpecOf = (route: RouteOption): string => (typeof route === 'string' ? route : route.to);
 
 /** A route as the listener uses it: its name (as the capture records it) and its forwarder. */
 export interface Route {
   name: string;
   types: string[] | null;
   forwarder: Forwarder;
+  /** Its own filters, beside listen's (see ForwardRoute). */
+  filters: readonly DeliveryFilter[];
 }
 
 /** `punch.*`, `time_card.approved` or `*`: a type of the catalogue, a resource's types, or all. */

@@ -40,22 +40,26 @@ describe('every file a command writes where it is told (-o, init)', () => {
       [join(t.path, 'a-file'), 'part of that path is a file, not a folder'],
       ['/proc', 'the folder /proc takes no new files (a file system such as /proc)'],
     ];
-    for (const args of outputs)
-      for (const [folder, reason] of places) {
-        const path = join(folder, args.at(-1)!);
-        const res = await cli(...args.slice(0, -1), path);
-        expect(res, `${args.join(' ')} in ${folder}`).toMatchObject({ code: 1, stdout: '' });
-        expect(res.stderr).toBe(
-          `clockhook: --output ${path}: cannot write it: ${reason}. Give a path in a folder you can write to.\n`,
-        );
-      }
+    // The 18 runs side by side, three at a time: each is a CLI start, and they do not touch each other.
+    const runs = outputs.flatMap((args) => places.map(([folder, reason]) => ({ args, folder, reason })));
+    for (let i = 0; i < runs.length; i += 3)
+      await Promise.all(
+        runs.slice(i, i + 3).map(async ({ args, folder, reason }) => {
+          const path = join(folder, args.at(-1)!);
+          const res = await cli(...args.slice(0, -1), path);
+          expect(res, `${args.join(' ')} in ${folder}`).toMatchObject({ code: 1, stdout: '' });
+          expect(res.stderr).toBe(
+            `clockhook: --output ${path}: cannot write it: ${reason}. Give a path in a folder you can write to.\n`,
+          );
+        }),
+      );
     expect(existsSync(missing)).toBe(false);
     // init writes in the folder it runs in, with the same words.
     const init = await runCli(['init'], { cwd: '/proc' });
     expect(init.stderr).toBe(
       'clockhook: /proc/clockhook.config.json: cannot write it: the folder /proc takes no new files (a file system such as /proc). Give a path in a folder you can write to.\n',
     );
-  });
+  }, 30_000);
 
   it('writes a scenario whose $schema is found from where it is written', async () => {
     await mkdir(join(t.path, 'test'), { recursive: true });

@@ -9,6 +9,8 @@ import { sampleCapture } from '../helpers/capture.js';
 import { runCli, spawnCli, type SpawnedCli } from '../helpers/cli.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/sandbox.js';
+import { envelopeBody, SECRET } from '../helpers/delivery.js';
+import { postSigned } from '../helpers/listen.js';
 
 const FILE = 'clockhook.config.json';
 
@@ -20,7 +22,7 @@ describe('checkConfig', () => {
     ],
     [{ listn: {} }, /unknown key listn \(did you mean listen\?\)/],
     [{ listen: { port: '4300' } }, /listen\.port must be an integer from 0 to 65535 \(it is "4300"\)/],
-    [{ listen: { forwardTo: '3000' } }, /listen\.forwardTo must be a non-empty list of strings/],
+    [{ listen: { forwardTo: '3000' } }, /listen\.forwardTo must be a non-empty list of routes/],
     [
       { listen: { forwardTo: ['3000', 'punch.creatd=4000'] } },
       /listen\.forwardTo\[1\]: unknown event type "punch\.creatd" \(did you mean punch\.created\?\)/,
@@ -106,6 +108,42 @@ describe('listen with clockhook.config.json', () => {
     expect(overridden).not.toHaveProperty('routes');
   }, 60_000);
 
+  it("keeps from a route what its own filter rules out, beside listen's filters", async () => {
+    const routed = { to: `punch.*=${attendance.url}/a`, filter: ['data.keep=yes'] };
+    await writeFile(
+      join(dir.path, 'filtered.json'),
+      JSON.stringify({ listen: { port: 0, inspectorPort: 0, forwardTo: [routed, other.url] } }),
+    );
+    const proc = spawnCli(['listen', '--json', '--secret', SECRET, '--no-open', '--config', 'filtered.json'], {
+      cwd: dir.path,
+    });
+    procs.push(proc);
+    const ready = await proc.waitForLine((line) => line.event === 'ready');
+    const before = attendance.received.length;
+    for (const [id, keep] of [
+      ['evt_route_kept', 'yes'],
+      ['evt_route_out', 'no'],
+    ])
+      await postSigned(ready.listener, envelopeBody(id, { type: 'punch.created', data: { keep } }), SECRET);
+    const said = await proc.waitForLine((line) => line.event === 'delivery' && line.eventId === 'evt_route_out');
+    expect(said).toMatchObject({ status: 200 });
+    expect(attendance.received.slice(before).map((r) => JSON.parse(r.body.toString()).id)).toEqual(['evt_route_kept']);
+    const [capture] = (await runCli(['captures', 'list', '--filtered', '--json'], { cwd: dir.path })).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(capture).toMatchObject({ filtered: 'data.keep=yes', story: { status: 'filtered' } });
+    await proc.stop();
+    // A route's rule that cannot be read is refused with the file and the key path.
+    await writeFile(
+      join(dir.path, 'bad-route.json'),
+      JSON.stringify({ listen: { forwardTo: [{ to: '3000', filter: ['=x'] }] } }),
+    );
+    const bad = await runCli(['listen', '--config', 'bad-route.json'], { cwd: dir.path });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('bad-route.json: listen.forwardTo[0]:');
+  }, 60_000);
+
   it('refuses a bad file with exit 2 before anything starts, and --config names another file', async () => {
     await writeFile(join(dir.path, 'bad.json'), '{ "listen": { "prot": 4300 } }');
     const bad = await runCli(['listen', '--config', 'bad.json'], { cwd: dir.path });
@@ -187,10 +225,11 @@ describe('listen with clockhook.config.json', () => {
         join(folder.path, FILE),
         JSON.stringify({ listen: { forwardTo: [`punch.*=${attendance.url}/p`, other.url] } }),
       );
+      const before = attendance.received.length; // what the tests above sent it
       const res = await runCli(['replay', capture.id, '--secret', 'whsec_configured'], { cwd: folder.path });
       expect(res.code, res.stderr).toBe(0);
-      await attendance.waitFor(1);
-      const [request] = attendance.received;
+      await attendance.waitFor(before + 1);
+      const request = attendance.received[before];
       expect(request.url).toBe('/p');
       expect(
         verifySignature({
