@@ -13,7 +13,7 @@ import type { AppProcess } from '../listen/app-process.js';
 import { type ListenFlags, listenOptionsOf } from './listen-options.js';
 import { printReady } from './listen-ready.js';
 import { printLine } from './output.js';
-import { bindFailure, fileFailure, onShutdown, strayArgumentsError } from './process.js';
+import { bindFailure, collect, fileFailure, onShutdown, strayArgumentsError } from './process.js';
 import { withTracing } from './tracing.js';
 import { RETRY_SCHEDULE } from '../contract/index.js';
 import { routeSpecOf } from '../listener/routes.js';
@@ -29,7 +29,7 @@ function withDeliveryFlags(command: Command): Command {
         'your app: 3000, localhost:3000/hooks or a URL; repeat with types= to route by event type',
       )
         .default([] as string[], 'capture-only')
-        .argParser((value: string, previous: string[]) => [...previous, value]),
+        .argParser(collect),
     )
     .addOption(
       new Option(
@@ -37,7 +37,7 @@ function withDeliveryFlags(command: Command): Command {
         "forward only deliveries that match (repeatable, all must): 'type=punch.*', 'data.employeeId=42', 'header.x-tenant!=test', 'data.note', 'data.email~=@acme'",
       )
         .default([] as string[], 'none')
-        .argParser((value: string, previous: string[]) => [...previous, value]),
+        .argParser(collect),
     )
     .option('--port <port>', 'listener port', String(D.port))
     .option(

@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach } from 'vitest';
@@ -158,4 +159,10 @@ export function folderPerTest(): { readonly path: string; procs: SpawnedCli[] } 
     },
     procs,
   };
+}
+
+/** The URL on a ready line of a listen for people (`Listening   http://…`, `Inspector   http://…`), without its colour. */
+export async function urlOnLine(proc: SpawnedCli, label: RegExp): Promise<string> {
+  const line = await proc.waitForLine((l) => label.test(l.text ?? ''), 30_000);
+  return stripVTControlCharacters(line.text as string).match(/http\S+/)![0];
 }

@@ -1,11 +1,10 @@
 // listen --filter: deliveries outside the rules are verified, captured and answered 200, never forwarded, and told
 // as filtered (with the rule that took them out) by listen's line, captures list, the page's messages and MCP. One
 // listen (offline, a known secret) and one app for the file.
-import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFilter } from '../../src/listener/filters.js';
 import { verdictOf } from '../../src/shared/verdict.js';
-import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
+import { runCli, type SpawnedCli, spawnCli, urlOnLine } from '../helpers/cli.js';
 import { envelopeBody, SECRET } from '../helpers/delivery.js';
 import { connectClient } from '../helpers/inspector.js';
 import { postSigned } from '../helpers/listen.js';
@@ -33,12 +32,8 @@ beforeAll(async () => {
     ],
     { cwd: dir.path },
   );
-  const urlOn = async (label: RegExp) =>
-    stripVTControlCharacters((await listen.waitForLine((l) => label.test(l.text ?? ''), 30_000)).text).match(
-      /http\S+/,
-    )![0];
-  listener = await urlOn(/Listening/);
-  inspector = await urlOn(/Inspector/);
+  listener = await urlOnLine(listen, /Listening/);
+  inspector = await urlOnLine(listen, /Inspector/);
   for (const [id, type, employee] of [
     ['evt_kept', 'punch.created', 42],
     ['evt_other_employee', 'punch.created', 7],

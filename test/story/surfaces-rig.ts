@@ -1,11 +1,10 @@
 import { createServer, type Server } from 'node:http';
-import { stripVTControlCharacters } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { sendDelivery } from '../../src/testing/index.js';
 import { launchChromium } from '../helpers/browser.js';
 import { envelopeBody } from '../helpers/delivery.js';
-import { runCli, type SpawnedCli, spawnCli } from '../helpers/cli.js';
+import { runCli, type SpawnedCli, spawnCli, urlOnLine } from '../helpers/cli.js';
 import { post } from '../helpers/listen.js';
 import { type McpUnderTest, startMcp } from '../helpers/mcp.js';
 import { portForRestarts } from '../helpers/ports.js';
@@ -105,12 +104,8 @@ export function useSurfaces(): void {
       env: { FORCE_COLOR: '1' },
     });
     // The URLs on listen's ready lines, without their colour.
-    const urlOn = async (label: RegExp) =>
-      stripVTControlCharacters((await listen.waitForLine((l) => label.test(l.text ?? ''), 30_000)).text).match(
-        /http\S+/,
-      )![0];
-    listener = await urlOn(/Listening/);
-    inspector = await urlOn(/Inspector/);
+    listener = await urlOnLine(listen, /Listening/);
+    inspector = await urlOnLine(listen, /Inspector/);
     secret = (await runCli(['secret'], { cwd: dir.path })).stdout.trim();
 
     // The service's own events: one the app takes, one it fails (the sandbox tries again in a minute).
