@@ -18,13 +18,13 @@ export interface CheckTypesFlags {
 /** The deliveries to check: a scenario's, else the captured ones (the service's, with their whole body). */
 async function deliveriesToCheck(flags: CheckTypesFlags): Promise<Checked[]> {
   const { loadScenario, withBody } = await import('../captures/index.js');
-  const { deliveryData } = await import('../listener/shapes.js');
+  const { deliveryData, envelopeData } = await import('../listener/shapes.js');
   const checked: Checked[] = [];
   if (flags.scenario !== undefined) {
     const scenario = await loadScenario(flags.scenario);
     for (const [i, delivery] of scenario.deliveries.entries()) {
       const body = Buffer.from(delivery.body, delivery.bodyEncoding).toString('utf8');
-      const data = dataOf(body);
+      const data = envelopeData(body);
       if (delivery.event?.type && data) checked.push({ type: delivery.event.type, data: data.data, from: `#${i + 1}` });
     }
     return checked;
@@ -37,15 +37,6 @@ async function deliveriesToCheck(flags: CheckTypesFlags): Promise<Checked[]> {
     if (data) checked.push({ type: capture.envelope.type, data: data.data, from: capture.id });
   }
   return checked;
-}
-
-function dataOf(text: string): { data: unknown } | undefined {
-  try {
-    const value = JSON.parse(text) as unknown;
-    return typeof value === 'object' && value !== null && 'data' in value ? { data: value.data } : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 const movedLine = (m: Moved) =>

@@ -51,14 +51,12 @@ const strings: Check = (v) =>
     : 'a non-empty list of strings';
 
 /** A route: `[TYPES=]TARGET`, or `{ "to": …, "filter": [rules] }`. */
-const isRoute = (item: unknown) =>
-  (typeof item === 'string' && item.length > 0) ||
-  (typeof item === 'object' &&
-    item !== null &&
-    !Array.isArray(item) &&
-    Object.keys(item).every((key) => key === 'to' || key === 'filter') &&
-    strings((item as { to: unknown }).to === undefined ? null : [(item as { to: unknown }).to]) === null &&
-    ((item as { filter?: unknown }).filter === undefined || strings((item as { filter?: unknown }).filter) === null));
+function isRoute(item: unknown): boolean {
+  if (typeof item === 'string') return item.length > 0;
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
+  const { to, filter, ...other } = item as { to?: unknown; filter?: unknown };
+  return Object.keys(other).length === 0 && text(to) === null && (filter === undefined || strings(filter) === null);
+}
 const routes: Check = (v) =>
   Array.isArray(v) && v.length > 0 && v.every(isRoute)
     ? null

@@ -11,6 +11,11 @@ import type { Capture } from '../store/index.js';
  */
 export function deliveryData(capture: Capture, text: string): { data: unknown } | undefined {
   if (capture.source !== 'delivery' || capture.rejected) return undefined;
+  return envelopeData(text);
+}
+
+/** The `data` of an envelope given as text (a capture's body, a scenario's delivery); undefined when it has none. */
+export function envelopeData(text: string): { data: unknown } | undefined {
   try {
     const value = JSON.parse(text) as unknown;
     return typeof value === 'object' && value !== null && 'data' in value ? { data: value.data } : undefined;

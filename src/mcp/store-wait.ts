@@ -5,13 +5,14 @@ import { watch } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Capture, StoreReading } from '../store/index.js';
+import { outcomeOf } from '../story/index.js';
 import { type McpContext, readStore, storePath } from './context.js';
 
 /** The longest a wait goes without looking, in case the file system reports no change. */
 const LOOK_AT_LEAST_EVERY_MS = 1000;
 
 /** Whether the app has answered a capture, or clockhook refused it itself: what a wait for a delivery waits for. */
-export const isAnswered = (c: Capture) => c.forward !== undefined || c.rejected !== null;
+export const isAnswered = (c: Capture) => outcomeOf(c) !== 'pending';
 
 export interface WaitOptions {
   timeoutMs: number;
